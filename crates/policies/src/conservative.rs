@@ -1,0 +1,228 @@
+//! Conservative backfilling (Mu'alem & Feitelson, IEEE TPDS 2001): every waiting job
+//! holds a reservation, and nobody may delay anybody's reservation.
+
+use crate::options::{
+    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, REPLAN, RESERVATION, Reservation,
+    canonical, pass_index,
+};
+use crate::profile::StepProfile;
+use crate::spec::{PolicyError, PolicySpec};
+use crate::unit_profile::UnitProfile;
+use sim_core::SimTime;
+use sim_core::job::JobId;
+use sim_core::policy::{Decision, PassInfo, PassMode, Policy, SchedView, StartReason, WaitReason};
+use sim_core::units::UnitSet;
+
+/// How reservations are replanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replan {
+    /// When resources are released, revisit waiting jobs in queue order: each one's
+    /// reservation is taken out and the job put back at its earliest fit, while jobs not
+    /// yet revisited keep theirs (Batsim's batsched `conservative_bf`).
+    Revisit,
+    /// At every pass, rebuild all reservations from scratch in queue order (closer to
+    /// Slurm's backfill cycle).
+    Rebuild,
+}
+
+/// Conservative backfilling.
+///
+/// Every waiting job holds a reservation in an availability profile built from running
+/// jobs' expected ends (start + estimate) and the other reservations. A newly queued job
+/// gets the earliest reservation where it fits without touching existing ones; a job whose
+/// reservation starts now starts now. A running job that overran its estimate is expected
+/// to end one microsecond from now.
+///
+/// Options:
+/// * `pass=per-time|per-event`.
+/// * `backfill_estimate=requested|actual` — reservation lengths and running jobs'
+///   expected ends use the requested time, or the true run time (ideal predictor).
+/// * `reservation=count|nodes` — with `nodes` every reservation holds the lowest-indexed
+///   units free for its whole interval, and the job starts on them.
+/// * `replan=revisit|rebuild` — see [`Replan`]. With `revisit`, replanning also happens
+///   when a reservation has gone stale (its start passed while an overrunning job still
+///   held its units).
+#[derive(Debug, Clone)]
+pub struct ConservativeBackfill {
+    pass: PassMode,
+    estimate: Estimate,
+    reservation: Reservation,
+    replan: Replan,
+    /// Reserved start (and units in node mode) of each waiting job, by job index.
+    reserved: Vec<Option<(SimTime, UnitSet)>>,
+}
+
+enum Prof {
+    Count(StepProfile),
+    Nodes(UnitProfile),
+}
+
+impl Prof {
+    fn earliest(&self, units: u64, len: sim_core::SimDuration) -> Option<(SimTime, UnitSet)> {
+        match self {
+            Prof::Count(p) => p.earliest_fit(units, len).map(|t| (t, UnitSet::new())),
+            Prof::Nodes(p) => p.earliest(units, len),
+        }
+    }
+    fn origin(&self) -> SimTime {
+        match self {
+            Prof::Count(p) => p.steps()[0].0,
+            Prof::Nodes(p) => p.counts().steps()[0].0,
+        }
+    }
+    /// Holds a reservation; a stale one (started in the past) only from now on.
+    fn reserve(
+        &mut self,
+        j: JobId,
+        from: SimTime,
+        len: sim_core::SimDuration,
+        units: u64,
+        set: &UnitSet,
+    ) {
+        let (from, len) = self.clip(from, len);
+        match self {
+            Prof::Count(p) => p.reserve(from, from + len, units),
+            Prof::Nodes(p) => p.reserve(j, from, from + len, set),
+        }
+    }
+    fn unreserve(
+        &mut self,
+        j: JobId,
+        from: SimTime,
+        len: sim_core::SimDuration,
+        units: u64,
+        set: &UnitSet,
+    ) {
+        let (from, len) = self.clip(from, len);
+        match self {
+            Prof::Count(p) => p.unreserve(from, from + len, units),
+            Prof::Nodes(p) => p.unreserve(j, from, from + len, set),
+        }
+    }
+}
+
+impl Prof {
+    fn clip(&self, from: SimTime, len: sim_core::SimDuration) -> (SimTime, sim_core::SimDuration) {
+        let o = self.origin();
+        if from >= o {
+            (from, len)
+        } else {
+            (o, (from + len).saturating_since(o))
+        }
+    }
+}
+
+impl ConservativeBackfill {
+    /// The options it takes.
+    pub const OPTIONS: &'static [OptionInfo] = &[PASS, BACKFILL_ESTIMATE, RESERVATION, REPLAN];
+
+    /// Builds it from a spec.
+    pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
+        let c = Chosen::check(spec, Self::OPTIONS)?;
+        Ok(ConservativeBackfill {
+            pass: c.pass(),
+            estimate: c.estimate(),
+            reservation: c.reservation(),
+            replan: [Replan::Revisit, Replan::Rebuild][c.index(REPLAN)],
+            reserved: Vec::new(),
+        })
+    }
+
+    fn slot(&mut self, j: JobId) -> &mut Option<(SimTime, UnitSet)> {
+        if self.reserved.len() <= j.idx() {
+            self.reserved.resize(j.idx() + 1, None);
+        }
+        &mut self.reserved[j.idx()]
+    }
+}
+
+impl Policy for ConservativeBackfill {
+    fn spec(&self) -> String {
+        canonical(
+            "conservative",
+            &[
+                (PASS, pass_index(self.pass)),
+                (BACKFILL_ESTIMATE, self.estimate as usize),
+                (RESERVATION, self.reservation as usize),
+                (REPLAN, self.replan as usize),
+            ],
+        )
+    }
+
+    fn pass_mode(&self) -> PassMode {
+        self.pass
+    }
+
+    fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
+        let now = view.now();
+        let est = self.estimate;
+        let queue = view.queue();
+        // Requeued jobs lose any reservation they might still carry.
+        for &j in &info.queued {
+            *self.slot(j) = None;
+        }
+        let end_of = |r: &sim_core::policy::RunningJob| r.start + est.of(view, r.job);
+        let mut prof = match self.reservation {
+            Reservation::Count => Prof::Count(StepProfile::of_running(view, end_of)),
+            Reservation::Nodes => Prof::Nodes(UnitProfile::of_running(view, end_of)),
+        };
+        let mut stale = false;
+        for &j in queue {
+            if let Some((s, set)) = self.slot(j).clone() {
+                stale |= s < now;
+                prof.reserve(j, s, est.of(view, j), view.job(j).units(), &set);
+            }
+        }
+        let replan_all = match self.replan {
+            Replan::Rebuild => true,
+            Replan::Revisit => info.resources_released() || stale,
+        };
+        if replan_all {
+            let rebuild = self.replan == Replan::Rebuild;
+            if rebuild {
+                for &j in queue {
+                    if let Some((s, set)) = self.slot(j).take() {
+                        prof.unreserve(j, s, est.of(view, j), view.job(j).units(), &set);
+                    }
+                }
+            }
+            for &j in queue {
+                if let Some((s, set)) = self.slot(j).take() {
+                    let (len, units) = (est.of(view, j), view.job(j).units());
+                    prof.unreserve(j, s, len, units, &set);
+                    if let Some(placed) = prof.earliest(units, len) {
+                        prof.reserve(j, placed.0, len, units, &placed.1);
+                        *self.slot(j) = Some(placed);
+                    }
+                }
+            }
+        }
+        for &j in queue {
+            if self.slot(j).is_none() {
+                let (len, units) = (est.of(view, j), view.job(j).units());
+                if let Some(placed) = prof.earliest(units, len) {
+                    prof.reserve(j, placed.0, len, units, &placed.1);
+                    *self.slot(j) = Some(placed);
+                }
+            }
+        }
+        let nodes = self.reservation == Reservation::Nodes;
+        for &j in queue {
+            match self.slot(j).clone() {
+                Some((s, set)) if s == now => {
+                    *self.slot(j) = None;
+                    out.push(Decision::Start {
+                        job: j,
+                        units: nodes.then_some(set),
+                        reason: StartReason::ReservationNow,
+                    });
+                }
+                Some((s, _)) if view.logging() => out.push(Decision::Wait {
+                    job: j,
+                    reason: WaitReason::Reserved { at: s },
+                }),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! # policies: schedlab's scheduling policies
+//!
+//! Each policy is one file and one line in [`REGISTRY`]; `sim policies` lists them. A
+//! policy is built by name from a spec `name[key=value,...]` ([`build`]), sees a
+//! read-only [`sim_core::policy::SchedView`] and returns
+//! [`sim_core::policy::Decision`]s, which the engine checks.
+//!
+//! | name | what | real system |
+//! |---|---|---|
+//! | `fcfs` | [`Fcfs`] | batsched `fcfs`, strict FIFO |
+//! | `easy` | [`EasyBackfill`] | EASY (ANL/IBM SP), Maui, batsched `easy_bf` |
+//! | `conservative` | [`ConservativeBackfill`] | Mu'alem & Feitelson; batsched `conservative_bf`; Slurm backfill |
+//!
+//! ```
+//! let p = policies::build("easy[backfill_estimate=actual]").unwrap();
+//! assert_eq!(p.spec(), "easy[pass=per-time,backfill_estimate=actual,reservation=count]");
+//! assert!(policies::build("easy[depth=3]").is_err());
+//! ```
+
+pub mod conservative;
+pub mod easy;
+pub mod fcfs;
+pub mod options;
+pub mod profile;
+pub mod spec;
+pub mod unit_profile;
+
+pub use conservative::ConservativeBackfill;
+pub use easy::EasyBackfill;
+pub use fcfs::Fcfs;
+pub use options::OptionInfo;
+pub use spec::{PolicyError, PolicySpec};
+
+use sim_core::policy::Policy;
+
+/// One registered policy.
+pub struct PolicyEntry {
+    /// Name used in specs.
+    pub name: &'static str,
+    /// One-line description.
+    pub summary: &'static str,
+    /// Options it takes (first value = default).
+    pub options: &'static [OptionInfo],
+    /// Builds it.
+    pub build: fn(&PolicySpec) -> Result<Box<dyn Policy>, PolicyError>,
+}
+
+/// Every policy, one line each.
+pub const REGISTRY: &[PolicyEntry] = &[
+    PolicyEntry {
+        name: "fcfs",
+        summary: "first come, first served: start queue heads while the head fits",
+        options: Fcfs::OPTIONS,
+        build: |s| Ok(Box::new(Fcfs::from_spec(s)?)),
+    },
+    PolicyEntry {
+        name: "easy",
+        summary: "EASY backfilling: the head holds a reservation at the shadow time; later jobs may pass it if they do not delay it",
+        options: EasyBackfill::OPTIONS,
+        build: |s| Ok(Box::new(EasyBackfill::from_spec(s)?)),
+    },
+    PolicyEntry {
+        name: "conservative",
+        summary: "conservative backfilling: every waiting job holds a reservation that no later job may delay",
+        options: ConservativeBackfill::OPTIONS,
+        build: |s| Ok(Box::new(ConservativeBackfill::from_spec(s)?)),
+    },
+];
+
+/// Builds a policy from a spec such as `conservative[replan=rebuild]`.
+pub fn build(spec: &str) -> Result<Box<dyn Policy>, PolicyError> {
+    let parsed: PolicySpec = spec.parse()?;
+    let entry = REGISTRY
+        .iter()
+        .find(|e| e.name == parsed.name)
+        .ok_or_else(|| PolicyError::UnknownPolicy {
+            name: parsed.name.clone(),
+            known: REGISTRY
+                .iter()
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    (entry.build)(&parsed)
+}

@@ -1,0 +1,141 @@
+//! Per-job CSV tables.
+
+use sim_core::time::write_secs;
+use sim_core::{Job, JobRecord, Outcome, SimDuration};
+use std::io::{self, Write};
+
+/// `jobs.csv` header.
+pub const HEADER: &str = "job_id,submit,start,end,wait,run,requested,procs,outcome,reason";
+
+/// Writes `jobs.csv`: `job_id,submit,start,end,wait,run,requested,procs,outcome,reason`,
+/// one row per input job in input order. Times are seconds written exactly; start, end,
+/// wait and run are empty where the job has none (rejected; unfinished). `reason` names
+/// why a job was rejected.
+pub fn write_jobs(
+    out: &mut (impl Write + ?Sized),
+    jobs: &[Job],
+    records: &[JobRecord],
+) -> io::Result<()> {
+    let mut line = String::with_capacity(128);
+    writeln!(out, "{HEADER}")?;
+    for (job, rec) in jobs.iter().zip(records) {
+        line.clear();
+        push_field(&mut line, &job.trace_id);
+        line.push(',');
+        let _ = write_secs(&mut line, job.submit.0);
+        line.push(',');
+        if let Some(s) = rec.start {
+            let _ = write_secs(&mut line, s.0);
+        }
+        line.push(',');
+        if let Some(e) = rec.end {
+            let _ = write_secs(&mut line, e.0);
+        }
+        line.push(',');
+        if let Some(s) = rec.start {
+            let _ = write_secs(&mut line, (s - job.submit).0);
+        }
+        line.push(',');
+        if let (Some(s), Some(e)) = (rec.start, rec.end) {
+            let _ = write_secs(&mut line, (e - s).0);
+        }
+        line.push(',');
+        if let Some(q) = job.requested.or(job.runtime) {
+            let _ = write_secs(&mut line, q.0);
+        }
+        line.push(',');
+        line.push_str(&job.units().to_string());
+        line.push(',');
+        line.push_str(rec.outcome.name());
+        line.push(',');
+        if let Outcome::Rejected(r) = rec.outcome {
+            line.push_str(r.as_str());
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Batsim's `out_jobs.csv` header.
+pub const BATSIM_HEADER: &str = "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata";
+
+/// Writes Batsim's `out_jobs.csv` columns (oar-team/batsim docs/output-jobs.rst), so
+/// evalys can load the run. Rejected jobs have `final_state=REJECTED` and times of -1;
+/// unfinished ones `UNFINISHED`.
+pub fn write_batsim_jobs(
+    out: &mut (impl Write + ?Sized),
+    jobs: &[Job],
+    records: &[JobRecord],
+) -> io::Result<()> {
+    writeln!(out, "{BATSIM_HEADER}")?;
+    let s = |d: u64| sim_core::time::secs_string(d);
+    for (job, rec) in jobs.iter().zip(records) {
+        let requested = job.requested.or(job.runtime).unwrap_or(SimDuration::ZERO);
+        let (success, state) = match rec.outcome {
+            Outcome::Completed => (1, "COMPLETED_SUCCESSFULLY"),
+            Outcome::Failed => (0, "COMPLETED_FAILED"),
+            Outcome::Killed => (0, "COMPLETED_WALLTIME_REACHED"),
+            Outcome::OomKilled => (0, "COMPLETED_KILLED"),
+            Outcome::Rejected(_) => (0, "REJECTED"),
+            Outcome::Unfinished => (0, "UNFINISHED"),
+        };
+        let mut id = String::new();
+        push_field(&mut id, &job.trace_id);
+        let (start, exec, finish, wait, turn, stretch) = match (rec.start, rec.end) {
+            (Some(st), Some(en)) => {
+                let exec = (en - st).0;
+                let turn = (en - job.submit).0;
+                let stretch = if exec > 0 {
+                    format!("{}", turn as f64 / exec as f64)
+                } else {
+                    String::new()
+                };
+                (
+                    s(st.0),
+                    s(exec),
+                    s(en.0),
+                    s((st - job.submit).0),
+                    s(turn),
+                    stretch,
+                )
+            }
+            (Some(st), None) => (
+                s(st.0),
+                String::new(),
+                String::new(),
+                s((st - job.submit).0),
+                String::new(),
+                String::new(),
+            ),
+            _ => (
+                "-1".into(),
+                "-1".into(),
+                "-1".into(),
+                "-1".into(),
+                "-1".into(),
+                "-1".into(),
+            ),
+        };
+        writeln!(
+            out,
+            "{id},w0,,{},{},{},{success},{state},{start},{exec},{finish},{wait},{turn},{stretch},{},-1,",
+            s(job.submit.0),
+            job.units(),
+            s(requested.0),
+            rec.units.to_interval_string(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Appends a CSV field, quoted when it needs to be.
+fn push_field(line: &mut String, v: &str) {
+    if v.contains([',', '"', '\n', '\r']) {
+        line.push('"');
+        line.push_str(&v.replace('"', "\"\""));
+        line.push('"');
+    } else {
+        line.push_str(v);
+    }
+}

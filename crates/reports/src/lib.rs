@@ -1,0 +1,13 @@
+//! # reports: what a run produced, as tables and summaries
+//!
+//! * [`jobs_csv`] — one row per input job, in input order (`jobs.csv`), or Batsim's
+//!   `out_jobs.csv` columns so evalys can draw it.
+//! * [`summary`] — `summary.json`: counts per outcome, wait percentiles, bounded slowdown,
+//!   utilization, makespan.
+//!
+//! Later issues add per-group tables, time series, plots and the HTML report here.
+
+pub mod jobs_csv;
+pub mod summary;
+
+pub use summary::{RunMeta, Summary};

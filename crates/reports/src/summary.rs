@@ -1,0 +1,179 @@
+//! `summary.json`: one run in numbers.
+
+use serde::Serialize;
+use sim_core::outcome::RejectReason;
+use sim_core::{Job, JobRecord, Outcome};
+use std::collections::BTreeMap;
+
+/// Bounded-slowdown threshold τ in seconds (Feitelson et al., JSSPP 1997; pyss, Alea).
+pub const BSLD_TAU_SECS: f64 = 10.0;
+
+/// What identifies a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunMeta {
+    /// Trace file as given (or the embedded default's name).
+    pub trace: String,
+    /// SHA-256 of the trace file.
+    pub trace_sha256: String,
+    /// `swf` or `batsim`.
+    pub format: String,
+    /// Machine size in units.
+    pub machine_units: u64,
+    /// Canonical policy spec.
+    pub policy: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Whether jobs were killed at their requested time.
+    pub walltime_kill: bool,
+}
+
+/// Summary statistics of one run (written as `summary.json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Run identification.
+    #[serde(flatten)]
+    pub meta: RunMeta,
+    /// Jobs read.
+    pub jobs_total: u64,
+    /// Jobs per outcome (every outcome listed, zeros included); they add up to
+    /// `jobs_total`.
+    pub outcomes: BTreeMap<&'static str, u64>,
+    /// Rejected jobs per reason.
+    pub rejected_by_reason: BTreeMap<&'static str, u64>,
+    /// Jobs that started.
+    pub jobs_started: u64,
+    /// Mean wait (start − submit) of started jobs, seconds.
+    pub wait_mean: f64,
+    /// Median wait (mean of the two middle values for an even count), seconds.
+    pub wait_median: f64,
+    /// 95th percentile of wait (nearest rank), seconds.
+    pub wait_p95: f64,
+    /// Longest wait, seconds.
+    pub wait_max: f64,
+    /// Mean bounded slowdown of jobs that ran to an end: max(1, (wait+run)/max(run, 10 s)).
+    pub bounded_slowdown_mean: f64,
+    /// Σ run × units of jobs that ran / (machine units × makespan).
+    pub utilization: f64,
+    /// Last end − first submit, seconds.
+    pub makespan: f64,
+}
+
+impl Summary {
+    /// Computes the summary of a run. Sums run in input order, so the result does not
+    /// depend on anything but the inputs.
+    pub fn compute(meta: RunMeta, jobs: &[Job], records: &[JobRecord]) -> Summary {
+        let mut outcomes: BTreeMap<&'static str, u64> =
+            Outcome::NAMES.iter().map(|n| (*n, 0)).collect();
+        let mut rejected_by_reason: BTreeMap<&'static str, u64> = BTreeMap::new();
+        let mut waits: Vec<u64> = Vec::new();
+        let (mut bsld_sum, mut bsld_n) = (0f64, 0u64);
+        let mut area: u128 = 0;
+        let first_submit = jobs.iter().map(|j| j.submit.0).min();
+        let mut last_end: Option<u64> = None;
+        for (job, rec) in jobs.iter().zip(records) {
+            *outcomes
+                .get_mut(rec.outcome.name())
+                .expect("all outcomes listed") += 1;
+            if let Outcome::Rejected(r) = rec.outcome {
+                *rejected_by_reason
+                    .entry(RejectReason::as_str(r))
+                    .or_default() += 1;
+            }
+            if let Some(s) = rec.start {
+                waits.push((s - job.submit).0);
+                if let Some(e) = rec.end {
+                    let run = (e - s).0;
+                    area += run as u128 * job.units() as u128;
+                    let w = (s - job.submit).0 as f64 / 1e6;
+                    let r = run as f64 / 1e6;
+                    bsld_sum += ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0);
+                    bsld_n += 1;
+                    last_end = Some(last_end.map_or(e.0, |l: u64| l.max(e.0)));
+                }
+            }
+        }
+        let jobs_started = waits.len() as u64;
+        waits.sort_unstable();
+        let secs = |us: u64| us as f64 / 1e6;
+        let n = waits.len();
+        let wait_mean = if n == 0 {
+            0.0
+        } else {
+            waits.iter().map(|&w| w as u128).sum::<u128>() as f64 / n as f64 / 1e6
+        };
+        let wait_median = match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => secs(waits[n / 2]),
+            _ => (secs(waits[n / 2 - 1]) + secs(waits[n / 2])) / 2.0,
+        };
+        let wait_p95 = if n == 0 {
+            0.0
+        } else {
+            secs(waits[(n * 95).div_ceil(100) - 1])
+        };
+        let wait_max = waits.last().map_or(0.0, |&w| secs(w));
+        let makespan_us = match (first_submit, last_end) {
+            (Some(f), Some(l)) => l.saturating_sub(f),
+            _ => 0,
+        };
+        let utilization = if makespan_us == 0 || meta.machine_units == 0 {
+            0.0
+        } else {
+            area as f64 / (meta.machine_units as f64 * makespan_us as f64)
+        };
+        Summary {
+            meta,
+            jobs_total: jobs.len() as u64,
+            outcomes,
+            rejected_by_reason,
+            jobs_started,
+            wait_mean,
+            wait_median,
+            wait_p95,
+            wait_max,
+            bounded_slowdown_mean: if bsld_n == 0 {
+                0.0
+            } else {
+                bsld_sum / bsld_n as f64
+            },
+            utilization,
+            makespan: secs(makespan_us),
+        }
+    }
+
+    /// A short human-readable table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let row = |s: &mut String, k: &str, v: String| s.push_str(&format!("  {k:<24} {v}\n"));
+        row(&mut s, "policy", self.meta.policy.clone());
+        row(
+            &mut s,
+            "trace",
+            format!("{} ({} units)", self.meta.trace, self.meta.machine_units),
+        );
+        row(&mut s, "jobs", self.jobs_total.to_string());
+        for (k, v) in &self.outcomes {
+            if *v > 0 {
+                row(&mut s, &format!("  {k}"), v.to_string());
+            }
+        }
+        row(
+            &mut s,
+            "wait mean / median (s)",
+            format!("{:.1} / {:.1}", self.wait_mean, self.wait_median),
+        );
+        row(
+            &mut s,
+            "wait p95 / max (s)",
+            format!("{:.1} / {:.1}", self.wait_p95, self.wait_max),
+        );
+        row(
+            &mut s,
+            "bounded slowdown (mean)",
+            format!("{:.3}", self.bounded_slowdown_mean),
+        );
+        row(&mut s, "utilization", format!("{:.4}", self.utilization));
+        row(&mut s, "makespan (s)", format!("{:.0}", self.makespan));
+        s
+    }
+}

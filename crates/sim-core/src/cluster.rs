@@ -1,0 +1,197 @@
+//! The cluster model: node pools of identical nodes, node states, topology.
+//!
+//! Nodes are kept in pools (`count` identical nodes), as Kubernetes node pools and Slurm
+//! node lines (`NodeName=n[001-128] CPUs=...`) describe them, so a 93,312-processor SWF
+//! machine costs one pool entry, not 93,312 structs. Node ids are dense: pool-major.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Dense index of a node in its cluster.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NodeId(pub u32);
+
+/// One GPU of a node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    /// Model name, e.g. `A100-SXM4-80GB`.
+    pub model: String,
+    /// Device memory in MiB.
+    pub memory_mib: u64,
+}
+
+/// Where a node sits in the network: zone / rack / switch (Kubernetes topology labels,
+/// Slurm topology/tree switches).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologyPath {
+    /// Zone (`topology.kubernetes.io/zone`).
+    pub zone: Option<String>,
+    /// Rack.
+    pub rack: Option<String>,
+    /// Leaf switch.
+    pub switch: Option<String>,
+}
+
+/// What every node of a pool has.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeSpec {
+    /// CPU cores (schedulable processors).
+    pub cores: u32,
+    /// Host memory in MiB.
+    pub memory_mib: u64,
+    /// GPUs.
+    pub gpus: Vec<GpuSpec>,
+    /// Labels (`key=value`), as Kubernetes node labels and Slurm node features.
+    pub labels: BTreeMap<String, String>,
+    /// Network position.
+    pub topology: TopologyPath,
+}
+
+impl NodeSpec {
+    /// A node with `cores` cores and nothing else.
+    pub fn cores_only(cores: u32) -> Self {
+        NodeSpec {
+            cores,
+            memory_mib: 0,
+            gpus: Vec::new(),
+            labels: BTreeMap::new(),
+            topology: TopologyPath::default(),
+        }
+    }
+}
+
+/// `count` identical nodes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodePool {
+    /// Pool name (node names are `name-<index>`).
+    pub name: String,
+    /// How many nodes.
+    pub count: u32,
+    /// What each has.
+    pub spec: NodeSpec,
+}
+
+/// A node's administrative/health state, as Slurm's node states.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeState {
+    /// Accepts new work.
+    #[default]
+    Up,
+    /// Runs its current jobs to completion but takes no new ones (Slurm DRAIN).
+    Draining,
+    /// Out of service: its jobs are requeued and it takes no work (Slurm DOWN, a failure).
+    Down,
+}
+
+/// A cluster: node pools plus the size of one schedulable unit.
+///
+/// The engine schedules **units**: the cores of every node, numbered node by node. A
+/// Parallel Workloads Archive machine of N processors is [`Cluster::processor_pool`], N
+/// one-core nodes, so unit `i` is processor `i`; a Batsim platform of `nb_res` machines is
+/// `nb_res` one-core nodes, so unit `i` is machine `i`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The pools, in node-id order.
+    pub pools: Vec<NodePool>,
+}
+
+impl Cluster {
+    /// N interchangeable processors (an SWF machine), one unit each.
+    pub fn processor_pool(procs: u32) -> Self {
+        Cluster {
+            pools: vec![NodePool {
+                name: "proc".into(),
+                count: procs,
+                spec: NodeSpec::cores_only(1),
+            }],
+        }
+    }
+
+    /// N whole machines (a Batsim platform), one unit each.
+    pub fn machines(n: u32) -> Self {
+        Cluster {
+            pools: vec![NodePool {
+                name: "host".into(),
+                count: n,
+                spec: NodeSpec::cores_only(1),
+            }],
+        }
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> u32 {
+        self.pools.iter().map(|p| p.count).sum()
+    }
+
+    /// Total schedulable units (cores over all nodes).
+    pub fn total_units(&self) -> u64 {
+        self.pools
+            .iter()
+            .map(|p| p.count as u64 * p.spec.cores as u64)
+            .sum()
+    }
+
+    /// The spec and the first unit of a node.
+    pub fn node(&self, id: NodeId) -> Option<(&NodeSpec, u64)> {
+        let mut first_node = 0u32;
+        let mut first_unit = 0u64;
+        for p in &self.pools {
+            if id.0 < first_node + p.count {
+                let k = (id.0 - first_node) as u64;
+                return Some((&p.spec, first_unit + k * p.spec.cores as u64));
+            }
+            first_node += p.count;
+            first_unit += p.count as u64 * p.spec.cores as u64;
+        }
+        None
+    }
+
+    /// The node that owns a unit.
+    pub fn node_of_unit(&self, unit: u64) -> Option<NodeId> {
+        let mut first_node = 0u32;
+        let mut first_unit = 0u64;
+        for p in &self.pools {
+            let units = p.count as u64 * p.spec.cores as u64;
+            if unit < first_unit + units {
+                return Some(NodeId(
+                    first_node + ((unit - first_unit) / p.spec.cores as u64) as u32,
+                ));
+            }
+            first_node += p.count;
+            first_unit += units;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_map_to_nodes() {
+        let c = Cluster {
+            pools: vec![
+                NodePool {
+                    name: "a".into(),
+                    count: 2,
+                    spec: NodeSpec::cores_only(4),
+                },
+                NodePool {
+                    name: "b".into(),
+                    count: 3,
+                    spec: NodeSpec::cores_only(2),
+                },
+            ],
+        };
+        assert_eq!(c.total_units(), 14);
+        assert_eq!(c.node_count(), 5);
+        assert_eq!(c.node_of_unit(0), Some(NodeId(0)));
+        assert_eq!(c.node_of_unit(7), Some(NodeId(1)));
+        assert_eq!(c.node_of_unit(8), Some(NodeId(2)));
+        assert_eq!(c.node_of_unit(13), Some(NodeId(4)));
+        assert_eq!(c.node_of_unit(14), None);
+        assert_eq!(c.node(NodeId(3)).map(|(s, u)| (s.cores, u)), Some((2, 10)));
+    }
+}

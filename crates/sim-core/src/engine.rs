@@ -1,0 +1,760 @@
+//! The discrete-event engine.
+
+use crate::cluster::{Cluster, NodeId, NodeState};
+use crate::event::{EventClass, EventId, EventQueue};
+use crate::job::{Job, JobId, TraceStatus};
+use crate::log::{LogEvent, LogSink};
+use crate::outcome::{JobRecord, Outcome, RejectReason};
+use crate::policy::{
+    Decision, PassInfo, PassMode, Policy, RunningJob, SchedView, StartReason, WaitReason,
+};
+use crate::time::{SimDuration, SimTime, secs_string};
+use crate::units::{FreePool, UnitSet};
+use std::collections::BTreeSet;
+
+/// Run settings.
+#[derive(Clone, Debug, Default)]
+pub struct SimConfig {
+    /// Kill a job when it reaches its requested time (Slurm's behaviour). Off by default,
+    /// as in Batsim and AccaSim replays.
+    pub walltime_kill: bool,
+    /// Stop at this time: jobs still waiting or running then end `unfinished`.
+    pub horizon: Option<SimTime>,
+    /// Node state changes to apply (time, node, new state).
+    pub node_events: Vec<(SimTime, NodeId, NodeState)>,
+}
+
+/// Errors of a run. All are fatal to the run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The policy asked for something impossible. Fatal: the policy is wrong.
+    #[error("policy {policy} made an invalid decision at t={time}: {what}")]
+    InvalidDecision {
+        /// The policy's spec.
+        policy: String,
+        /// When.
+        time: SimTime,
+        /// What was wrong.
+        what: String,
+    },
+    /// The cluster has more units than the engine can number (2^32).
+    #[error("cluster too large: {0} units (at most 4294967295)")]
+    ClusterTooLarge(u64),
+    /// A node event names a node that does not exist.
+    #[error("node event for node {0}, which the cluster does not have")]
+    UnknownNode(u32),
+    /// Writing the decision log failed. Fatal: the log would be incomplete.
+    #[error("writing the decision log: {0}")]
+    Log(#[from] std::io::Error),
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// One record per input job, in input order.
+    pub records: Vec<JobRecord>,
+    /// Scheduling passes run.
+    pub passes: u64,
+    /// Events processed (arrivals, ends, node changes).
+    pub events: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    End(JobId),
+    Node(NodeId, NodeState),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    NotArrived,
+    Waiting,
+    Running,
+    Done,
+}
+
+struct JobState {
+    phase: Phase,
+    start: Option<SimTime>,
+    end: Option<SimTime>,
+    outcome: Option<Outcome>,
+    attempts: u32,
+    end_event: Option<EventId>,
+    start_seq: u64,
+    units: UnitSet,
+}
+
+/// Runs `jobs` on `cluster` under `policy`.
+///
+/// ```
+/// use sim_core::{Cluster, Job, SimConfig, SimDuration, SimTime, simulate};
+/// use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason};
+/// struct Fcfs;
+/// impl Policy for Fcfs {
+///     fn spec(&self) -> String { "fcfs".into() }
+///     fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
+///         let mut free = v.free_units();
+///         for &j in v.queue() {
+///             let need = v.job(j).units();
+///             if need > free { break; }
+///             free -= need;
+///             out.push(Decision::Start { job: j, units: None, reason: StartReason::HeadFits });
+///         }
+///     }
+/// }
+/// let s = SimDuration::from_secs;
+/// let jobs = vec![
+///     Job::rigid("1", SimTime::from_secs(0), 3, s(10), s(10)),
+///     Job::rigid("2", SimTime::from_secs(1), 2, s(5), s(5)),
+/// ];
+/// let r = simulate(&Cluster::processor_pool(4), &jobs, &mut Fcfs, &SimConfig::default(), None).unwrap();
+/// assert_eq!(r.records[1].start, Some(SimTime::from_secs(10)));
+/// ```
+pub fn simulate<'a>(
+    cluster: &'a Cluster,
+    jobs: &'a [Job],
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    log: Option<&'a mut dyn LogSink>,
+) -> Result<RunResult, EngineError> {
+    simulate_with(
+        cluster,
+        jobs,
+        policy,
+        cfg,
+        Hooks {
+            log,
+            progress: None,
+        },
+    )
+}
+
+/// Observers of a run: the decision log and a progress callback.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Where decision-log entries go.
+    pub log: Option<&'a mut dyn LogSink>,
+    /// Called now and then with the number of jobs submitted so far.
+    pub progress: Option<&'a mut dyn FnMut(u64)>,
+}
+
+/// [`simulate`] with observers.
+pub fn simulate_with<'a>(
+    cluster: &'a Cluster,
+    jobs: &'a [Job],
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, EngineError> {
+    let mut engine = Engine::new(cluster, jobs, policy, cfg, hooks.log)?;
+    engine.progress = hooks.progress;
+    engine.run()
+}
+
+struct Engine<'a> {
+    cluster: &'a Cluster,
+    jobs: &'a [Job],
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    log: Option<&'a mut dyn LogSink>,
+    mode: PassMode,
+    now: SimTime,
+    events: EventQueue<Ev>,
+    arrival_order: Vec<JobId>,
+    rank: Vec<u32>,
+    next_arrival: usize,
+    state: Vec<JobState>,
+    queue: Vec<JobId>,
+    running: Vec<Option<RunningJob>>,
+    running_by_start: BTreeSet<(u64, JobId)>,
+    running_by_requested_end: BTreeSet<(SimTime, u64, JobId)>,
+    free: FreePool,
+    total_units: u64,
+    capacity: u64,
+    allocated: u64,
+    node_state: Vec<NodeState>,
+    nodes_not_up: usize,
+    start_seq: u64,
+    info: PassInfo,
+    decisions: Vec<Decision>,
+    passes: u64,
+    event_count: u64,
+    progress: Option<&'a mut dyn FnMut(u64)>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(
+        cluster: &'a Cluster,
+        jobs: &'a [Job],
+        policy: &'a mut dyn Policy,
+        cfg: &'a SimConfig,
+        log: Option<&'a mut dyn LogSink>,
+    ) -> Result<Self, EngineError> {
+        let total_units = cluster.total_units();
+        if total_units > u32::MAX as u64 {
+            return Err(EngineError::ClusterTooLarge(total_units));
+        }
+        let mut arrival_order: Vec<JobId> = (0..jobs.len() as u32).map(JobId).collect();
+        arrival_order.sort_by_key(|j| jobs[j.idx()].submit); // stable: ties keep input order
+        let mut rank = vec![0u32; jobs.len()];
+        for (r, j) in arrival_order.iter().enumerate() {
+            rank[j.idx()] = r as u32;
+        }
+        let mut events = EventQueue::new();
+        let node_count = cluster.node_count();
+        for &(t, node, st) in &cfg.node_events {
+            if node.0 >= node_count {
+                return Err(EngineError::UnknownNode(node.0));
+            }
+            events.schedule(t, EventClass::NodeChange, Ev::Node(node, st));
+        }
+        let mode = policy.pass_mode();
+        Ok(Engine {
+            cluster,
+            jobs,
+            policy,
+            cfg,
+            log,
+            mode,
+            now: SimTime::ZERO,
+            events,
+            arrival_order,
+            rank,
+            next_arrival: 0,
+            state: jobs
+                .iter()
+                .map(|_| JobState {
+                    phase: Phase::NotArrived,
+                    start: None,
+                    end: None,
+                    outcome: None,
+                    attempts: 0,
+                    end_event: None,
+                    start_seq: 0,
+                    units: UnitSet::new(),
+                })
+                .collect(),
+            queue: Vec::new(),
+            running: vec![None; jobs.len()],
+            running_by_start: BTreeSet::new(),
+            running_by_requested_end: BTreeSet::new(),
+            free: FreePool::all_free(total_units as u32),
+            total_units,
+            capacity: total_units,
+            allocated: 0,
+            node_state: vec![NodeState::Up; node_count as usize],
+            nodes_not_up: 0,
+            start_seq: 0,
+            info: PassInfo::default(),
+            decisions: Vec::new(),
+            passes: 0,
+            event_count: 0,
+            progress: None,
+        })
+    }
+
+    fn next_arrival_time(&self) -> Option<SimTime> {
+        self.arrival_order
+            .get(self.next_arrival)
+            .map(|j| self.jobs[j.idx()].submit)
+    }
+
+    fn run(mut self) -> Result<RunResult, EngineError> {
+        loop {
+            let heap_t = self.events.peek_key().map(|k| k.time);
+            let arr_t = self.next_arrival_time();
+            let t = match (heap_t, arr_t) {
+                (None, None) => break,
+                (Some(a), None) | (None, Some(a)) => a,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            if self.cfg.horizon.is_some_and(|h| t > h) {
+                break;
+            }
+            self.now = t;
+            match self.mode {
+                PassMode::PerTime => {
+                    while self.events.peek_key().is_some_and(|k| k.time == t) {
+                        let (_, ev) = self.events.pop().expect("peeked");
+                        self.apply_event(ev)?;
+                    }
+                    while self.next_arrival_time() == Some(t) {
+                        self.apply_arrival()?;
+                    }
+                    self.pass()?;
+                }
+                PassMode::PerEvent => {
+                    if heap_t == Some(t) {
+                        let (_, ev) = self.events.pop().expect("peeked");
+                        self.apply_event(ev)?;
+                    } else {
+                        self.apply_arrival()?;
+                    }
+                    self.pass()?;
+                }
+            }
+        }
+        self.finish()
+    }
+
+    fn apply_event(&mut self, ev: Ev) -> Result<(), EngineError> {
+        self.event_count += 1;
+        match ev {
+            Ev::End(j) => self.end_job(j),
+            Ev::Node(n, st) => self.node_change(n, st),
+        }
+    }
+
+    fn apply_arrival(&mut self) -> Result<(), EngineError> {
+        self.event_count += 1;
+        let j = self.arrival_order[self.next_arrival];
+        self.next_arrival += 1;
+        if self.next_arrival % 4096 == 0
+            && let Some(p) = self.progress.as_deref_mut()
+        {
+            p(self.next_arrival as u64);
+        }
+        let job = &self.jobs[j.idx()];
+        let reject = if job.units() == 0 {
+            Some(RejectReason::NoProcessors)
+        } else if job.runtime.is_none() {
+            Some(RejectReason::MissingRuntime)
+        } else if job.runtime == Some(SimDuration::ZERO) {
+            Some(RejectReason::ZeroRuntime)
+        } else if job.units() > self.total_units {
+            Some(RejectReason::LargerThanMachine)
+        } else {
+            None
+        };
+        let st = &mut self.state[j.idx()];
+        if let Some(reason) = reject {
+            st.phase = Phase::Done;
+            st.outcome = Some(Outcome::Rejected(reason));
+            if let Some(log) = self.log.as_deref_mut() {
+                log.record(
+                    self.now,
+                    &LogEvent::Reject {
+                        job: &job.trace_id,
+                        reason: reason.as_str(),
+                    },
+                )?;
+            }
+            return Ok(());
+        }
+        st.phase = Phase::Waiting;
+        self.enqueue(j);
+        if let Some(log) = self.log.as_deref_mut() {
+            let requested = job.requested.or(job.runtime).unwrap_or_default();
+            log.record(
+                self.now,
+                &LogEvent::Arrival {
+                    job: &job.trace_id,
+                    units: job.units(),
+                    requested: secs_string(requested.0),
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Puts a job in the queue at its arrival-order place.
+    fn enqueue(&mut self, j: JobId) {
+        let r = self.rank[j.idx()];
+        if self.queue.last().is_none_or(|l| self.rank[l.idx()] < r) {
+            self.queue.push(j);
+        } else {
+            let at = self.queue.partition_point(|q| self.rank[q.idx()] < r);
+            self.queue.insert(at, j);
+        }
+        self.info.queued.push(j);
+    }
+
+    fn requested(&self, j: JobId) -> SimDuration {
+        let job = &self.jobs[j.idx()];
+        job.requested.or(job.runtime).unwrap_or_default()
+    }
+
+    fn start_job(
+        &mut self,
+        j: JobId,
+        units: Option<UnitSet>,
+        reason: StartReason,
+    ) -> Result<(), EngineError> {
+        let need = self.jobs[j.idx()].units();
+        if self.state[j.idx()].phase != Phase::Waiting {
+            return Err(self.invalid(format!(
+                "start of job {} which is not waiting",
+                self.jobs[j.idx()].trace_id
+            )));
+        }
+        let set = match units {
+            None => match self.free.take_lowest(need) {
+                Some(s) => s,
+                None => {
+                    return Err(self.invalid(format!(
+                        "start of job {} needing {} units with {} free",
+                        self.jobs[j.idx()].trace_id,
+                        need,
+                        self.free.count()
+                    )));
+                }
+            },
+            Some(s) => {
+                if s.len() != need {
+                    return Err(self.invalid(format!(
+                        "job {} needs {} units, decision gives {}",
+                        self.jobs[j.idx()].trace_id,
+                        need,
+                        s.len()
+                    )));
+                }
+                if !self.free.take(&s) {
+                    return Err(self.invalid(format!(
+                        "job {} placed on units {} that are not all free",
+                        self.jobs[j.idx()].trace_id,
+                        s.to_interval_string()
+                    )));
+                }
+                s
+            }
+        };
+        self.allocated += need;
+        let job = &self.jobs[j.idx()];
+        let requested = self.requested(j);
+        let runtime = job.runtime.unwrap_or_default();
+        let run = if self.cfg.walltime_kill {
+            runtime.min(requested)
+        } else {
+            runtime
+        };
+        let seq = self.start_seq;
+        self.start_seq += 1;
+        let end_event = self
+            .events
+            .schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
+        let st = &mut self.state[j.idx()];
+        st.phase = Phase::Running;
+        st.start = Some(self.now);
+        st.end = None;
+        st.attempts += 1;
+        st.end_event = Some(end_event);
+        st.start_seq = seq;
+        let requested_end = self.now + requested;
+        self.running_by_start.insert((seq, j));
+        self.running_by_requested_end
+            .insert((requested_end, seq, j));
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(
+                self.now,
+                &LogEvent::Start {
+                    job: &job.trace_id,
+                    units: set.to_interval_string(),
+                    reason: describe_start(reason),
+                },
+            )?;
+        }
+        self.running[j.idx()] = Some(RunningJob {
+            job: j,
+            start: self.now,
+            requested_end,
+            units: set,
+        });
+        debug_assert!(
+            self.allocated + self.free.count() <= self.total_units,
+            "units over-allocated"
+        );
+        Ok(())
+    }
+
+    /// Takes a running job off its units; returns them to the pool where their node is up.
+    fn release(&mut self, j: JobId) -> RunningJob {
+        let r = self.running[j.idx()]
+            .take()
+            .expect("releasing a running job");
+        let seq = self.state[j.idx()].start_seq;
+        self.running_by_start.remove(&(seq, j));
+        self.running_by_requested_end
+            .remove(&(r.requested_end, seq, j));
+        self.allocated -= r.units.len();
+        for &(a, n) in r.units.ranges() {
+            if self.nodes_not_up == 0 {
+                self.free.give(a, n);
+            } else {
+                for u in a..a + n {
+                    let node = self
+                        .cluster
+                        .node_of_unit(u as u64)
+                        .expect("unit of the cluster");
+                    if self.node_state[node.0 as usize] == NodeState::Up {
+                        self.free.give(u, 1);
+                    }
+                }
+            }
+        }
+        self.info.released.push(j);
+        r
+    }
+
+    fn end_job(&mut self, j: JobId) -> Result<(), EngineError> {
+        let r = self.release(j);
+        let job = &self.jobs[j.idx()];
+        let requested = self.requested(j);
+        let runtime = job.runtime.unwrap_or_default();
+        let outcome = if self.cfg.walltime_kill && runtime > requested {
+            Outcome::Killed
+        } else if job.trace_status == TraceStatus::Failed {
+            Outcome::Failed
+        } else {
+            Outcome::Completed
+        };
+        let st = &mut self.state[j.idx()];
+        debug_assert_eq!(st.start, Some(r.start));
+        st.units = r.units;
+        st.phase = Phase::Done;
+        st.end = Some(self.now);
+        st.outcome = Some(outcome);
+        st.end_event = None;
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(
+                self.now,
+                &LogEvent::End {
+                    job: &job.trace_id,
+                    outcome: outcome.name(),
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn requeue(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
+        if let Some(id) = self.state[j.idx()].end_event.take() {
+            self.events.cancel(id);
+        }
+        self.release(j);
+        let st = &mut self.state[j.idx()];
+        st.phase = Phase::Waiting;
+        st.start = None;
+        self.enqueue(j);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(
+                self.now,
+                &LogEvent::Requeue {
+                    job: &self.jobs[j.idx()].trace_id,
+                    reason: why,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn node_change(&mut self, node: NodeId, to: NodeState) -> Result<(), EngineError> {
+        let from = self.node_state[node.0 as usize];
+        if from == to {
+            return Ok(());
+        }
+        let (spec, first) = self.cluster.node(node).expect("checked at start");
+        let (first, cores) = (first as u32, spec.cores);
+        if to == NodeState::Down {
+            let victims: Vec<JobId> = self
+                .running_by_start
+                .iter()
+                .map(|&(_, j)| j)
+                .filter(|j| {
+                    let units = &self.running[j.idx()].as_ref().expect("running").units;
+                    (first..first + cores).any(|u| units.contains(u))
+                })
+                .collect();
+            // Mark first so the victims' units on this node do not return to the pool.
+            self.node_state[node.0 as usize] = to;
+            self.nodes_not_up += usize::from(from == NodeState::Up);
+            for j in victims {
+                self.requeue(j, format!("node {} down", node.0))?;
+            }
+        } else {
+            self.node_state[node.0 as usize] = to;
+            if from == NodeState::Up {
+                self.nodes_not_up += 1;
+            }
+            if to == NodeState::Up {
+                self.nodes_not_up -= 1;
+            }
+        }
+        if from == NodeState::Up {
+            for u in first..first + cores {
+                if self.free.contains(u) {
+                    self.free.take(&UnitSet::range(u, 1));
+                }
+            }
+            self.capacity -= cores as u64;
+        } else if to == NodeState::Up {
+            for u in first..first + cores {
+                let held = self.running_by_start.iter().any(|&(_, j)| {
+                    self.running[j.idx()]
+                        .as_ref()
+                        .is_some_and(|r| r.units.contains(u))
+                });
+                if !held {
+                    self.free.give(u, 1);
+                }
+            }
+            self.capacity += cores as u64;
+        }
+        self.info.capacity_changed = true;
+        if let Some(log) = self.log.as_deref_mut() {
+            let state = match to {
+                NodeState::Up => "up",
+                NodeState::Draining => "draining",
+                NodeState::Down => "down",
+            };
+            log.record(
+                self.now,
+                &LogEvent::Node {
+                    node: node.0,
+                    state,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn invalid(&self, what: String) -> EngineError {
+        EngineError::InvalidDecision {
+            policy: self.policy.spec(),
+            time: self.now,
+            what,
+        }
+    }
+
+    fn pass(&mut self) -> Result<(), EngineError> {
+        if self.queue.is_empty() {
+            self.info = PassInfo::default();
+            return Ok(());
+        }
+        self.passes += 1;
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.clear();
+        {
+            let view = SchedView {
+                now: self.now,
+                cluster: self.cluster,
+                jobs: self.jobs,
+                queue: &self.queue,
+                running: &self.running,
+                running_by_start: &self.running_by_start,
+                running_by_requested_end: &self.running_by_requested_end,
+                free: &self.free,
+                capacity: self.capacity,
+                walltime_kill: self.cfg.walltime_kill,
+                logging: self.log.is_some(),
+            };
+            self.policy.schedule(&view, &self.info, &mut decisions);
+        }
+        self.info = PassInfo::default();
+        let mut started = false;
+        for d in decisions.drain(..) {
+            match d {
+                Decision::Start { job, units, reason } => {
+                    if job.idx() >= self.jobs.len() {
+                        return Err(self.invalid(format!("unknown job index {}", job.0)));
+                    }
+                    self.start_job(job, units, reason)?;
+                    started = true;
+                }
+                Decision::Preempt { job } => {
+                    if job.idx() >= self.jobs.len() || self.state[job.idx()].phase != Phase::Running
+                    {
+                        return Err(self.invalid(format!(
+                            "preemption of job index {} which is not running",
+                            job.0
+                        )));
+                    }
+                    self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
+                }
+                Decision::Wait { job, reason } => {
+                    if let Some(log) = self.log.as_deref_mut()
+                        && let Some(j) = self.jobs.get(job.idx())
+                    {
+                        log.record(
+                            self.now,
+                            &LogEvent::Wait {
+                                job: &j.trace_id,
+                                reason: describe_wait(reason),
+                            },
+                        )?;
+                    }
+                }
+            }
+        }
+        self.decisions = decisions;
+        if started {
+            let state = &self.state;
+            self.queue
+                .retain(|j| state[j.idx()].phase == Phase::Waiting);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<RunResult, EngineError> {
+        let records = self
+            .state
+            .iter_mut()
+            .enumerate()
+            .map(|(i, st)| {
+                let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
+                let units = match self.running.get_mut(i).and_then(Option::take) {
+                    Some(r) => r.units,
+                    None => std::mem::take(&mut st.units),
+                };
+                JobRecord {
+                    start: st.start,
+                    end: st.end,
+                    outcome,
+                    attempts: st.attempts,
+                    units,
+                }
+            })
+            .collect();
+        Ok(RunResult {
+            records,
+            passes: self.passes,
+            events: self.event_count,
+        })
+    }
+}
+
+fn describe_start(r: StartReason) -> String {
+    match r {
+        StartReason::HeadFits => "head of the queue fits".into(),
+        StartReason::BackfillEndsBeforeShadow { shadow } => {
+            format!(
+                "backfilled: ends by its estimate before the head's reservation at {}",
+                secs_string(shadow.0)
+            )
+        }
+        StartReason::BackfillExtraUnits { extra_left } => {
+            format!(
+                "backfilled: uses only units the head's reservation leaves over ({extra_left} extra left)"
+            )
+        }
+        StartReason::BackfillPlacementNow => {
+            "backfilled: a placement now avoids the head's reserved nodes".into()
+        }
+        StartReason::ReservationNow => "its reservation starts now".into(),
+    }
+}
+
+fn describe_wait(r: WaitReason) -> String {
+    match r {
+        WaitReason::HeadReserved { at, free } => {
+            format!(
+                "head of the queue does not fit ({free} units free); reserved at {}",
+                secs_string(at.0)
+            )
+        }
+        WaitReason::Reserved { at } => format!("reserved at {}", secs_string(at.0)),
+        WaitReason::BlockedByHead => "would delay the head of the queue".into(),
+        WaitReason::DoesNotFit { free } => {
+            format!("head of the queue does not fit ({free} units free)")
+        }
+    }
+}

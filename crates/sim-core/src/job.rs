@@ -1,0 +1,125 @@
+//! The job model.
+
+use crate::time::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Dense index of a job in its run (input order).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct JobId(pub u32);
+
+impl JobId {
+    /// As a vector index.
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What one task of a job's gang needs.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskShape {
+    /// CPU cores (units).
+    pub cores: u32,
+    /// Host memory in MiB (0 = not stated).
+    pub memory_mib: u64,
+    /// GPUs.
+    pub gpus: u32,
+    /// GPU memory per GPU in MiB (0 = not stated).
+    pub gpu_memory_mib: u64,
+}
+
+/// What kind of work a job is; policies and reports group by it.
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// A rigid batch job (MPI, array element): the PWA logs' jobs.
+    #[default]
+    Batch,
+    /// Distributed deep-learning training.
+    DlTrain,
+    /// Inference service.
+    Inference,
+    /// Interactive.
+    Interactive,
+}
+
+/// How the job ended in the real system the trace was taken from.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStatus {
+    /// Completed normally, or unknown.
+    #[default]
+    Completed,
+    /// Failed (SWF status 0): replayed runs end as `failed`.
+    Failed,
+    /// Cancelled (SWF status 5).
+    Cancelled,
+}
+
+/// One job as read from a trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    /// The id the trace gives it (SWF job number, Batsim id).
+    pub trace_id: String,
+    /// Submission time.
+    pub submit: SimTime,
+    /// Gang size: number of identical tasks, all started together. `<= 0` in the trace
+    /// becomes 0 here and the job is rejected.
+    pub tasks: u32,
+    /// What each task needs.
+    pub task: TaskShape,
+    /// How long it really runs; `None` when the trace does not say.
+    pub runtime: Option<SimDuration>,
+    /// Requested time limit (the user's estimate, Slurm `--time`); `None` = unknown.
+    pub requested: Option<SimDuration>,
+    /// User id/name.
+    pub user: u32,
+    /// Group/account.
+    pub group: u32,
+    /// Queue (Slurm QOS, SWF queue number).
+    pub queue: i32,
+    /// Partition.
+    pub partition: i32,
+    /// Priority (higher first where a policy uses it).
+    pub priority: i64,
+    /// Kind.
+    pub kind: JobKind,
+    /// How it ended in the real system.
+    pub trace_status: TraceStatus,
+}
+
+impl Job {
+    /// A batch job of `procs` one-core tasks, as SWF and Batsim describe them.
+    pub fn rigid(
+        trace_id: impl Into<String>,
+        submit: SimTime,
+        procs: u32,
+        runtime: SimDuration,
+        requested: SimDuration,
+    ) -> Job {
+        Job {
+            trace_id: trace_id.into(),
+            submit,
+            tasks: procs,
+            task: TaskShape {
+                cores: 1,
+                ..TaskShape::default()
+            },
+            runtime: Some(runtime),
+            requested: Some(requested),
+            user: 0,
+            group: 0,
+            queue: -1,
+            partition: -1,
+            priority: 0,
+            kind: JobKind::Batch,
+            trace_status: TraceStatus::Completed,
+        }
+    }
+
+    /// Units (cores) the whole gang needs.
+    pub fn units(&self) -> u64 {
+        self.tasks as u64 * self.task.cores as u64
+    }
+}

@@ -1,0 +1,66 @@
+//! # sim-core: the schedlab engine
+//!
+//! Integer simulated time ([`SimTime`], [`SimDuration`], microseconds), a totally
+//! ordered [`event::EventQueue`], the cluster ([`Cluster`]) and job ([`Job`]) model, the
+//! policy boundary ([`policy::Policy`] over a read-only [`policy::SchedView`]), outcomes,
+//! seeded random streams, and the engine ([`simulate`]).
+//!
+//! This crate depends on no other schedlab crate; `policies`, `traces`, `hw-calibrate`
+//! and `reports` depend on it.
+//!
+//! ## Event-ordering contract
+//!
+//! Events are totally ordered by the key **(time, event class, sequence number)**:
+//!
+//! 1. **time** — integer microseconds.
+//! 2. **class** — at one instant, [`event::EventClass::JobEnd`] (completions and
+//!    time-limit kills) first, then [`event::EventClass::NodeChange`], then
+//!    [`event::EventClass::JobArrival`]. Resources freed at an instant are therefore
+//!    visible to jobs submitted at that instant.
+//! 3. **sequence** — within a class, the order the events were created: job ends in the
+//!    order the jobs were started; arrivals in (submit time, input position) order (the
+//!    engine reads arrivals from the input sorted stably by submit time rather than
+//!    through the heap, which is the same order).
+//!
+//! Scheduling passes ([`policy::PassMode`]): `PerTime` applies every event of an instant
+//! and then runs one pass; `PerEvent` runs one pass after each event. Decisions are
+//! applied in the order the policy returns them; jobs started in one pass get start
+//! sequence numbers in that order.
+//!
+//! ## Determinism guarantees
+//!
+//! * The same binary, inputs, options and seed give byte-identical outputs, on any
+//!   thread count: a run is single-threaded and touches no clock, no thread-local random
+//!   generator and no hash-map iteration order; collections that reach outputs are
+//!   `Vec`s indexed by dense ids or `BTreeMap`/`BTreeSet`s.
+//! * Randomness comes only from [`rng::RngStreams`]: one master seed split by name into
+//!   ChaCha8 streams, an algorithm pinned by name, so crate upgrades do not change
+//!   results.
+//! * Times never pass through floating point inside the engine; floats appear only in
+//!   reported metrics, computed in a fixed order.
+//! * Across platforms: the engine's integer results are identical everywhere; reported
+//!   float metrics are identical on IEEE-754 platforms with the same Rust float
+//!   formatting.
+//!
+//! ## Invariants
+//!
+//! Every job read ends with exactly one [`Outcome`]. No unit is ever given to two jobs
+//! (checked on every allocation by the free pool; counts are also checked in debug
+//! builds). A gang's units are taken all at once or not at all.
+
+pub mod cluster;
+pub mod engine;
+pub mod event;
+pub mod job;
+pub mod log;
+pub mod outcome;
+pub mod policy;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use cluster::{Cluster, NodeId, NodePool, NodeSpec, NodeState};
+pub use engine::{EngineError, Hooks, RunResult, SimConfig, simulate, simulate_with};
+pub use job::{Job, JobId, JobKind, TaskShape, TraceStatus};
+pub use outcome::{JobRecord, Outcome, RejectReason};
+pub use time::{SimDuration, SimTime};

@@ -1,0 +1,71 @@
+//! The opt-in decision log: every event and decision with a reason, so a user can see
+//! why a job waited.
+
+use crate::time::SimTime;
+use serde::Serialize;
+
+/// One entry of the decision log. Serialised as one JSON object per line by the binary,
+/// with the time added as `t` (seconds).
+#[derive(Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LogEvent<'a> {
+    /// A job was submitted and queued.
+    Arrival {
+        /// Trace id.
+        job: &'a str,
+        /// Units it needs.
+        units: u64,
+        /// Requested time, seconds.
+        requested: String,
+    },
+    /// A job was refused at submission.
+    Reject {
+        /// Trace id.
+        job: &'a str,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A job started.
+    Start {
+        /// Trace id.
+        job: &'a str,
+        /// Units it holds, as an interval set (`0-3,8`).
+        units: String,
+        /// Why the policy started it.
+        reason: String,
+    },
+    /// A job keeps waiting.
+    Wait {
+        /// Trace id.
+        job: &'a str,
+        /// Why.
+        reason: String,
+    },
+    /// A job ended.
+    End {
+        /// Trace id.
+        job: &'a str,
+        /// Outcome name.
+        outcome: &'static str,
+    },
+    /// A running job went back to the queue.
+    Requeue {
+        /// Trace id.
+        job: &'a str,
+        /// Why.
+        reason: String,
+    },
+    /// A node changed state.
+    Node {
+        /// Node index.
+        node: u32,
+        /// New state.
+        state: &'static str,
+    },
+}
+
+/// Where decision-log entries go.
+pub trait LogSink {
+    /// Records one entry.
+    fn record(&mut self, now: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()>;
+}

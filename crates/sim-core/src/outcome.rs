@@ -1,0 +1,106 @@
+//! How each job ended. Every job read ends with exactly one [`Outcome`].
+
+use crate::time::SimTime;
+use crate::units::UnitSet;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why the engine refused a job at submission.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectReason {
+    /// The job asks for no processors (SWF fields 5 and 8 both missing or zero).
+    NoProcessors,
+    /// The trace gives no run time (SWF run time -1: cancelled before it started).
+    MissingRuntime,
+    /// The job ran for zero seconds in the trace.
+    ZeroRuntime,
+    /// The job needs more units than the whole machine has.
+    LargerThanMachine,
+}
+
+impl RejectReason {
+    /// Short stable name, as written in `jobs.csv` and the decision log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::NoProcessors => "no_processors",
+            RejectReason::MissingRuntime => "missing_runtime",
+            RejectReason::ZeroRuntime => "zero_runtime",
+            RejectReason::LargerThanMachine => "larger_than_machine",
+        }
+    }
+}
+
+/// The one recorded outcome of a job.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Ran to its end.
+    Completed,
+    /// Killed when it reached its requested time limit (`--walltime-kill`, Slurm's
+    /// `TIMEOUT`).
+    Killed,
+    /// Ran and failed (the trace says it failed, or it exhausted its retries).
+    Failed,
+    /// Killed for using more GPU memory than it had.
+    OomKilled,
+    /// Refused at submission.
+    Rejected(RejectReason),
+    /// Still waiting or running when the simulation stopped (horizon reached, or no
+    /// further progress possible).
+    Unfinished,
+}
+
+impl Outcome {
+    /// Stable name: `completed`, `killed`, `failed`, `oom_killed`, `rejected`,
+    /// `unfinished`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Killed => "killed",
+            Outcome::Failed => "failed",
+            Outcome::OomKilled => "oom_killed",
+            Outcome::Rejected(_) => "rejected",
+            Outcome::Unfinished => "unfinished",
+        }
+    }
+
+    /// Every outcome name, in summary order.
+    pub const NAMES: [&'static str; 6] = [
+        "completed",
+        "killed",
+        "failed",
+        "oom_killed",
+        "rejected",
+        "unfinished",
+    ];
+
+    /// Whether the job ran (has a start and an end).
+    pub fn ran(self) -> bool {
+        matches!(
+            self,
+            Outcome::Completed | Outcome::Killed | Outcome::Failed | Outcome::OomKilled
+        )
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What happened to one job in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRecord {
+    /// Last start (after requeues, the start of the attempt that ended it).
+    pub start: Option<SimTime>,
+    /// End of that attempt.
+    pub end: Option<SimTime>,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// Attempts started (more than one after preemption or node failure requeues).
+    pub attempts: u32,
+    /// Units held by that attempt (empty if it never started).
+    pub units: UnitSet,
+}

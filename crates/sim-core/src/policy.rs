@@ -1,0 +1,230 @@
+//! The policy boundary: a read-only view in, decisions out.
+//!
+//! The engine calls [`Policy::schedule`] at every scheduling point with a [`SchedView`]
+//! of the queue and the running jobs. The policy pushes [`Decision`]s; the engine checks
+//! each one in order against the state left by the ones before it and refuses an
+//! invalid one with [`crate::EngineError::InvalidDecision`], which names the policy.
+
+use crate::cluster::Cluster;
+use crate::job::{Job, JobId};
+use crate::time::{SimDuration, SimTime};
+use crate::units::{FreePool, UnitSet};
+use std::collections::BTreeSet;
+
+/// When the engine calls the policy.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum PassMode {
+    /// At each distinct event time: apply every job end, then every node change, then
+    /// every arrival, then one pass (Batsim's and most simulators' behaviour).
+    #[default]
+    PerTime,
+    /// One pass after every single event (ends first, equal-time ends in start order).
+    PerEvent,
+}
+
+/// Why a job was started; written to the decision log.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StartReason {
+    /// It was at the head of the queue and fits now.
+    HeadFits,
+    /// EASY backfill: by its estimate it ends before the head's reservation (shadow time).
+    BackfillEndsBeforeShadow {
+        /// The head's reserved start.
+        shadow: SimTime,
+    },
+    /// EASY backfill: it uses only processors the head's reservation leaves over.
+    BackfillExtraUnits {
+        /// Extra units left after this job.
+        extra_left: u64,
+    },
+    /// EASY with node reservations: a placement exists now that avoids the head's
+    /// reserved units until they are needed.
+    BackfillPlacementNow,
+    /// Its reservation starts now.
+    ReservationNow,
+}
+
+/// Why a job keeps waiting; written to the decision log.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WaitReason {
+    /// The head of the queue does not fit; it is reserved at `at`.
+    HeadReserved {
+        /// Its reserved start.
+        at: SimTime,
+        /// Units free now.
+        free: u64,
+    },
+    /// It holds a reservation at `at`.
+    Reserved {
+        /// Its reserved start.
+        at: SimTime,
+    },
+    /// It cannot start before the queue head and would delay it.
+    BlockedByHead,
+    /// At the head of the queue, it needs more units than are free (strict FCFS).
+    DoesNotFit {
+        /// Units free now.
+        free: u64,
+    },
+}
+
+/// What a policy may ask the engine to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Start a waiting job now. `units: None` lets the engine take the lowest-numbered
+    /// free units; `Some` names them (node reservations).
+    Start {
+        /// The job.
+        job: JobId,
+        /// Exactly which units, or `None`.
+        units: Option<UnitSet>,
+        /// Why.
+        reason: StartReason,
+    },
+    /// Stop a running job and put it back in the queue (it restarts from the beginning).
+    Preempt {
+        /// The job.
+        job: JobId,
+    },
+    /// Explain why a job waits (only used for the decision log).
+    Wait {
+        /// The job.
+        job: JobId,
+        /// Why.
+        reason: WaitReason,
+    },
+}
+
+/// What happened since the previous pass.
+#[derive(Debug, Default)]
+pub struct PassInfo {
+    /// Jobs that entered the queue (arrived or were requeued), in queue order.
+    pub queued: Vec<JobId>,
+    /// Jobs that ended (completed, failed, killed) or were requeued, releasing units.
+    pub released: Vec<JobId>,
+    /// Whether node capacity changed.
+    pub capacity_changed: bool,
+}
+
+impl PassInfo {
+    /// Whether units were released or capacity changed since the previous pass.
+    pub fn resources_released(&self) -> bool {
+        !self.released.is_empty() || self.capacity_changed
+    }
+}
+
+/// A scheduling policy: queue order × backfill × placement, returning decisions.
+pub trait Policy: Send {
+    /// The canonical spec that rebuilds this policy, e.g. `easy[pass=per-time]`.
+    fn spec(&self) -> String;
+    /// When it wants to be called.
+    fn pass_mode(&self) -> PassMode {
+        PassMode::PerTime
+    }
+    /// One scheduling pass: push decisions into `out`.
+    fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>);
+}
+
+/// A running job's facts, as the view shows them.
+#[derive(Clone, Debug)]
+pub struct RunningJob {
+    /// The job.
+    pub job: JobId,
+    /// When this attempt started.
+    pub start: SimTime,
+    /// start + requested time: when its user said it would end at the latest.
+    pub requested_end: SimTime,
+    /// Its units.
+    pub units: UnitSet,
+}
+
+/// Read-only view of the simulation for a policy.
+pub struct SchedView<'a> {
+    pub(crate) now: SimTime,
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) jobs: &'a [Job],
+    pub(crate) queue: &'a [JobId],
+    pub(crate) running: &'a [Option<RunningJob>],
+    pub(crate) running_by_start: &'a BTreeSet<(u64, JobId)>,
+    pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId)>,
+    pub(crate) free: &'a FreePool,
+    pub(crate) capacity: u64,
+    pub(crate) walltime_kill: bool,
+    pub(crate) logging: bool,
+}
+
+impl<'a> SchedView<'a> {
+    /// Current time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    /// The cluster.
+    pub fn cluster(&self) -> &'a Cluster {
+        self.cluster
+    }
+    /// Units of nodes that are up (schedulable capacity).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// Units free now.
+    pub fn free_units(&self) -> u64 {
+        self.free.count()
+    }
+    /// The free units themselves.
+    pub fn free_pool(&self) -> &'a FreePool {
+        self.free
+    }
+    /// A job's static description.
+    pub fn job(&self, id: JobId) -> &'a Job {
+        &self.jobs[id.idx()]
+    }
+    /// Waiting jobs in queue order (arrival order; a requeued job returns to its place).
+    pub fn queue(&self) -> &'a [JobId] {
+        self.queue
+    }
+    /// Running jobs in start order.
+    pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
+        self.running_by_start
+            .iter()
+            .map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+    }
+    /// Number of running jobs.
+    pub fn running_count(&self) -> usize {
+        self.running_by_start.len()
+    }
+    /// Running jobs ordered by requested end (then start order).
+    pub fn running_by_requested_end(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
+        self.running_by_requested_end
+            .iter()
+            .map(move |&(_, _, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+    }
+    /// A running job's facts.
+    pub fn running_job(&self, id: JobId) -> Option<&'a RunningJob> {
+        self.running[id.idx()].as_ref()
+    }
+    /// The job's requested time limit (trace's request, else its run time, else 0).
+    pub fn requested(&self, id: JobId) -> SimDuration {
+        let j = &self.jobs[id.idx()];
+        j.requested.or(j.runtime).unwrap_or(SimDuration::ZERO)
+    }
+    /// How long the job will really run once started: its run time, cut at its request
+    /// when time limits are enforced. An **oracle**: only clairvoyant policy variants
+    /// (`backfill_estimate=actual`, an ideal predictor as in CQSim) may use it.
+    pub fn oracle_runtime(&self, id: JobId) -> SimDuration {
+        let j = &self.jobs[id.idx()];
+        let r = j.runtime.unwrap_or(SimDuration::ZERO);
+        if self.walltime_kill {
+            r.min(self.requested(id))
+        } else {
+            r
+        }
+    }
+    /// Whether jobs are killed at their requested time.
+    pub fn walltime_kill(&self) -> bool {
+        self.walltime_kill
+    }
+    /// Whether a decision log is being written (build [`Decision::Wait`] only then).
+    pub fn logging(&self) -> bool {
+        self.logging
+    }
+}

@@ -1,0 +1,107 @@
+//! Opening trace files: plain or gzip (detected by magic bytes), hashed as read.
+
+use crate::error::{Location, TraceError};
+use flate2::read::MultiGzDecoder;
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::io::{BufRead, BufReader, Read};
+use std::rc::Rc;
+
+/// SHA-256 of everything read through it, shared with the opener.
+#[derive(Clone, Default)]
+pub struct Checksum(Rc<RefCell<Sha256>>);
+
+impl Checksum {
+    /// Hex digest of the bytes read so far.
+    pub fn hex(&self) -> String {
+        let d = self.0.borrow().clone().finalize();
+        d.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+struct Hashing<R> {
+    inner: R,
+    sum: Checksum,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.sum.0.borrow_mut().update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// A trace file opened for line reading.
+pub struct TraceInput {
+    /// Decompressed bytes.
+    pub reader: Box<dyn BufRead>,
+    /// Whether it was gzip.
+    pub gzip: bool,
+    /// Checksum of the raw (compressed) bytes read so far.
+    pub checksum: Checksum,
+}
+
+/// Opens `path` (`name` is how errors call it), plain or gzip.
+pub fn open(path: &std::path::Path, name: &str) -> Result<TraceInput, TraceError> {
+    let f = std::fs::File::open(path).map_err(|e| TraceError::Io {
+        file: name.into(),
+        source: e,
+    })?;
+    from_reader(Box::new(f), name)
+}
+
+/// As [`open`], from bytes in memory (the embedded default trace).
+pub fn from_bytes(bytes: &'static [u8], name: &str) -> Result<TraceInput, TraceError> {
+    from_reader(Box::new(bytes), name)
+}
+
+fn from_reader(r: Box<dyn Read>, name: &str) -> Result<TraceInput, TraceError> {
+    let checksum = Checksum::default();
+    let mut raw = BufReader::with_capacity(
+        1 << 16,
+        Hashing {
+            inner: r,
+            sum: checksum.clone(),
+        },
+    );
+    let head = raw.fill_buf().map_err(|e| TraceError::Io {
+        file: name.into(),
+        source: e,
+    })?;
+    let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+    let reader: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(raw)))
+    } else {
+        Box::new(raw)
+    };
+    Ok(TraceInput {
+        reader,
+        gzip,
+        checksum,
+    })
+}
+
+/// Turns a read error at `line` into a trace error (gzip errors are named as such).
+pub(crate) fn read_error(name: &str, line: u64, gzip: bool, e: std::io::Error) -> TraceError {
+    if gzip
+        || e.kind() == std::io::ErrorKind::UnexpectedEof
+        || e.kind() == std::io::ErrorKind::InvalidInput
+    {
+        TraceError::Gzip {
+            at: Location {
+                file: name.into(),
+                line: Some(line),
+                field: None,
+            },
+            detail: e.to_string(),
+        }
+    } else if e.kind() == std::io::ErrorKind::InvalidData {
+        TraceError::malformed(name, Some(line), None, "not valid UTF-8 text")
+    } else {
+        TraceError::Io {
+            file: name.into(),
+            source: e,
+        }
+    }
+}

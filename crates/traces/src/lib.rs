@@ -1,0 +1,198 @@
+//! # traces: reading and writing workloads
+//!
+//! Streaming readers that report file, line and field on every error:
+//! * [`swf`] — the Parallel Workloads Archive's Standard Workload Format, plain or gzip;
+//! * [`batsim`] — Batsim JSON workloads with `delay` profiles.
+//!
+//! [`load`] reads either into a [`Workload`]: the jobs in file order, the machine size,
+//! and a checksum of the file.
+
+pub mod batsim;
+pub mod error;
+pub mod input;
+pub mod swf;
+
+pub use error::{Location, TraceError};
+
+use sim_core::{Cluster, Job};
+use std::io::Read;
+use std::path::Path;
+
+/// Trace formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Standard Workload Format.
+    Swf,
+    /// Batsim JSON.
+    Batsim,
+}
+
+impl Format {
+    /// Name as the CLI takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Swf => "swf",
+            Format::Batsim => "batsim",
+        }
+    }
+}
+
+/// Where the machine size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeSource {
+    /// `--procs`.
+    Override,
+    /// SWF `MaxProcs`.
+    MaxProcs,
+    /// SWF `MaxNodes`.
+    MaxNodes,
+    /// Batsim `nb_res`.
+    NbRes,
+}
+
+/// A workload read from a trace.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// Its format.
+    pub format: Format,
+    /// Jobs in file order.
+    pub jobs: Vec<Job>,
+    /// Machine size in units (processors or machines).
+    pub units: u64,
+    /// Where that came from.
+    pub size_source: SizeSource,
+    /// The cluster the jobs run on.
+    pub cluster: Cluster,
+    /// SHA-256 of the file's bytes, hex.
+    pub checksum: String,
+    /// SWF header lines (verbatim), empty for Batsim.
+    pub header: Vec<String>,
+}
+
+/// Detects the format from the file name, else from the first non-blank byte.
+pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
+    let lower = name.to_ascii_lowercase();
+    let lower = lower.strip_suffix(".gz").unwrap_or(&lower);
+    if lower.ends_with(".json") {
+        return Format::Batsim;
+    }
+    if lower.ends_with(".swf") {
+        return Format::Swf;
+    }
+    match first_bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => Format::Batsim,
+        _ => Format::Swf,
+    }
+}
+
+/// Reads a trace file. `format: None` detects it; `procs` overrides the machine size.
+pub fn load(
+    path: &Path,
+    format: Option<Format>,
+    procs: Option<u64>,
+) -> Result<Workload, TraceError> {
+    let name = path.display().to_string();
+    let input = input::open(path, &name)?;
+    load_input(input, &name, format, procs)
+}
+
+/// Reads a trace held in memory (the embedded default).
+pub fn load_bytes(
+    bytes: &'static [u8],
+    name: &str,
+    format: Option<Format>,
+    procs: Option<u64>,
+) -> Result<Workload, TraceError> {
+    load_input(input::from_bytes(bytes, name)?, name, format, procs)
+}
+
+fn load_input(
+    mut input: input::TraceInput,
+    name: &str,
+    format: Option<Format>,
+    procs: Option<u64>,
+) -> Result<Workload, TraceError> {
+    use std::io::BufRead;
+    let format = match format {
+        Some(f) => f,
+        None => {
+            let head = input
+                .reader
+                .fill_buf()
+                .map_err(|e| input::read_error(name, 1, input.gzip, e))?;
+            detect_format(name, head)
+        }
+    };
+    match format {
+        Format::Swf => {
+            let mut r = swf::SwfReader::new(input, name);
+            let mut jobs = Vec::new();
+            while let Some(rec) = r.next_record()? {
+                jobs.push(rec.to_job());
+            }
+            let h = r.header().clone();
+            let (units, size_source) = match (
+                procs,
+                h.max_procs.filter(|&p| p > 0),
+                h.max_nodes.filter(|&n| n > 0),
+            ) {
+                (Some(p), _, _) => (p, SizeSource::Override),
+                (None, Some(p), _) => (p, SizeSource::MaxProcs),
+                (None, None, Some(n)) => (n, SizeSource::MaxNodes),
+                _ => {
+                    return Err(TraceError::malformed(
+                        name,
+                        None,
+                        Some("header".into()),
+                        "no '; MaxProcs:' or '; MaxNodes:' line gives the machine size; pass --procs N",
+                    ));
+                }
+            };
+            let cluster = machine(name, units, Cluster::processor_pool)?;
+            Ok(Workload {
+                format,
+                jobs,
+                units,
+                size_source,
+                cluster,
+                checksum: r.checksum(),
+                header: h.lines,
+            })
+        }
+        Format::Batsim => {
+            let mut text = String::new();
+            let gzip = input.gzip;
+            input
+                .reader
+                .read_to_string(&mut text)
+                .map_err(|e| input::read_error(name, 1, gzip, e))?;
+            let w = batsim::parse(name, &text)?;
+            let (units, size_source) = match procs {
+                Some(p) => (p, SizeSource::Override),
+                None => (w.nb_res, SizeSource::NbRes),
+            };
+            let cluster = machine(name, units, Cluster::machines)?;
+            Ok(Workload {
+                format,
+                jobs: w.jobs,
+                units,
+                size_source,
+                cluster,
+                checksum: input.checksum.hex(),
+                header: Vec::new(),
+            })
+        }
+    }
+}
+
+fn machine(name: &str, units: u64, make: fn(u32) -> Cluster) -> Result<Cluster, TraceError> {
+    if units == 0 || units > u32::MAX as u64 {
+        return Err(TraceError::malformed(
+            name,
+            None,
+            Some("machine size".into()),
+            format!("{units} units: expected 1 to {}", u32::MAX),
+        ));
+    }
+    Ok(make(units as u32))
+}

@@ -1,0 +1,391 @@
+//! The Standard Workload Format (SWF v2.2) of the Parallel Workloads Archive.
+//!
+//! 18 whitespace-separated fields per job line; `;` starts a header comment
+//! (`; MaxProcs: 100`). `-1` means unknown. Conversion to schedlab jobs follows the
+//! usual replay conventions (../shared/docs/hpc-simulators.md §3):
+//! processors = requested (field 8) if > 0, else allocated (field 5);
+//! requested time = field 9 if > 0, else the run time; run time -1 is "missing" and such a
+//! job is rejected by the engine, as is a job with no processors.
+
+use crate::error::TraceError;
+use crate::input::{TraceInput, read_error};
+use sim_core::time::parse_secs_micros;
+use sim_core::{Job, JobKind, SimDuration, SimTime, TaskShape, TraceStatus};
+use std::io::BufRead;
+
+/// SWF field names, 1-based index = position + 1.
+pub const FIELD_NAMES: [&str; 18] = [
+    "job number",
+    "submit time",
+    "wait time",
+    "run time",
+    "allocated processors",
+    "average CPU time",
+    "used memory",
+    "requested processors",
+    "requested time",
+    "requested memory",
+    "status",
+    "user id",
+    "group id",
+    "executable number",
+    "queue number",
+    "partition number",
+    "preceding job number",
+    "think time",
+];
+
+/// One SWF job line, with every field kept (so SWF → SWF keeps everything).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwfRecord {
+    /// 1-based line number in the file.
+    pub line: u64,
+    /// Field 1.
+    pub job_number: i64,
+    /// Field 2, µs.
+    pub submit: u64,
+    /// Field 3, µs, `None` = -1.
+    pub wait: Option<u64>,
+    /// Field 4, µs, `None` = -1.
+    pub run_time: Option<u64>,
+    /// Field 5.
+    pub allocated_procs: i64,
+    /// Field 8.
+    pub requested_procs: i64,
+    /// Field 9, µs, `None` = -1.
+    pub requested_time: Option<u64>,
+    /// Field 11.
+    pub status: i64,
+    /// Field 12.
+    pub user: i64,
+    /// Field 13.
+    pub group: i64,
+    /// Field 15.
+    pub queue: i64,
+    /// Field 16.
+    pub partition: i64,
+}
+
+impl SwfRecord {
+    /// The job this line describes.
+    pub fn to_job(&self) -> Job {
+        let procs = if self.requested_procs > 0 {
+            self.requested_procs
+        } else {
+            self.allocated_procs.max(0)
+        };
+        let runtime = self.run_time.map(SimDuration);
+        let requested = match self.requested_time {
+            Some(q) if q > 0 => Some(SimDuration(q)),
+            _ => runtime,
+        };
+        Job {
+            trace_id: self.job_number.to_string(),
+            submit: SimTime(self.submit),
+            tasks: procs.min(u32::MAX as i64) as u32,
+            task: TaskShape {
+                cores: 1,
+                ..TaskShape::default()
+            },
+            runtime,
+            requested,
+            user: self.user.clamp(0, u32::MAX as i64) as u32,
+            group: self.group.clamp(0, u32::MAX as i64) as u32,
+            queue: self.queue.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            partition: self.partition.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            priority: 0,
+            kind: JobKind::Batch,
+            trace_status: match self.status {
+                0 => TraceStatus::Failed,
+                5 => TraceStatus::Cancelled,
+                _ => TraceStatus::Completed,
+            },
+        }
+    }
+}
+
+/// Header values the simulator uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SwfHeader {
+    /// `MaxProcs`.
+    pub max_procs: Option<u64>,
+    /// `MaxNodes`.
+    pub max_nodes: Option<u64>,
+    /// `MaxRecords`.
+    pub max_records: Option<u64>,
+    /// Every header line, verbatim.
+    pub lines: Vec<String>,
+}
+
+/// Streaming SWF reader: yields one [`SwfRecord`] per job line; header values are
+/// collected in [`SwfReader::header`] as they are passed.
+pub struct SwfReader {
+    input: TraceInput,
+    name: String,
+    line: u64,
+    buf: Vec<u8>,
+    header: SwfHeader,
+}
+
+impl SwfReader {
+    /// Reads from an opened input; `name` is the file name used in errors.
+    pub fn new(input: TraceInput, name: &str) -> Self {
+        SwfReader {
+            input,
+            name: name.to_string(),
+            line: 0,
+            buf: Vec::with_capacity(256),
+            header: SwfHeader::default(),
+        }
+    }
+
+    /// The header seen so far (complete once the first job line has been read).
+    pub fn header(&self) -> &SwfHeader {
+        &self.header
+    }
+
+    /// Checksum of the raw bytes read so far.
+    pub fn checksum(&self) -> String {
+        self.input.checksum.hex()
+    }
+
+    /// The next job line, `Ok(None)` at the end.
+    pub fn next_record(&mut self) -> Result<Option<SwfRecord>, TraceError> {
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            let n = self
+                .input
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| read_error(&self.name, self.line, self.input.gzip, e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let text = std::str::from_utf8(&self.buf).map_err(|_| {
+                TraceError::malformed(
+                    &self.name,
+                    Some(self.line),
+                    None,
+                    "line is not valid UTF-8 text",
+                )
+            })?;
+            let t = text.trim();
+            if t.is_empty() {
+                continue;
+            }
+            if let Some(h) = t.strip_prefix(';') {
+                let h = h.trim().to_string();
+                parse_header(&mut self.header, &h);
+                self.header.lines.push(h);
+                continue;
+            }
+            return parse_line(&self.name, self.line, t).map(Some);
+        }
+    }
+}
+
+fn parse_header(h: &mut SwfHeader, line: &str) {
+    let Some((key, value)) = line.split_once(':') else {
+        return;
+    };
+    let number = || {
+        let v = value.trim_start();
+        let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse::<u64>().ok()
+    };
+    match key.trim() {
+        "MaxProcs" => h.max_procs = number(),
+        "MaxNodes" => h.max_nodes = number(),
+        "MaxRecords" => h.max_records = number(),
+        _ => {}
+    }
+}
+
+fn field_label(i: usize) -> String {
+    format!("field {} ({})", i + 1, FIELD_NAMES[i])
+}
+
+/// Parses one job line (already trimmed, not a comment).
+pub fn parse_line(file: &str, line: u64, text: &str) -> Result<SwfRecord, TraceError> {
+    let mut f: [&str; 18] = [""; 18];
+    let mut n = 0usize;
+    for tok in text.split_ascii_whitespace() {
+        if n < 18 {
+            f[n] = tok;
+        }
+        n += 1;
+    }
+    if n != 18 {
+        return Err(TraceError::malformed(
+            file,
+            Some(line),
+            None,
+            format!("expected 18 whitespace-separated fields, found {n}"),
+        ));
+    }
+    // Every field must be a number, even those the simulator does not use.
+    for (i, tok) in f.iter().enumerate() {
+        if !is_number(tok) {
+            return Err(TraceError::bad(file, line, field_label(i), "a number", tok));
+        }
+    }
+    let int = |i: usize, min: i64| -> Result<i64, TraceError> {
+        let v: i64 = f[i]
+            .parse()
+            .map_err(|_| TraceError::bad(file, line, field_label(i), "an integer", f[i]))?;
+        if v < min {
+            let exp = if min == -1 {
+                "an integer >= 0, or -1 for unknown"
+            } else {
+                "an integer >= 0"
+            };
+            return Err(TraceError::bad(file, line, field_label(i), exp, f[i]));
+        }
+        Ok(v)
+    };
+    let time = |i: usize| -> Result<Option<u64>, TraceError> {
+        if f[i] == "-1" || f[i] == "-1.0" || f[i] == "-1.00" {
+            return Ok(None);
+        }
+        parse_secs_micros(f[i]).map(Some).map_err(|_| {
+            TraceError::bad(
+                file,
+                line,
+                field_label(i),
+                "seconds >= 0, or -1 for unknown",
+                f[i],
+            )
+        })
+    };
+    let submit = time(1)?
+        .ok_or_else(|| TraceError::bad(file, line, field_label(1), "seconds >= 0", f[1]))?;
+    let lenient = |i: usize| -> i64 { f[i].parse::<i64>().unwrap_or(-1) };
+    Ok(SwfRecord {
+        line,
+        job_number: int(0, 0)?,
+        submit,
+        wait: time(2).unwrap_or(None),
+        run_time: time(3)?,
+        allocated_procs: int(4, -1)?,
+        requested_procs: int(7, -1)?,
+        requested_time: time(8)?,
+        status: int(10, -1)?,
+        user: lenient(11),
+        group: lenient(12),
+        queue: lenient(14),
+        partition: lenient(15),
+    })
+}
+
+fn is_number(s: &str) -> bool {
+    let b = s.as_bytes();
+    let body = match b.first() {
+        Some(b'-') | Some(b'+') => &b[1..],
+        _ => b,
+    };
+    if body.is_empty() {
+        return false;
+    }
+    let mut dot = false;
+    let mut digit = false;
+    for (i, &c) in body.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => digit = true,
+            b'.' if !dot => dot = true,
+            b'e' | b'E' if digit && i + 1 < body.len() => {
+                let rest = &body[i + 1..];
+                let rest = rest
+                    .strip_prefix(b"-")
+                    .or_else(|| rest.strip_prefix(b"+"))
+                    .unwrap_or(rest);
+                return !rest.is_empty() && rest.iter().all(u8::is_ascii_digit);
+            }
+            _ => return false,
+        }
+    }
+    digit
+}
+
+/// Writes one SWF job line for `job` (fields it does not know are -1).
+pub fn write_job_line(out: &mut String, number: &str, job: &Job) {
+    use std::fmt::Write;
+    let secs = |us: u64| sim_core::time::secs_string(us);
+    let opt = |d: Option<SimDuration>| d.map(|d| secs(d.0)).unwrap_or_else(|| "-1".into());
+    let status = match job.trace_status {
+        TraceStatus::Failed => 0,
+        TraceStatus::Cancelled => 5,
+        TraceStatus::Completed => 1,
+    };
+    let _ = writeln!(
+        out,
+        "{number} {} -1 {} {} -1 -1 {} {} -1 {status} {} {} -1 {} {} -1 -1",
+        secs(job.submit.0),
+        opt(job.runtime),
+        job.tasks,
+        job.tasks,
+        opt(job.requested),
+        job.user,
+        job.group,
+        job.queue,
+        job.partition
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        for ok in ["0", "-1", "12.5", "1e3", "+4", "3."] {
+            assert!(is_number(ok), "{ok}");
+        }
+        for bad in ["", "-", "abc", "1.2.3", "1e", "e5", "12a", "--1"] {
+            assert!(!is_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn line_to_job() {
+        let r = parse_line(
+            "t.swf",
+            3,
+            "15 599850 192180 3477 4 -1 -1 -1 53940 -1 0 12 12 -1 -1 -1 -1 -1",
+        )
+        .unwrap();
+        let j = r.to_job();
+        assert_eq!(j.tasks, 4); // field 8 missing: allocated
+        assert_eq!(j.runtime, Some(SimDuration::from_secs(3477)));
+        assert_eq!(j.requested, Some(SimDuration::from_secs(53940)));
+        assert_eq!(j.trace_status, TraceStatus::Failed);
+        let r = parse_line("t.swf", 3, "1 0 0 30 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1").unwrap();
+        assert_eq!(r.to_job().tasks, 8);
+        assert_eq!(r.to_job().requested, Some(SimDuration::from_secs(30)));
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = parse_line("t.swf", 7, "1 0 0 30 -4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.swf:7: field 5 (allocated processors): expected an integer >= 0, or -1 for unknown, found '-4'"
+        );
+        let e = parse_line("t.swf", 2, "1 0 0 30 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.swf:2: expected 18 whitespace-separated fields, found 17"
+        );
+        let e = parse_line("t.swf", 9, "1 0 0 3x0 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.swf:9: field 4 (run time): expected a number, found '3x0'"
+        );
+    }
+}

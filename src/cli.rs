@@ -1,0 +1,100 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// schedlab: a deterministic simulator and policy lab for GPU/HPC cluster scheduling.
+#[derive(Parser, Debug)]
+#[command(name = "sim", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Replay a trace under a policy and write jobs.csv and summary.json.
+    Run(RunArgs),
+    /// List every policy with its options.
+    Policies,
+}
+
+/// Trace formats.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// Standard Workload Format (plain or .gz).
+    Swf,
+    /// Batsim JSON workload.
+    Batsim,
+}
+
+/// Per-job table layouts.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum JobsFormat {
+    /// schedlab's jobs.csv.
+    #[default]
+    Default,
+    /// Batsim's out_jobs.csv columns (for evalys).
+    Batsim,
+}
+
+/// `sim run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Trace file (SWF, .swf.gz, or Batsim JSON). Without it, an embedded slice of the
+    /// KTH-SP2 log is replayed.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Trace format; detected from the name or content when absent.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Machine size in processors (overrides the SWF header / Batsim nb_res).
+    #[arg(long)]
+    pub procs: Option<u64>,
+    /// Policy spec, `name[key=value,...]` (see `sim policies`).
+    #[arg(long, default_value = "easy")]
+    pub policy: String,
+    /// Master random seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output folder.
+    #[arg(long, default_value = "sim-out")]
+    pub out: PathBuf,
+    /// Kill jobs at their requested time (Slurm's behaviour; off as in Batsim/AccaSim).
+    #[arg(long)]
+    pub walltime_kill: bool,
+    /// Stop at this simulated time (seconds); jobs not done by then end `unfinished`.
+    #[arg(long)]
+    pub horizon: Option<String>,
+    /// Write the decision log (decisions.jsonl, JSON Lines).
+    #[arg(long)]
+    pub log: bool,
+    /// Layout of the per-job table.
+    #[arg(long, value_enum, default_value_t = JobsFormat::Default)]
+    pub jobs_format: JobsFormat,
+    /// No progress bar and no table on stdout.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The text of `sim policies`.
+pub fn policies_text() -> String {
+    let mut s = String::new();
+    for p in policies::REGISTRY {
+        s.push_str(&format!("{}\n    {}\n", p.name, p.summary));
+        for o in p.options {
+            s.push_str(&format!(
+                "    {}={} (default {})\n        {}\n",
+                o.key,
+                o.values.join("|"),
+                o.values[0],
+                o.doc
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str("Specs: name or name[key=value,...], e.g. easy[pass=per-event,reservation=nodes]\n");
+    s
+}

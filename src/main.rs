@@ -1,0 +1,53 @@
+//! `sim`: the schedlab command line.
+//!
+//! Exit status: 0 success; 2 bad input or usage (a trace that cannot be read, an unknown
+//! policy or option, a bad flag); 1 any other failure (an output that cannot be written,
+//! a policy that makes an invalid decision).
+
+mod cli;
+mod output;
+mod run;
+
+use std::process::ExitCode;
+
+/// A failure, with the exit status it maps to.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input or usage: exit 2.
+    BadInput(String),
+    /// Anything else: exit 1.
+    Other(String),
+}
+
+fn main() -> ExitCode {
+    match try_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BadInput(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Other(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn try_main() -> Result<(), Failure> {
+    use clap::Parser;
+    let args = match cli::Cli::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    match args.command {
+        cli::Command::Run(r) => run::run(&r),
+        cli::Command::Policies => {
+            print!("{}", cli::policies_text());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `sim run`.
+
+use crate::Failure;
+use crate::cli::{FormatArg, JobsFormat, RunArgs};
+use crate::output::{AtomicFile, write_atomic};
+use reports::{RunMeta, Summary};
+use sim_core::log::{LogEvent, LogSink};
+use sim_core::{Hooks, SimConfig, SimTime};
+use std::io::Write;
+
+/// The embedded default trace: the first 3,000 jobs of the Parallel Workloads Archive's
+/// KTH-SP2 log (cleaned version 2.1), donated by Lars Malinowsky (KTH); see data/README.md.
+pub const DEFAULT_TRACE: &[u8] = include_bytes!("../data/KTH-SP2-1996-2.1-cln.first3000.swf.gz");
+/// Its name in outputs.
+pub const DEFAULT_TRACE_NAME: &str = "embedded:KTH-SP2-1996-2.1-cln.first3000.swf.gz";
+
+struct JsonLines<'a> {
+    out: &'a mut dyn Write,
+}
+
+impl LogSink for JsonLines<'_> {
+    fn record(&mut self, now: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()> {
+        let mut v = serde_json::to_value(ev).map_err(std::io::Error::other)?;
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert(
+                "t".into(),
+                serde_json::Value::String(sim_core::time::secs_string(now.0)),
+            );
+        }
+        serde_json::to_writer(&mut *self.out, &v).map_err(std::io::Error::other)?;
+        self.out.write_all(b"\n")
+    }
+}
+
+pub fn run(a: &RunArgs) -> Result<(), Failure> {
+    let bad = Failure::BadInput;
+    let format = a.format.map(|f| match f {
+        FormatArg::Swf => traces::Format::Swf,
+        FormatArg::Batsim => traces::Format::Batsim,
+    });
+    if a.procs == Some(0) {
+        return Err(bad(
+            "--procs: expected a number of processors >= 1, found 0".into(),
+        ));
+    }
+    let horizon = match &a.horizon {
+        None => None,
+        Some(h) => Some(SimTime(
+            sim_core::time::parse_secs_micros(h)
+                .map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
+        )),
+    };
+    let mut policy = policies::build(&a.policy).map_err(|e| bad(format!("--policy: {e}")))?;
+    let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let spinner = show.then(|| {
+        let p = indicatif::ProgressBar::new_spinner();
+        p.set_message("reading trace");
+        p.enable_steady_tick(std::time::Duration::from_millis(120));
+        p
+    });
+    let (workload, trace_name) = match &a.trace {
+        Some(path) => (
+            traces::load(path, format, a.procs),
+            path.display().to_string(),
+        ),
+        None => (
+            traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format, a.procs),
+            DEFAULT_TRACE_NAME.to_string(),
+        ),
+    };
+    let workload = workload.map_err(|e| bad(e.to_string()))?;
+    if let Some(p) = spinner {
+        p.finish_and_clear();
+    }
+    let bar = show.then(|| {
+        let b = indicatif::ProgressBar::new(workload.jobs.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})",
+            )
+            .expect("valid template"),
+        );
+        b
+    });
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", a.out.display())))?;
+    let cfg = SimConfig {
+        walltime_kill: a.walltime_kill,
+        horizon,
+        node_events: Vec::new(),
+    };
+    let io_err = |what: &str, e: std::io::Error| {
+        Failure::Other(format!("{}: {e}", a.out.join(what).display()))
+    };
+    let mut log_file = if a.log {
+        Some(
+            AtomicFile::create(&a.out.join("decisions.jsonl"))
+                .map_err(|e| io_err("decisions.jsonl", e))?,
+        )
+    } else {
+        None
+    };
+    let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
+    let mut tick = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    };
+    let result = sim_core::simulate_with(
+        &workload.cluster,
+        &workload.jobs,
+        policy.as_mut(),
+        &cfg,
+        Hooks {
+            log: sink.as_mut().map(|s| s as &mut dyn LogSink),
+            progress: Some(&mut tick),
+        },
+    )
+    .map_err(|e| Failure::Other(e.to_string()))?;
+    drop(sink);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let summary = Summary::compute(
+        RunMeta {
+            trace: trace_name,
+            trace_sha256: workload.checksum.clone(),
+            format: workload.format.name().into(),
+            machine_units: workload.units,
+            policy: policy.spec(),
+            seed: a.seed,
+            walltime_kill: a.walltime_kill,
+        },
+        &workload.jobs,
+        &result.records,
+    );
+    write_atomic(&a.out.join("jobs.csv"), |w| match a.jobs_format {
+        JobsFormat::Default => reports::jobs_csv::write_jobs(w, &workload.jobs, &result.records),
+        JobsFormat::Batsim => {
+            reports::jobs_csv::write_batsim_jobs(w, &workload.jobs, &result.records)
+        }
+    })
+    .map_err(|e| io_err("jobs.csv", e))?;
+    write_atomic(&a.out.join("summary.json"), |w| {
+        serde_json::to_writer_pretty(&mut *w, &summary).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    })
+    .map_err(|e| io_err("summary.json", e))?;
+    if let Some(f) = log_file {
+        f.commit().map_err(|e| io_err("decisions.jsonl", e))?;
+    }
+    if !a.quiet {
+        println!("schedlab run → {}", a.out.display());
+        print!("{}", summary.table());
+    }
+    Ok(())
+}
