@@ -85,13 +85,7 @@ pub fn policies_text() -> String {
     for p in policies::REGISTRY {
         s.push_str(&format!("{}\n    {}\n", p.name, p.summary));
         for o in p.options {
-            s.push_str(&format!(
-                "    {}={} (default {})\n        {}\n",
-                o.key,
-                o.values.join("|"),
-                o.values[0],
-                o.doc
-            ));
+            s.push_str(&format!("    {}={} (default {})\n        {}\n", o.key, o.values.join("|"), o.values[0], o.doc));
         }
         s.push('\n');
     }

@@ -15,17 +15,10 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Starts writing `dest`.
     pub fn create(dest: &Path) -> std::io::Result<Self> {
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tmp = dest.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
         let f = File::create(&tmp)?;
-        Ok(AtomicFile {
-            tmp,
-            dest: dest.to_path_buf(),
-            out: Some(BufWriter::with_capacity(1 << 16, f)),
-        })
+        Ok(AtomicFile { tmp, dest: dest.to_path_buf(), out: Some(BufWriter::with_capacity(1 << 16, f)) })
     }
 
     /// The writer.
@@ -37,7 +30,6 @@ impl AtomicFile {
     pub fn commit(mut self) -> std::io::Result<()> {
         let out = self.out.take().expect("not committed");
         let f = out.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
         drop(f);
         std::fs::rename(&self.tmp, &self.dest)
     }
@@ -53,10 +45,7 @@ impl Drop for AtomicFile {
 }
 
 /// Writes `dest` whole with `fill`.
-pub fn write_atomic(
-    dest: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+pub fn write_atomic(dest: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
     let mut f = AtomicFile::create(dest)?;
     fill(f.writer())?;
     f.commit()

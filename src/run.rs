@@ -22,10 +22,7 @@ impl LogSink for JsonLines<'_> {
     fn record(&mut self, now: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()> {
         let mut v = serde_json::to_value(ev).map_err(std::io::Error::other)?;
         if let serde_json::Value::Object(m) = &mut v {
-            m.insert(
-                "t".into(),
-                serde_json::Value::String(sim_core::time::secs_string(now.0)),
-            );
+            m.insert("t".into(), serde_json::Value::String(sim_core::time::secs_string(now.0)));
         }
         serde_json::to_writer(&mut *self.out, &v).map_err(std::io::Error::other)?;
         self.out.write_all(b"\n")
@@ -39,15 +36,12 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         FormatArg::Batsim => traces::Format::Batsim,
     });
     if a.procs == Some(0) {
-        return Err(bad(
-            "--procs: expected a number of processors >= 1, found 0".into(),
-        ));
+        return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
     }
     let horizon = match &a.horizon {
         None => None,
         Some(h) => Some(SimTime(
-            sim_core::time::parse_secs_micros(h)
-                .map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
+            sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
         )),
     };
     let mut policy = policies::build(&a.policy).map_err(|e| bad(format!("--policy: {e}")))?;
@@ -59,14 +53,10 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p
     });
     let (workload, trace_name) = match &a.trace {
-        Some(path) => (
-            traces::load(path, format, a.procs),
-            path.display().to_string(),
-        ),
-        None => (
-            traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format, a.procs),
-            DEFAULT_TRACE_NAME.to_string(),
-        ),
+        Some(path) => (traces::load(path, format, a.procs), path.display().to_string()),
+        None => {
+            (traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format, a.procs), DEFAULT_TRACE_NAME.to_string())
+        }
     };
     let workload = workload.map_err(|e| bad(e.to_string()))?;
     if let Some(p) = spinner {
@@ -75,28 +65,17 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new(workload.jobs.len() as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})",
-            )
-            .expect("valid template"),
+            indicatif::ProgressStyle::with_template("{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})")
+                .expect("valid template"),
         );
         b
     });
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", a.out.display())))?;
-    let cfg = SimConfig {
-        walltime_kill: a.walltime_kill,
-        horizon,
-        node_events: Vec::new(),
-    };
-    let io_err = |what: &str, e: std::io::Error| {
-        Failure::Other(format!("{}: {e}", a.out.join(what).display()))
-    };
+    let cfg = SimConfig { walltime_kill: a.walltime_kill, horizon, node_events: Vec::new() };
+    let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {
-        Some(
-            AtomicFile::create(&a.out.join("decisions.jsonl"))
-                .map_err(|e| io_err("decisions.jsonl", e))?,
-        )
+        Some(AtomicFile::create(&a.out.join("decisions.jsonl")).map_err(|e| io_err("decisions.jsonl", e))?)
     } else {
         None
     };
@@ -111,10 +90,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         &workload.jobs,
         policy.as_mut(),
         &cfg,
-        Hooks {
-            log: sink.as_mut().map(|s| s as &mut dyn LogSink),
-            progress: Some(&mut tick),
-        },
+        Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick) },
     )
     .map_err(|e| Failure::Other(e.to_string()))?;
     drop(sink);
@@ -136,9 +112,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     );
     write_atomic(&a.out.join("jobs.csv"), |w| match a.jobs_format {
         JobsFormat::Default => reports::jobs_csv::write_jobs(w, &workload.jobs, &result.records),
-        JobsFormat::Batsim => {
-            reports::jobs_csv::write_batsim_jobs(w, &workload.jobs, &result.records)
-        }
+        JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(w, &workload.jobs, &result.records),
     })
     .map_err(|e| io_err("jobs.csv", e))?;
     write_atomic(&a.out.join("summary.json"), |w| {

@@ -2,10 +2,9 @@
 //! holds a reservation, and nobody may delay anybody's reservation.
 
 use crate::options::{
-    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, REPLAN, RESERVATION, Reservation,
-    canonical, pass_index,
+    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, REPLAN, RESERVATION, Reservation, canonical, pass_index,
 };
-use crate::profile::StepProfile;
+use crate::profile::{StepProfile, overrun_clamp};
 use crate::spec::{PolicyError, PolicySpec};
 use crate::unit_profile::UnitProfile;
 use sim_core::SimTime;
@@ -30,8 +29,9 @@ pub enum Replan {
 /// Every waiting job holds a reservation in an availability profile built from running
 /// jobs' expected ends (start + estimate) and the other reservations. A newly queued job
 /// gets the earliest reservation where it fits without touching existing ones; a job whose
-/// reservation starts now starts now. A running job that overran its estimate is expected
-/// to end one microsecond from now.
+/// reservation starts now starts now (once a job due to end now has ended, with
+/// `pass=per-event`). A running job that overran its estimate is expected to end one
+/// microsecond from now.
 ///
 /// Options:
 /// * `pass=per-time|per-event`.
@@ -39,9 +39,9 @@ pub enum Replan {
 ///   expected ends use the requested time, or the true run time (ideal predictor).
 /// * `reservation=count|nodes` — with `nodes` every reservation holds the lowest-indexed
 ///   units free for its whole interval, and the job starts on them.
-/// * `replan=revisit|rebuild` — see [`Replan`]. With `revisit`, replanning also happens
-///   when a reservation has gone stale (its start passed while an overrunning job still
-///   held its units).
+/// * `replan=revisit|rebuild` — see [`Replan`]. With `revisit`, a stale plan (a
+///   reservation whose start has passed, or reservations that no longer fit because a
+///   running job overran its estimate) is rebuilt from scratch instead.
 #[derive(Debug, Clone)]
 pub struct ConservativeBackfill {
     pass: PassMode,
@@ -64,6 +64,12 @@ impl Prof {
             Prof::Nodes(p) => p.earliest(units, len),
         }
     }
+    fn feasible(&self) -> bool {
+        match self {
+            Prof::Count(p) => p.feasible(),
+            Prof::Nodes(p) => p.feasible(),
+        }
+    }
     fn origin(&self) -> SimTime {
         match self {
             Prof::Count(p) => p.steps()[0].0,
@@ -71,28 +77,14 @@ impl Prof {
         }
     }
     /// Holds a reservation; a stale one (started in the past) only from now on.
-    fn reserve(
-        &mut self,
-        j: JobId,
-        from: SimTime,
-        len: sim_core::SimDuration,
-        units: u64,
-        set: &UnitSet,
-    ) {
+    fn reserve(&mut self, j: JobId, from: SimTime, len: sim_core::SimDuration, units: u64, set: &UnitSet) {
         let (from, len) = self.clip(from, len);
         match self {
             Prof::Count(p) => p.reserve(from, from + len, units),
             Prof::Nodes(p) => p.reserve(j, from, from + len, set),
         }
     }
-    fn unreserve(
-        &mut self,
-        j: JobId,
-        from: SimTime,
-        len: sim_core::SimDuration,
-        units: u64,
-        set: &UnitSet,
-    ) {
+    fn unreserve(&mut self, j: JobId, from: SimTime, len: sim_core::SimDuration, units: u64, set: &UnitSet) {
         let (from, len) = self.clip(from, len);
         match self {
             Prof::Count(p) => p.unreserve(from, from + len, units),
@@ -104,11 +96,7 @@ impl Prof {
 impl Prof {
     fn clip(&self, from: SimTime, len: sim_core::SimDuration) -> (SimTime, sim_core::SimDuration) {
         let o = self.origin();
-        if from >= o {
-            (from, len)
-        } else {
-            (o, (from + len).saturating_since(o))
-        }
+        if from >= o { (from, len) } else { (o, (from + len).saturating_since(o)) }
     }
 }
 
@@ -161,7 +149,7 @@ impl Policy for ConservativeBackfill {
         for &j in &info.queued {
             *self.slot(j) = None;
         }
-        let end_of = |r: &sim_core::policy::RunningJob| r.start + est.of(view, r.job);
+        let end_of = |r: &sim_core::policy::RunningJob| overrun_clamp(r.start + est.of(view, r.job), now, false);
         let mut prof = match self.reservation {
             Reservation::Count => Prof::Count(StepProfile::of_running(view, end_of)),
             Reservation::Nodes => Prof::Nodes(UnitProfile::of_running(view, end_of)),
@@ -173,19 +161,18 @@ impl Policy for ConservativeBackfill {
                 prof.reserve(j, s, est.of(view, j), view.job(j).units(), &set);
             }
         }
-        let replan_all = match self.replan {
-            Replan::Rebuild => true,
-            Replan::Revisit => info.resources_released() || stale,
-        };
-        if replan_all {
-            let rebuild = self.replan == Replan::Rebuild;
-            if rebuild {
-                for &j in queue {
-                    if let Some((s, set)) = self.slot(j).take() {
-                        prof.unreserve(j, s, est.of(view, j), view.job(j).units(), &set);
-                    }
+        // Reservations no longer fit when a running job overran its estimate past them.
+        stale |= !prof.feasible();
+        // A stale plan is rebuilt from scratch: keeping stale reservations in place while
+        // revisiting would let them block jobs that could start now.
+        let rebuild = self.replan == Replan::Rebuild || stale;
+        if rebuild {
+            for &j in queue {
+                if let Some((s, set)) = self.slot(j).take() {
+                    prof.unreserve(j, s, est.of(view, j), view.job(j).units(), &set);
                 }
             }
+        } else if info.resources_released() {
             for &j in queue {
                 if let Some((s, set)) = self.slot(j).take() {
                     let (len, units) = (est.of(view, j), view.job(j).units());
@@ -206,21 +193,34 @@ impl Policy for ConservativeBackfill {
                 }
             }
         }
+        // Start every job reserved at now that fits now. With pass=per-event a job due to
+        // end at this instant may not have ended yet; whoever is reserved on its units
+        // keeps the reservation and starts in the pass after that end.
         let nodes = self.reservation == Reservation::Nodes;
+        let mut free = view.free_units();
+        let mut pool = if nodes { Some(view.free_pool().clone()) } else { None };
         for &j in queue {
             match self.slot(j).clone() {
                 Some((s, set)) if s == now => {
-                    *self.slot(j) = None;
-                    out.push(Decision::Start {
-                        job: j,
-                        units: nodes.then_some(set),
-                        reason: StartReason::ReservationNow,
-                    });
+                    let fits = match &mut pool {
+                        Some(p) => p.take(&set),
+                        None => view.job(j).units() <= free,
+                    };
+                    if fits {
+                        free -= view.job(j).units();
+                        *self.slot(j) = None;
+                        out.push(Decision::Start {
+                            job: j,
+                            units: nodes.then_some(set),
+                            reason: StartReason::ReservationNow,
+                        });
+                    } else if view.logging() {
+                        out.push(Decision::Wait { job: j, reason: WaitReason::Reserved { at: s } });
+                    }
                 }
-                Some((s, _)) if view.logging() => out.push(Decision::Wait {
-                    job: j,
-                    reason: WaitReason::Reserved { at: s },
-                }),
+                Some((s, _)) if view.logging() => {
+                    out.push(Decision::Wait { job: j, reason: WaitReason::Reserved { at: s } })
+                }
                 _ => {}
             }
         }

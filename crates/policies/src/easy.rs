@@ -2,9 +2,9 @@
 //! Slurm's sched/backfill is its conservative cousin; Maui and the SP2 schedulers ran EASY).
 
 use crate::options::{
-    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, RESERVATION, Reservation, canonical,
-    pass_index,
+    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, RESERVATION, Reservation, canonical, pass_index,
 };
+use crate::profile::overrun_clamp;
 use crate::spec::{PolicyError, PolicySpec};
 use crate::unit_profile::UnitProfile;
 use sim_core::SimTime;
@@ -45,11 +45,7 @@ impl EasyBackfill {
     /// Builds it from a spec.
     pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
         let c = Chosen::check(spec, Self::OPTIONS)?;
-        Ok(EasyBackfill {
-            pass: c.pass(),
-            estimate: c.estimate(),
-            reservation: c.reservation(),
-        })
+        Ok(EasyBackfill { pass: c.pass(), estimate: c.estimate(), reservation: c.reservation() })
     }
 
     fn schedule_count(&self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
@@ -67,11 +63,7 @@ impl EasyBackfill {
             }
             free -= need;
             started.push((now + view.requested(j), need));
-            out.push(Decision::Start {
-                job: j,
-                units: None,
-                reason: StartReason::HeadFits,
-            });
+            out.push(Decision::Start { job: j, units: None, reason: StartReason::HeadFits });
             i += 1;
         }
         if i == queue.len() {
@@ -82,10 +74,7 @@ impl EasyBackfill {
         started.sort_unstable();
         let (shadow, mut extra) = shadow_and_extra(view, &started, free, need);
         if view.logging() {
-            out.push(Decision::Wait {
-                job: head,
-                reason: WaitReason::HeadReserved { at: shadow, free },
-            });
+            out.push(Decision::Wait { job: head, reason: WaitReason::HeadReserved { at: shadow, free } });
         }
         for &c in &queue[i + 1..] {
             if free == 0 {
@@ -127,17 +116,13 @@ impl EasyBackfill {
                 break;
             };
             fcfs_started.push((j, set.clone()));
-            out.push(Decision::Start {
-                job: j,
-                units: Some(set),
-                reason: StartReason::HeadFits,
-            });
+            out.push(Decision::Start { job: j, units: Some(set), reason: StartReason::HeadFits });
             i += 1;
         }
         if i == queue.len() {
             return;
         }
-        let mut prof = UnitProfile::of_running(view, |r| r.requested_end);
+        let mut prof = UnitProfile::of_running(view, |r| overrun_clamp(r.requested_end, now, true));
         for (j, set) in &fcfs_started {
             prof.reserve(*j, now, now + view.requested(*j), set);
         }
@@ -149,13 +134,7 @@ impl EasyBackfill {
         };
         prof.reserve(head, shadow, shadow + head_len, &head_set);
         if view.logging() {
-            out.push(Decision::Wait {
-                job: head,
-                reason: WaitReason::HeadReserved {
-                    at: shadow,
-                    free: pool.count(),
-                },
-            });
+            out.push(Decision::Wait { job: head, reason: WaitReason::HeadReserved { at: shadow, free: pool.count() } });
         }
         for &c in &queue[i + 1..] {
             if pool.count() == 0 {
@@ -170,11 +149,7 @@ impl EasyBackfill {
                 let taken = pool.take(&set);
                 debug_assert!(taken, "placement on units that are not free");
                 prof.reserve(c, now, now + len, &set);
-                out.push(Decision::Start {
-                    job: c,
-                    units: Some(set),
-                    reason: StartReason::BackfillPlacementNow,
-                });
+                out.push(Decision::Start { job: c, units: Some(set), reason: StartReason::BackfillPlacementNow });
             }
         }
     }
@@ -182,16 +157,8 @@ impl EasyBackfill {
 
 /// The shadow time and extra units for a head needing `need` units, with `free` units
 /// free now and `started` (requested end, units) jobs started earlier in this pass.
-fn shadow_and_extra(
-    view: &SchedView<'_>,
-    started: &[(SimTime, u64)],
-    free: u64,
-    need: u64,
-) -> (SimTime, u64) {
-    let mut running = view
-        .running_by_requested_end()
-        .map(|r| (r.requested_end, r.units.len()))
-        .peekable();
+fn shadow_and_extra(view: &SchedView<'_>, started: &[(SimTime, u64)], free: u64, need: u64) -> (SimTime, u64) {
+    let mut running = view.running_by_requested_end().map(|r| (r.requested_end, r.units.len())).peekable();
     let mut fresh = started.iter().copied().peekable();
     let mut avail = free;
     let mut next = || match (running.peek(), fresh.peek()) {

@@ -23,22 +23,13 @@ impl Fcfs {
     /// Builds it from a spec.
     pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
         let c = Chosen::check(spec, Self::OPTIONS)?;
-        Ok(Fcfs {
-            pass: c.pass(),
-            reservation: c.reservation(),
-        })
+        Ok(Fcfs { pass: c.pass(), reservation: c.reservation() })
     }
 }
 
 impl Policy for Fcfs {
     fn spec(&self) -> String {
-        canonical(
-            "fcfs",
-            &[
-                (PASS, pass_index(self.pass)),
-                (RESERVATION, self.reservation as usize),
-            ],
-        )
+        canonical("fcfs", &[(PASS, pass_index(self.pass)), (RESERVATION, self.reservation as usize)])
     }
     fn pass_mode(&self) -> PassMode {
         self.pass
@@ -49,19 +40,12 @@ impl Policy for Fcfs {
             let need = view.job(j).units();
             if need > free {
                 if view.logging() {
-                    out.push(Decision::Wait {
-                        job: j,
-                        reason: WaitReason::DoesNotFit { free },
-                    });
+                    out.push(Decision::Wait { job: j, reason: WaitReason::DoesNotFit { free } });
                 }
                 break;
             }
             free -= need;
-            out.push(Decision::Start {
-                job: j,
-                units: None,
-                reason: StartReason::HeadFits,
-            });
+            out.push(Decision::Start { job: j, units: None, reason: StartReason::HeadFits });
         }
     }
 }

@@ -70,16 +70,9 @@ pub const REGISTRY: &[PolicyEntry] = &[
 /// Builds a policy from a spec such as `conservative[replan=rebuild]`.
 pub fn build(spec: &str) -> Result<Box<dyn Policy>, PolicyError> {
     let parsed: PolicySpec = spec.parse()?;
-    let entry = REGISTRY
-        .iter()
-        .find(|e| e.name == parsed.name)
-        .ok_or_else(|| PolicyError::UnknownPolicy {
-            name: parsed.name.clone(),
-            known: REGISTRY
-                .iter()
-                .map(|e| e.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+    let entry = REGISTRY.iter().find(|e| e.name == parsed.name).ok_or_else(|| PolicyError::UnknownPolicy {
+        name: parsed.name.clone(),
+        known: REGISTRY.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+    })?;
     (entry.build)(&parsed)
 }

@@ -112,11 +112,7 @@ impl<'a> Chosen<'a> {
 
     /// Index of the chosen value of `opt` in `opt.values` (0 = default).
     pub(crate) fn index(&self, opt: OptionInfo) -> usize {
-        self.spec
-            .options
-            .get(opt.key)
-            .and_then(|v| opt.values.iter().position(|x| x == v))
-            .unwrap_or(0)
+        self.spec.options.get(opt.key).and_then(|v| opt.values.iter().position(|x| x == v)).unwrap_or(0)
     }
 
     pub(crate) fn pass(&self) -> PassMode {
@@ -135,10 +131,7 @@ pub(crate) fn canonical(name: &str, opts: &[(OptionInfo, usize)]) -> String {
     if opts.is_empty() {
         return name.to_string();
     }
-    let body: Vec<String> = opts
-        .iter()
-        .map(|(o, i)| format!("{}={}", o.key, o.values[*i]))
-        .collect();
+    let body: Vec<String> = opts.iter().map(|(o, i)| format!("{}={}", o.key, o.values[*i])).collect();
     format!("{name}[{}]", body.join(","))
 }
 

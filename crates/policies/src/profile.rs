@@ -3,6 +3,15 @@
 use sim_core::SimTime;
 use sim_core::policy::SchedView;
 
+/// The expected end of a running job for planning: `end` itself, unless it is already
+/// in the past (the job overran its estimate and still runs), then one microsecond from
+/// now. With `due_now_is_past`, an end exactly at `now` also counts as past: use it when
+/// the plan may start jobs on the job's units at once (EASY), since with `pass=per-event`
+/// its end may not have been processed yet.
+pub fn overrun_clamp(end: SimTime, now: SimTime, due_now_is_past: bool) -> SimTime {
+    if end < now || (due_now_is_past && end == now) { now.next_tick() } else { end }
+}
+
 /// Free units as a step function of time from an origin (`now`) to infinity.
 ///
 /// `steps[i] = (t_i, free_i)`: from `t_i` until `t_{i+1}` (or forever for the last step),
@@ -15,23 +24,16 @@ pub struct StepProfile {
 impl StepProfile {
     /// `free` units from `origin` on.
     pub fn new(origin: SimTime, free: i64) -> Self {
-        StepProfile {
-            steps: vec![(origin, free)],
-        }
+        StepProfile { steps: vec![(origin, free)] }
     }
 
     /// The profile of running jobs: free units now, plus each running job's units from its
-    /// expected end on. `end_of` gives a running job's expected end; ends at or before
-    /// `now` are taken as `now + 1 µs` (the job overran its estimate and is still running).
-    pub fn of_running(
-        view: &SchedView<'_>,
-        end_of: impl Fn(&sim_core::policy::RunningJob) -> SimTime,
-    ) -> Self {
+    /// expected end on. `end_of` gives a running job's expected end, already clamped by the
+    /// caller (see [`overrun_clamp`]); an end at `now` counts from now.
+    pub fn of_running(view: &SchedView<'_>, end_of: impl Fn(&sim_core::policy::RunningJob) -> SimTime) -> Self {
         let now = view.now();
-        let mut ends: Vec<(SimTime, i64)> = view
-            .running()
-            .map(|r| (end_of(r).max(now.next_tick()), r.units.len() as i64))
-            .collect();
+        let mut ends: Vec<(SimTime, i64)> =
+            view.running().map(|r| (end_of(r).max(now), r.units.len() as i64)).collect();
         ends.sort_unstable();
         let mut steps = Vec::with_capacity(ends.len() + 1);
         let mut free = view.free_units() as i64;
@@ -70,11 +72,7 @@ impl StepProfile {
             return;
         }
         let a = self.split_at(from);
-        let b = if to == SimTime::MAX {
-            self.steps.len()
-        } else {
-            self.split_at(to)
-        };
+        let b = if to == SimTime::MAX { self.steps.len() } else { self.split_at(to) };
         for s in &mut self.steps[a..b] {
             s.1 += delta;
         }
@@ -108,12 +106,7 @@ impl StepProfile {
     }
 
     /// As [`StepProfile::earliest_fit`], trying only breakpoints from index `from` on.
-    pub fn earliest_fit_from(
-        &self,
-        from: usize,
-        units: u64,
-        len: sim_core::SimDuration,
-    ) -> Option<SimTime> {
+    pub fn earliest_fit_from(&self, from: usize, units: u64, len: sim_core::SimDuration) -> Option<SimTime> {
         let need = units as i64;
         let n = self.steps.len();
         let mut cand = from;
@@ -137,15 +130,17 @@ impl StepProfile {
         None
     }
 
+    /// Whether no step has fewer than zero free units (no reservation is over-booked).
+    pub fn feasible(&self) -> bool {
+        self.steps.iter().all(|s| s.1 >= 0)
+    }
+
     /// Whether at least `units` are free during all of `[t, t + len)`.
     pub fn fits(&self, t: SimTime, units: u64, len: sim_core::SimDuration) -> bool {
         let need = units as i64;
         let i = self.steps.partition_point(|s| s.0 <= t).max(1) - 1;
         let end = t.saturating_add(len);
-        self.steps[i..]
-            .iter()
-            .take_while(|s| s.0 < end)
-            .all(|s| s.1 >= need)
+        self.steps[i..].iter().take_while(|s| s.0 < end).all(|s| s.1 >= need)
     }
 }
 

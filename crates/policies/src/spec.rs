@@ -63,34 +63,23 @@ impl std::str::FromStr for PolicySpec {
     /// assert_eq!(s.options["reservation"], "nodes");
     /// ```
     fn from_str(spec: &str) -> Result<Self, PolicyError> {
-        let bad = |what: &str| PolicyError::Malformed {
-            spec: spec.to_string(),
-            what: what.to_string(),
-        };
+        let bad = |what: &str| PolicyError::Malformed { spec: spec.to_string(), what: what.to_string() };
         let s = spec.trim();
         let (name, rest) = match s.find('[') {
             Some(i) => {
-                let inner = s[i + 1..]
-                    .strip_suffix(']')
-                    .ok_or_else(|| bad("missing closing ']'"))?;
+                let inner = s[i + 1..].strip_suffix(']').ok_or_else(|| bad("missing closing ']'"))?;
                 (&s[..i], Some(inner))
             }
             None => (s, None),
         };
         let name = name.trim();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
             return Err(bad("the name must be letters, digits, '-' or '_'"));
         }
         let mut options = BTreeMap::new();
         if let Some(inner) = rest {
             for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                let (k, v) = part
-                    .split_once('=')
-                    .ok_or_else(|| bad(&format!("option '{part}' has no '='")))?;
+                let (k, v) = part.split_once('=').ok_or_else(|| bad(&format!("option '{part}' has no '='")))?;
                 let (k, v) = (k.trim(), v.trim());
                 if k.is_empty() || v.is_empty() {
                     return Err(bad(&format!("option '{part}' needs a key and a value")));
@@ -100,9 +89,6 @@ impl std::str::FromStr for PolicySpec {
                 }
             }
         }
-        Ok(PolicySpec {
-            name: name.to_string(),
-            options,
-        })
+        Ok(PolicySpec { name: name.to_string(), options })
     }
 }

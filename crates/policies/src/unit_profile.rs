@@ -19,11 +19,13 @@ pub struct UnitProfile {
     releases: BTreeSet<SimTime>,
     /// The same availability counted, to skip hopeless candidate times fast.
     counts: StepProfile,
+    /// Set when a reservation was put on a unit that is not free for its interval.
+    conflict: bool,
 }
 
 impl UnitProfile {
-    /// The running jobs' profile. `end_of` gives a running job's expected end; ends at or
-    /// before now are taken as `now + 1 µs`. Units that are neither free nor held (their
+    /// The running jobs' profile. `end_of` gives a running job's expected end, already
+    /// clamped by the caller ([`crate::profile::overrun_clamp`]). Units that are neither free nor held (their
     /// node is down or draining) never become free.
     pub fn of_running(view: &SchedView<'_>, end_of: impl Fn(&RunningJob) -> SimTime) -> Self {
         let now = view.now();
@@ -36,20 +38,16 @@ impl UnitProfile {
         }
         let mut releases = BTreeSet::new();
         for r in view.running() {
-            let e = end_of(r).max(now.next_tick());
-            releases.insert(e);
+            let e = end_of(r).max(now);
+            if e > now {
+                releases.insert(e);
+            }
             for u in r.units.iter() {
                 free_from[u as usize] = e;
             }
         }
         let counts = StepProfile::of_running(view, end_of);
-        UnitProfile {
-            origin: now,
-            free_from,
-            reserved: vec![Vec::new(); n],
-            releases,
-            counts,
-        }
+        UnitProfile { origin: now, free_from, reserved: vec![Vec::new(); n], releases, counts, conflict: false }
     }
 
     /// The counted view of the same availability.
@@ -97,12 +95,21 @@ impl UnitProfile {
     /// Holds `set` for `job` over `[from, to)`.
     pub fn reserve(&mut self, job: JobId, from: SimTime, to: SimTime, set: &UnitSet) {
         for u in set.iter() {
-            self.reserved[u as usize].push((from, to, job));
+            let r = &mut self.reserved[u as usize];
+            if self.free_from[u as usize] > from || r.iter().any(|&(a, b, _)| a < to && from < b) {
+                self.conflict = true;
+            }
+            r.push((from, to, job));
         }
         if to != SimTime::MAX && to > self.origin {
             self.releases.insert(to);
         }
         self.counts.reserve(from, to, set.len());
+    }
+
+    /// Whether every reservation made so far is on units free for its whole interval.
+    pub fn feasible(&self) -> bool {
+        !self.conflict && self.counts.feasible()
     }
 
     /// Drops `job`'s hold on `set` over `[from, to)`.

@@ -11,11 +11,7 @@ pub const HEADER: &str = "job_id,submit,start,end,wait,run,requested,procs,outco
 /// one row per input job in input order. Times are seconds written exactly; start, end,
 /// wait and run are empty where the job has none (rejected; unfinished). `reason` names
 /// why a job was rejected.
-pub fn write_jobs(
-    out: &mut (impl Write + ?Sized),
-    jobs: &[Job],
-    records: &[JobRecord],
-) -> io::Result<()> {
+pub fn write_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobRecord]) -> io::Result<()> {
     let mut line = String::with_capacity(128);
     writeln!(out, "{HEADER}")?;
     for (job, rec) in jobs.iter().zip(records) {
@@ -63,11 +59,7 @@ pub const BATSIM_HEADER: &str = "job_id,workload_name,profile,submission_time,re
 /// Writes Batsim's `out_jobs.csv` columns (oar-team/batsim docs/output-jobs.rst), so
 /// evalys can load the run. Rejected jobs have `final_state=REJECTED` and times of -1;
 /// unfinished ones `UNFINISHED`.
-pub fn write_batsim_jobs(
-    out: &mut (impl Write + ?Sized),
-    jobs: &[Job],
-    records: &[JobRecord],
-) -> io::Result<()> {
+pub fn write_batsim_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobRecord]) -> io::Result<()> {
     writeln!(out, "{BATSIM_HEADER}")?;
     let s = |d: u64| sim_core::time::secs_string(d);
     for (job, rec) in jobs.iter().zip(records) {
@@ -86,36 +78,13 @@ pub fn write_batsim_jobs(
             (Some(st), Some(en)) => {
                 let exec = (en - st).0;
                 let turn = (en - job.submit).0;
-                let stretch = if exec > 0 {
-                    format!("{}", turn as f64 / exec as f64)
-                } else {
-                    String::new()
-                };
-                (
-                    s(st.0),
-                    s(exec),
-                    s(en.0),
-                    s((st - job.submit).0),
-                    s(turn),
-                    stretch,
-                )
+                let stretch = if exec > 0 { format!("{}", turn as f64 / exec as f64) } else { String::new() };
+                (s(st.0), s(exec), s(en.0), s((st - job.submit).0), s(turn), stretch)
             }
-            (Some(st), None) => (
-                s(st.0),
-                String::new(),
-                String::new(),
-                s((st - job.submit).0),
-                String::new(),
-                String::new(),
-            ),
-            _ => (
-                "-1".into(),
-                "-1".into(),
-                "-1".into(),
-                "-1".into(),
-                "-1".into(),
-                "-1".into(),
-            ),
+            (Some(st), None) => {
+                (s(st.0), String::new(), String::new(), s((st - job.submit).0), String::new(), String::new())
+            }
+            _ => ("-1".into(), "-1".into(), "-1".into(), "-1".into(), "-1".into(), "-1".into()),
         };
         writeln!(
             out,

@@ -62,8 +62,7 @@ impl Summary {
     /// Computes the summary of a run. Sums run in input order, so the result does not
     /// depend on anything but the inputs.
     pub fn compute(meta: RunMeta, jobs: &[Job], records: &[JobRecord]) -> Summary {
-        let mut outcomes: BTreeMap<&'static str, u64> =
-            Outcome::NAMES.iter().map(|n| (*n, 0)).collect();
+        let mut outcomes: BTreeMap<&'static str, u64> = Outcome::NAMES.iter().map(|n| (*n, 0)).collect();
         let mut rejected_by_reason: BTreeMap<&'static str, u64> = BTreeMap::new();
         let mut waits: Vec<u64> = Vec::new();
         let (mut bsld_sum, mut bsld_n) = (0f64, 0u64);
@@ -71,13 +70,9 @@ impl Summary {
         let first_submit = jobs.iter().map(|j| j.submit.0).min();
         let mut last_end: Option<u64> = None;
         for (job, rec) in jobs.iter().zip(records) {
-            *outcomes
-                .get_mut(rec.outcome.name())
-                .expect("all outcomes listed") += 1;
+            *outcomes.get_mut(rec.outcome.name()).expect("all outcomes listed") += 1;
             if let Outcome::Rejected(r) = rec.outcome {
-                *rejected_by_reason
-                    .entry(RejectReason::as_str(r))
-                    .or_default() += 1;
+                *rejected_by_reason.entry(RejectReason::as_str(r)).or_default() += 1;
             }
             if let Some(s) = rec.start {
                 waits.push((s - job.submit).0);
@@ -96,21 +91,14 @@ impl Summary {
         waits.sort_unstable();
         let secs = |us: u64| us as f64 / 1e6;
         let n = waits.len();
-        let wait_mean = if n == 0 {
-            0.0
-        } else {
-            waits.iter().map(|&w| w as u128).sum::<u128>() as f64 / n as f64 / 1e6
-        };
+        let wait_mean =
+            if n == 0 { 0.0 } else { waits.iter().map(|&w| w as u128).sum::<u128>() as f64 / n as f64 / 1e6 };
         let wait_median = match n {
             0 => 0.0,
             _ if n % 2 == 1 => secs(waits[n / 2]),
             _ => (secs(waits[n / 2 - 1]) + secs(waits[n / 2])) / 2.0,
         };
-        let wait_p95 = if n == 0 {
-            0.0
-        } else {
-            secs(waits[(n * 95).div_ceil(100) - 1])
-        };
+        let wait_p95 = if n == 0 { 0.0 } else { secs(waits[(n * 95).div_ceil(100) - 1]) };
         let wait_max = waits.last().map_or(0.0, |&w| secs(w));
         let makespan_us = match (first_submit, last_end) {
             (Some(f), Some(l)) => l.saturating_sub(f),
@@ -131,11 +119,7 @@ impl Summary {
             wait_median,
             wait_p95,
             wait_max,
-            bounded_slowdown_mean: if bsld_n == 0 {
-                0.0
-            } else {
-                bsld_sum / bsld_n as f64
-            },
+            bounded_slowdown_mean: if bsld_n == 0 { 0.0 } else { bsld_sum / bsld_n as f64 },
             utilization,
             makespan: secs(makespan_us),
         }
@@ -146,32 +130,16 @@ impl Summary {
         let mut s = String::new();
         let row = |s: &mut String, k: &str, v: String| s.push_str(&format!("  {k:<24} {v}\n"));
         row(&mut s, "policy", self.meta.policy.clone());
-        row(
-            &mut s,
-            "trace",
-            format!("{} ({} units)", self.meta.trace, self.meta.machine_units),
-        );
+        row(&mut s, "trace", format!("{} ({} units)", self.meta.trace, self.meta.machine_units));
         row(&mut s, "jobs", self.jobs_total.to_string());
         for (k, v) in &self.outcomes {
             if *v > 0 {
                 row(&mut s, &format!("  {k}"), v.to_string());
             }
         }
-        row(
-            &mut s,
-            "wait mean / median (s)",
-            format!("{:.1} / {:.1}", self.wait_mean, self.wait_median),
-        );
-        row(
-            &mut s,
-            "wait p95 / max (s)",
-            format!("{:.1} / {:.1}", self.wait_p95, self.wait_max),
-        );
-        row(
-            &mut s,
-            "bounded slowdown (mean)",
-            format!("{:.3}", self.bounded_slowdown_mean),
-        );
+        row(&mut s, "wait mean / median (s)", format!("{:.1} / {:.1}", self.wait_mean, self.wait_median));
+        row(&mut s, "wait p95 / max (s)", format!("{:.1} / {:.1}", self.wait_p95, self.wait_max));
+        row(&mut s, "bounded slowdown (mean)", format!("{:.3}", self.bounded_slowdown_mean));
         row(&mut s, "utilization", format!("{:.4}", self.utilization));
         row(&mut s, "makespan (s)", format!("{:.0}", self.makespan));
         s

@@ -50,13 +50,7 @@ pub struct NodeSpec {
 impl NodeSpec {
     /// A node with `cores` cores and nothing else.
     pub fn cores_only(cores: u32) -> Self {
-        NodeSpec {
-            cores,
-            memory_mib: 0,
-            gpus: Vec::new(),
-            labels: BTreeMap::new(),
-            topology: TopologyPath::default(),
-        }
+        NodeSpec { cores, memory_mib: 0, gpus: Vec::new(), labels: BTreeMap::new(), topology: TopologyPath::default() }
     }
 }
 
@@ -99,24 +93,12 @@ pub struct Cluster {
 impl Cluster {
     /// N interchangeable processors (an SWF machine), one unit each.
     pub fn processor_pool(procs: u32) -> Self {
-        Cluster {
-            pools: vec![NodePool {
-                name: "proc".into(),
-                count: procs,
-                spec: NodeSpec::cores_only(1),
-            }],
-        }
+        Cluster { pools: vec![NodePool { name: "proc".into(), count: procs, spec: NodeSpec::cores_only(1) }] }
     }
 
     /// N whole machines (a Batsim platform), one unit each.
     pub fn machines(n: u32) -> Self {
-        Cluster {
-            pools: vec![NodePool {
-                name: "host".into(),
-                count: n,
-                spec: NodeSpec::cores_only(1),
-            }],
-        }
+        Cluster { pools: vec![NodePool { name: "host".into(), count: n, spec: NodeSpec::cores_only(1) }] }
     }
 
     /// Number of nodes.
@@ -126,10 +108,7 @@ impl Cluster {
 
     /// Total schedulable units (cores over all nodes).
     pub fn total_units(&self) -> u64 {
-        self.pools
-            .iter()
-            .map(|p| p.count as u64 * p.spec.cores as u64)
-            .sum()
+        self.pools.iter().map(|p| p.count as u64 * p.spec.cores as u64).sum()
     }
 
     /// The spec and the first unit of a node.
@@ -154,9 +133,7 @@ impl Cluster {
         for p in &self.pools {
             let units = p.count as u64 * p.spec.cores as u64;
             if unit < first_unit + units {
-                return Some(NodeId(
-                    first_node + ((unit - first_unit) / p.spec.cores as u64) as u32,
-                ));
+                return Some(NodeId(first_node + ((unit - first_unit) / p.spec.cores as u64) as u32));
             }
             first_node += p.count;
             first_unit += units;
@@ -173,16 +150,8 @@ mod tests {
     fn units_map_to_nodes() {
         let c = Cluster {
             pools: vec![
-                NodePool {
-                    name: "a".into(),
-                    count: 2,
-                    spec: NodeSpec::cores_only(4),
-                },
-                NodePool {
-                    name: "b".into(),
-                    count: 3,
-                    spec: NodeSpec::cores_only(2),
-                },
+                NodePool { name: "a".into(), count: 2, spec: NodeSpec::cores_only(4) },
+                NodePool { name: "b".into(), count: 3, spec: NodeSpec::cores_only(2) },
             ],
         };
         assert_eq!(c.total_units(), 14);

@@ -5,9 +5,7 @@ use crate::event::{EventClass, EventId, EventQueue};
 use crate::job::{Job, JobId, TraceStatus};
 use crate::log::{LogEvent, LogSink};
 use crate::outcome::{JobRecord, Outcome, RejectReason};
-use crate::policy::{
-    Decision, PassInfo, PassMode, Policy, RunningJob, SchedView, StartReason, WaitReason,
-};
+use crate::policy::{Decision, PassInfo, PassMode, Policy, RunningJob, SchedView, StartReason, WaitReason};
 use crate::time::{SimDuration, SimTime, secs_string};
 use crate::units::{FreePool, UnitSet};
 use std::collections::BTreeSet;
@@ -117,16 +115,7 @@ pub fn simulate<'a>(
     cfg: &'a SimConfig,
     log: Option<&'a mut dyn LogSink>,
 ) -> Result<RunResult, EngineError> {
-    simulate_with(
-        cluster,
-        jobs,
-        policy,
-        cfg,
-        Hooks {
-            log,
-            progress: None,
-        },
-    )
+    simulate_with(cluster, jobs, policy, cfg, Hooks { log, progress: None })
 }
 
 /// Observers of a run: the decision log and a progress callback.
@@ -254,9 +243,7 @@ impl<'a> Engine<'a> {
     }
 
     fn next_arrival_time(&self) -> Option<SimTime> {
-        self.arrival_order
-            .get(self.next_arrival)
-            .map(|j| self.jobs[j.idx()].submit)
+        self.arrival_order.get(self.next_arrival).map(|j| self.jobs[j.idx()].submit)
     }
 
     fn run(mut self) -> Result<RunResult, EngineError> {
@@ -331,13 +318,7 @@ impl<'a> Engine<'a> {
             st.phase = Phase::Done;
             st.outcome = Some(Outcome::Rejected(reason));
             if let Some(log) = self.log.as_deref_mut() {
-                log.record(
-                    self.now,
-                    &LogEvent::Reject {
-                        job: &job.trace_id,
-                        reason: reason.as_str(),
-                    },
-                )?;
+                log.record(self.now, &LogEvent::Reject { job: &job.trace_id, reason: reason.as_str() })?;
             }
             return Ok(());
         }
@@ -347,11 +328,7 @@ impl<'a> Engine<'a> {
             let requested = job.requested.or(job.runtime).unwrap_or_default();
             log.record(
                 self.now,
-                &LogEvent::Arrival {
-                    job: &job.trace_id,
-                    units: job.units(),
-                    requested: secs_string(requested.0),
-                },
+                &LogEvent::Arrival { job: &job.trace_id, units: job.units(), requested: secs_string(requested.0) },
             )?;
         }
         Ok(())
@@ -374,18 +351,10 @@ impl<'a> Engine<'a> {
         job.requested.or(job.runtime).unwrap_or_default()
     }
 
-    fn start_job(
-        &mut self,
-        j: JobId,
-        units: Option<UnitSet>,
-        reason: StartReason,
-    ) -> Result<(), EngineError> {
+    fn start_job(&mut self, j: JobId, units: Option<UnitSet>, reason: StartReason) -> Result<(), EngineError> {
         let need = self.jobs[j.idx()].units();
         if self.state[j.idx()].phase != Phase::Waiting {
-            return Err(self.invalid(format!(
-                "start of job {} which is not waiting",
-                self.jobs[j.idx()].trace_id
-            )));
+            return Err(self.invalid(format!("start of job {} which is not waiting", self.jobs[j.idx()].trace_id)));
         }
         let set = match units {
             None => match self.free.take_lowest(need) {
@@ -422,16 +391,10 @@ impl<'a> Engine<'a> {
         let job = &self.jobs[j.idx()];
         let requested = self.requested(j);
         let runtime = job.runtime.unwrap_or_default();
-        let run = if self.cfg.walltime_kill {
-            runtime.min(requested)
-        } else {
-            runtime
-        };
+        let run = if self.cfg.walltime_kill { runtime.min(requested) } else { runtime };
         let seq = self.start_seq;
         self.start_seq += 1;
-        let end_event = self
-            .events
-            .schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
+        let end_event = self.events.schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Running;
         st.start = Some(self.now);
@@ -441,8 +404,7 @@ impl<'a> Engine<'a> {
         st.start_seq = seq;
         let requested_end = self.now + requested;
         self.running_by_start.insert((seq, j));
-        self.running_by_requested_end
-            .insert((requested_end, seq, j));
+        self.running_by_requested_end.insert((requested_end, seq, j));
         if let Some(log) = self.log.as_deref_mut() {
             log.record(
                 self.now,
@@ -453,38 +415,24 @@ impl<'a> Engine<'a> {
                 },
             )?;
         }
-        self.running[j.idx()] = Some(RunningJob {
-            job: j,
-            start: self.now,
-            requested_end,
-            units: set,
-        });
-        debug_assert!(
-            self.allocated + self.free.count() <= self.total_units,
-            "units over-allocated"
-        );
+        self.running[j.idx()] = Some(RunningJob { job: j, start: self.now, requested_end, units: set });
+        debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
         Ok(())
     }
 
     /// Takes a running job off its units; returns them to the pool where their node is up.
     fn release(&mut self, j: JobId) -> RunningJob {
-        let r = self.running[j.idx()]
-            .take()
-            .expect("releasing a running job");
+        let r = self.running[j.idx()].take().expect("releasing a running job");
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
-        self.running_by_requested_end
-            .remove(&(r.requested_end, seq, j));
+        self.running_by_requested_end.remove(&(r.requested_end, seq, j));
         self.allocated -= r.units.len();
         for &(a, n) in r.units.ranges() {
             if self.nodes_not_up == 0 {
                 self.free.give(a, n);
             } else {
                 for u in a..a + n {
-                    let node = self
-                        .cluster
-                        .node_of_unit(u as u64)
-                        .expect("unit of the cluster");
+                    let node = self.cluster.node_of_unit(u as u64).expect("unit of the cluster");
                     if self.node_state[node.0 as usize] == NodeState::Up {
                         self.free.give(u, 1);
                     }
@@ -515,13 +463,7 @@ impl<'a> Engine<'a> {
         st.outcome = Some(outcome);
         st.end_event = None;
         if let Some(log) = self.log.as_deref_mut() {
-            log.record(
-                self.now,
-                &LogEvent::End {
-                    job: &job.trace_id,
-                    outcome: outcome.name(),
-                },
-            )?;
+            log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: outcome.name() })?;
         }
         Ok(())
     }
@@ -536,13 +478,7 @@ impl<'a> Engine<'a> {
         st.start = None;
         self.enqueue(j);
         if let Some(log) = self.log.as_deref_mut() {
-            log.record(
-                self.now,
-                &LogEvent::Requeue {
-                    job: &self.jobs[j.idx()].trace_id,
-                    reason: why,
-                },
-            )?;
+            log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;
         }
         Ok(())
     }
@@ -588,11 +524,10 @@ impl<'a> Engine<'a> {
             self.capacity -= cores as u64;
         } else if to == NodeState::Up {
             for u in first..first + cores {
-                let held = self.running_by_start.iter().any(|&(_, j)| {
-                    self.running[j.idx()]
-                        .as_ref()
-                        .is_some_and(|r| r.units.contains(u))
-                });
+                let held = self
+                    .running_by_start
+                    .iter()
+                    .any(|&(_, j)| self.running[j.idx()].as_ref().is_some_and(|r| r.units.contains(u)));
                 if !held {
                     self.free.give(u, 1);
                 }
@@ -606,23 +541,13 @@ impl<'a> Engine<'a> {
                 NodeState::Draining => "draining",
                 NodeState::Down => "down",
             };
-            log.record(
-                self.now,
-                &LogEvent::Node {
-                    node: node.0,
-                    state,
-                },
-            )?;
+            log.record(self.now, &LogEvent::Node { node: node.0, state })?;
         }
         Ok(())
     }
 
     fn invalid(&self, what: String) -> EngineError {
-        EngineError::InvalidDecision {
-            policy: self.policy.spec(),
-            time: self.now,
-            what,
-        }
+        EngineError::InvalidDecision { policy: self.policy.spec(), time: self.now, what }
     }
 
     fn pass(&mut self) -> Result<(), EngineError> {
@@ -661,12 +586,8 @@ impl<'a> Engine<'a> {
                     started = true;
                 }
                 Decision::Preempt { job } => {
-                    if job.idx() >= self.jobs.len() || self.state[job.idx()].phase != Phase::Running
-                    {
-                        return Err(self.invalid(format!(
-                            "preemption of job index {} which is not running",
-                            job.0
-                        )));
+                    if job.idx() >= self.jobs.len() || self.state[job.idx()].phase != Phase::Running {
+                        return Err(self.invalid(format!("preemption of job index {} which is not running", job.0)));
                     }
                     self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
                 }
@@ -674,12 +595,15 @@ impl<'a> Engine<'a> {
                     if let Some(log) = self.log.as_deref_mut()
                         && let Some(j) = self.jobs.get(job.idx())
                     {
+                        let reserved_at = match reason {
+                            WaitReason::HeadReserved { at, .. } | WaitReason::Reserved { at } => {
+                                Some(secs_string(at.0))
+                            }
+                            _ => None,
+                        };
                         log.record(
                             self.now,
-                            &LogEvent::Wait {
-                                job: &j.trace_id,
-                                reason: describe_wait(reason),
-                            },
+                            &LogEvent::Wait { job: &j.trace_id, reason: describe_wait(reason), reserved_at },
                         )?;
                     }
                 }
@@ -688,8 +612,7 @@ impl<'a> Engine<'a> {
         self.decisions = decisions;
         if started {
             let state = &self.state;
-            self.queue
-                .retain(|j| state[j.idx()].phase == Phase::Waiting);
+            self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
         }
         Ok(())
     }
@@ -705,20 +628,10 @@ impl<'a> Engine<'a> {
                     Some(r) => r.units,
                     None => std::mem::take(&mut st.units),
                 };
-                JobRecord {
-                    start: st.start,
-                    end: st.end,
-                    outcome,
-                    attempts: st.attempts,
-                    units,
-                }
+                JobRecord { start: st.start, end: st.end, outcome, attempts: st.attempts, units }
             })
             .collect();
-        Ok(RunResult {
-            records,
-            passes: self.passes,
-            events: self.event_count,
-        })
+        Ok(RunResult { records, passes: self.passes, events: self.event_count })
     }
 }
 
@@ -726,19 +639,12 @@ fn describe_start(r: StartReason) -> String {
     match r {
         StartReason::HeadFits => "head of the queue fits".into(),
         StartReason::BackfillEndsBeforeShadow { shadow } => {
-            format!(
-                "backfilled: ends by its estimate before the head's reservation at {}",
-                secs_string(shadow.0)
-            )
+            format!("backfilled: ends by its estimate before the head's reservation at {}", secs_string(shadow.0))
         }
         StartReason::BackfillExtraUnits { extra_left } => {
-            format!(
-                "backfilled: uses only units the head's reservation leaves over ({extra_left} extra left)"
-            )
+            format!("backfilled: uses only units the head's reservation leaves over ({extra_left} extra left)")
         }
-        StartReason::BackfillPlacementNow => {
-            "backfilled: a placement now avoids the head's reserved nodes".into()
-        }
+        StartReason::BackfillPlacementNow => "backfilled: a placement now avoids the head's reserved nodes".into(),
         StartReason::ReservationNow => "its reservation starts now".into(),
     }
 }
@@ -746,10 +652,7 @@ fn describe_start(r: StartReason) -> String {
 fn describe_wait(r: WaitReason) -> String {
     match r {
         WaitReason::HeadReserved { at, free } => {
-            format!(
-                "head of the queue does not fit ({free} units free); reserved at {}",
-                secs_string(at.0)
-            )
+            format!("head of the queue does not fit ({free} units free); reserved at {}", secs_string(at.0))
         }
         WaitReason::Reserved { at } => format!("reserved at {}", secs_string(at.0)),
         WaitReason::BlockedByHead => "would delay the head of the queue".into(),

@@ -83,19 +83,14 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            next_seq: 0,
-            cancelled: Default::default(),
-        }
+        EventQueue { heap: BinaryHeap::new(), next_seq: 0, cancelled: Default::default() }
     }
 
     /// Schedules `ev` at `time`; returns its id. Keys are unique (the sequence number).
     pub fn schedule(&mut self, time: SimTime, class: EventClass, ev: E) -> EventId {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap
-            .push(Reverse((EventKey { time, class, seq }, Slot(ev))));
+        self.heap.push(Reverse((EventKey { time, class, seq }, Slot(ev))));
         EventId(seq)
     }
 

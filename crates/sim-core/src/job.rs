@@ -28,9 +28,7 @@ pub struct TaskShape {
 }
 
 /// What kind of work a job is; policies and reports group by it.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     /// A rigid batch job (MPI, array element): the PWA logs' jobs.
@@ -102,10 +100,7 @@ impl Job {
             trace_id: trace_id.into(),
             submit,
             tasks: procs,
-            task: TaskShape {
-                cores: 1,
-                ..TaskShape::default()
-            },
+            task: TaskShape { cores: 1, ..TaskShape::default() },
             runtime: Some(runtime),
             requested: Some(requested),
             user: 0,

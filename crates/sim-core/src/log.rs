@@ -40,6 +40,9 @@ pub enum LogEvent<'a> {
         job: &'a str,
         /// Why.
         reason: String,
+        /// Its reserved start (seconds), when it holds a reservation.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reserved_at: Option<String>,
     },
     /// A job ended.
     End {

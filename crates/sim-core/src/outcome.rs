@@ -66,21 +66,11 @@ impl Outcome {
     }
 
     /// Every outcome name, in summary order.
-    pub const NAMES: [&'static str; 6] = [
-        "completed",
-        "killed",
-        "failed",
-        "oom_killed",
-        "rejected",
-        "unfinished",
-    ];
+    pub const NAMES: [&'static str; 6] = ["completed", "killed", "failed", "oom_killed", "rejected", "unfinished"];
 
     /// Whether the job ran (has a start and an end).
     pub fn ran(self) -> bool {
-        matches!(
-            self,
-            Outcome::Completed | Outcome::Killed | Outcome::Failed | Outcome::OomKilled
-        )
+        matches!(self, Outcome::Completed | Outcome::Killed | Outcome::Failed | Outcome::OomKilled)
     }
 }
 

@@ -184,9 +184,7 @@ impl<'a> SchedView<'a> {
     }
     /// Running jobs in start order.
     pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
-        self.running_by_start
-            .iter()
-            .map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+        self.running_by_start.iter().map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
     }
     /// Number of running jobs.
     pub fn running_count(&self) -> usize {
@@ -213,11 +211,7 @@ impl<'a> SchedView<'a> {
     pub fn oracle_runtime(&self, id: JobId) -> SimDuration {
         let j = &self.jobs[id.idx()];
         let r = j.runtime.unwrap_or(SimDuration::ZERO);
-        if self.walltime_kill {
-            r.min(self.requested(id))
-        } else {
-            r
-        }
+        if self.walltime_kill { r.min(self.requested(id)) } else { r }
     }
     /// Whether jobs are killed at their requested time.
     pub fn walltime_kill(&self) -> bool {

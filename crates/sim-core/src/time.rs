@@ -8,15 +8,11 @@ use std::ops::{Add, Sub};
 pub const MICROS_PER_SEC: u64 = 1_000_000;
 
 /// A point in simulated time, in microseconds since the start of the trace's clock.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SimTime(pub u64);
 
 /// A length of simulated time, in microseconds.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SimDuration(pub u64);
 
 impl SimTime {
@@ -151,6 +147,11 @@ pub enum SecsParseError {
 /// ```
 pub fn parse_secs_micros(text: &str) -> Result<u64, SecsParseError> {
     let s = text.trim();
+    // Fast path: plain whole seconds, the common case in traces.
+    if !s.is_empty() && s.len() <= 12 && s.bytes().all(|b| b.is_ascii_digit()) {
+        let v = s.bytes().fold(0u64, |v, b| v * 10 + (b - b'0') as u64);
+        return Ok(v * MICROS_PER_SEC);
+    }
     let (neg, s) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
@@ -170,17 +171,11 @@ pub fn parse_secs_micros(text: &str) -> Result<u64, SecsParseError> {
     if int_part.is_empty() && frac_part.is_empty() {
         return Err(SecsParseError::NotANumber);
     }
-    if !int_part.bytes().all(|b| b.is_ascii_digit())
-        || !frac_part.bytes().all(|b| b.is_ascii_digit())
-    {
+    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac_part.bytes().all(|b| b.is_ascii_digit()) {
         return Err(SecsParseError::NotANumber);
     }
     // All digits, and the position of the decimal point after scaling to microseconds.
-    let digits: Vec<u8> = int_part
-        .bytes()
-        .chain(frac_part.bytes())
-        .map(|b| b - b'0')
-        .collect();
+    let digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).map(|b| b - b'0').collect();
     let point = int_part.len() as i64 + 6 + exp as i64; // digits before the µs point
     let mut value: u128 = 0;
     let mut round_up = false;

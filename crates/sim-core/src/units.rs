@@ -35,10 +35,7 @@ impl UnitSet {
     /// Appends a unit larger than every unit already in the set.
     pub fn push_unit(&mut self, u: u32) {
         if let Some(last) = self.ranges.last_mut() {
-            debug_assert!(
-                u >= last.0 + last.1,
-                "units must be pushed in increasing order"
-            );
+            debug_assert!(u >= last.0 + last.1, "units must be pushed in increasing order");
             if last.0 + last.1 == u {
                 last.1 += 1;
                 return;
@@ -129,20 +126,12 @@ impl FreePool {
 
     /// Whether `u` is free.
     pub fn contains(&self, u: u32) -> bool {
-        self.ranges
-            .range(..=u)
-            .next_back()
-            .is_some_and(|(&a, &n)| u < a + n)
+        self.ranges.range(..=u).next_back().is_some_and(|(&a, &n)| u < a + n)
     }
 
     /// Whether every unit of `set` is free.
     pub fn contains_all(&self, set: &UnitSet) -> bool {
-        set.ranges().iter().all(|&(a, n)| {
-            self.ranges
-                .range(..=a)
-                .next_back()
-                .is_some_and(|(&b, &m)| a + n <= b + m)
-        })
+        set.ranges().iter().all(|&(a, n)| self.ranges.range(..=a).next_back().is_some_and(|(&b, &m)| a + n <= b + m))
     }
 
     /// Free ranges in increasing order.
@@ -198,10 +187,7 @@ impl FreePool {
         if len == 0 {
             return;
         }
-        debug_assert!(
-            !self.contains(first) && !self.contains(first + len - 1),
-            "double free of units"
-        );
+        debug_assert!(!self.contains(first) && !self.contains(first + len - 1), "double free of units");
         let mut a = first;
         let mut n = len;
         if let Some((&b, &m)) = self.ranges.range(..a).next_back()
@@ -247,9 +233,6 @@ mod tests {
         assert!(!p.take(&UnitSet::range(2, 2)));
         assert!(p.take(&UnitSet::from_sorted([4, 6])));
         assert_eq!(p.ranges().collect::<Vec<_>>(), vec![(3, 1), (5, 1)]);
-        assert_eq!(
-            UnitSet::from_sorted([0, 1, 2, 5, 7, 8]).to_interval_string(),
-            "0-2,5,7-8"
-        );
+        assert_eq!(UnitSet::from_sorted([0, 1, 2, 5, 7, 8]).to_interval_string(), "0-2,5,7-8");
     }
 }

@@ -55,40 +55,21 @@ pub struct BatsimWorkload {
 /// Parses a Batsim workload from its text. `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
     let doc: Doc<'_> = serde_json::from_str(text).map_err(|e| {
-        TraceError::malformed(
-            file,
-            Some(e.line() as u64),
-            None,
-            format!("not a Batsim JSON workload: {e}"),
-        )
+        TraceError::malformed(file, Some(e.line() as u64), None, format!("not a Batsim JSON workload: {e}"))
     })?;
     let line_of = |raw: &RawValue| -> u64 {
-        let off = (raw.get().as_ptr() as usize)
-            .saturating_sub(text.as_ptr() as usize)
-            .min(text.len());
-        1 + text.as_bytes()[..off]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count() as u64
+        let off = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
+        1 + text.as_bytes()[..off].iter().filter(|&&b| b == b'\n').count() as u64
     };
-    let nb_raw = doc
-        .nb_res
-        .ok_or_else(|| TraceError::malformed(file, None, Some("nb_res".into()), "missing"))?;
-    let nb_res: u64 = nb_raw.get().parse().map_err(|_| {
-        TraceError::bad(
-            file,
-            line_of(nb_raw),
-            "nb_res",
-            "a whole number of machines",
-            nb_raw.get(),
-        )
-    })?;
+    let nb_raw = doc.nb_res.ok_or_else(|| TraceError::malformed(file, None, Some("nb_res".into()), "missing"))?;
+    let nb_res: u64 = nb_raw
+        .get()
+        .parse()
+        .map_err(|_| TraceError::bad(file, line_of(nb_raw), "nb_res", "a whole number of machines", nb_raw.get()))?;
     let mut delays: BTreeMap<&str, Result<u64, (u64, String)>> = BTreeMap::new();
     for (name, p) in &doc.profiles {
         let d = match (&*p.kind, p.delay) {
-            ("delay", Some(raw)) => {
-                parse_secs_micros(raw.get()).map_err(|_| (line_of(raw), raw.get().to_string()))
-            }
+            ("delay", Some(raw)) => parse_secs_micros(raw.get()).map_err(|_| (line_of(raw), raw.get().to_string())),
             _ => Err((0, p.kind.clone())),
         };
         delays.insert(name.as_str(), d);
@@ -101,52 +82,21 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             Ok(s) => s,
             Err(_) => {
                 if j.id.get().parse::<i64>().is_err() {
-                    return Err(TraceError::bad(
-                        file,
-                        line,
-                        fld("id"),
-                        "a string or an integer",
-                        j.id.get(),
-                    ));
+                    return Err(TraceError::bad(file, line, fld("id"), "a string or an integer", j.id.get()));
                 }
                 j.id.get().to_string()
             }
         };
-        let submit = parse_secs_micros(j.subtime.get()).map_err(|_| {
-            TraceError::bad(
-                file,
-                line_of(j.subtime),
-                fld("subtime"),
-                "seconds >= 0",
-                j.subtime.get(),
-            )
+        let submit = parse_secs_micros(j.subtime.get())
+            .map_err(|_| TraceError::bad(file, line_of(j.subtime), fld("subtime"), "seconds >= 0", j.subtime.get()))?;
+        let res: i64 = j.res.get().parse().ok().filter(|&r: &i64| r >= 0).ok_or_else(|| {
+            TraceError::bad(file, line_of(j.res), fld("res"), "a number of machines >= 0", j.res.get())
         })?;
-        let res: i64 = j
-            .res
-            .get()
-            .parse()
-            .ok()
-            .filter(|&r: &i64| r >= 0)
-            .ok_or_else(|| {
-                TraceError::bad(
-                    file,
-                    line_of(j.res),
-                    fld("res"),
-                    "a number of machines >= 0",
-                    j.res.get(),
-                )
-            })?;
         let walltime = match j.walltime {
             None => None,
             Some(raw) if raw.get() == "-1" || raw.get() == "-1.0" || raw.get() == "null" => None,
             Some(raw) => Some(parse_secs_micros(raw.get()).map_err(|_| {
-                TraceError::bad(
-                    file,
-                    line_of(raw),
-                    fld("walltime"),
-                    "seconds >= 0, or -1 for none",
-                    raw.get(),
-                )
+                TraceError::bad(file, line_of(raw), fld("walltime"), "seconds >= 0, or -1 for none", raw.get())
             })?),
         };
         let runtime = match delays.get(j.profile.as_str()) {
@@ -170,13 +120,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
                 ));
             }
             Some(Err((l, found))) => {
-                return Err(TraceError::bad(
-                    file,
-                    *l,
-                    format!("profiles.{}.delay", j.profile),
-                    "seconds >= 0",
-                    found,
-                ));
+                return Err(TraceError::bad(file, *l, format!("profiles.{}.delay", j.profile), "seconds >= 0", found));
             }
             Some(Ok(d)) => *d,
         };
@@ -185,10 +129,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             trace_id: id,
             submit: SimTime(submit),
             tasks: res.min(u32::MAX as i64) as u32,
-            task: TaskShape {
-                cores: 1,
-                ..TaskShape::default()
-            },
+            task: TaskShape { cores: 1, ..TaskShape::default() },
             runtime,
             requested: walltime.filter(|&w| w > 0).map(SimDuration).or(runtime),
             user: 0,
@@ -230,13 +171,8 @@ mod tests {
         let e = parse("w.json", "{\"nb_res\": 4,\n\"jobs\": [\n{\"id\": 1, \"subtime\": 0, \"res\": -2, \"profile\": \"p\"}],\n\"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": 1}}}")
             .unwrap_err()
             .to_string();
-        assert_eq!(
-            e,
-            "w.json:3: jobs[0].res: expected a number of machines >= 0, found '-2'"
-        );
-        let e = parse("w.json", "{\"nb_res\": 4, \"jobs\": [")
-            .unwrap_err()
-            .to_string();
+        assert_eq!(e, "w.json:3: jobs[0].res: expected a number of machines >= 0, found '-2'");
+        let e = parse("w.json", "{\"nb_res\": 4, \"jobs\": [").unwrap_err().to_string();
         assert!(e.starts_with("w.json:1: not a Batsim JSON workload"), "{e}");
     }
 }

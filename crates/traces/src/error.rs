@@ -75,37 +75,18 @@ impl TraceError {
     ) -> Self {
         let mut found = found.to_string();
         if found.len() > 40 {
-            let cut = (0..=40)
-                .rev()
-                .find(|&i| found.is_char_boundary(i))
-                .unwrap_or(0);
+            let cut = (0..=40).rev().find(|&i| found.is_char_boundary(i)).unwrap_or(0);
             found.truncate(cut);
             found.push('…');
         }
         TraceError::BadValue {
-            at: Location {
-                file: file.into(),
-                line: Some(line),
-                field: Some(field.into()),
-            },
+            at: Location { file: file.into(), line: Some(line), field: Some(field.into()) },
             expected: expected.into(),
             found,
         }
     }
 
-    pub(crate) fn malformed(
-        file: &str,
-        line: Option<u64>,
-        field: Option<String>,
-        what: impl Into<String>,
-    ) -> Self {
-        TraceError::Malformed {
-            at: Location {
-                file: file.into(),
-                line,
-                field,
-            },
-            what: what.into(),
-        }
+    pub(crate) fn malformed(file: &str, line: Option<u64>, field: Option<String>, what: impl Into<String>) -> Self {
+        TraceError::Malformed { at: Location { file: file.into(), line, field }, what: what.into() }
     }
 }

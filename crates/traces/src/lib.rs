@@ -86,11 +86,7 @@ pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
 }
 
 /// Reads a trace file. `format: None` detects it; `procs` overrides the machine size.
-pub fn load(
-    path: &Path,
-    format: Option<Format>,
-    procs: Option<u64>,
-) -> Result<Workload, TraceError> {
+pub fn load(path: &Path, format: Option<Format>, procs: Option<u64>) -> Result<Workload, TraceError> {
     let name = path.display().to_string();
     let input = input::open(path, &name)?;
     load_input(input, &name, format, procs)
@@ -116,10 +112,7 @@ fn load_input(
     let format = match format {
         Some(f) => f,
         None => {
-            let head = input
-                .reader
-                .fill_buf()
-                .map_err(|e| input::read_error(name, 1, input.gzip, e))?;
+            let head = input.reader.fill_buf().map_err(|e| input::read_error(name, 1, input.gzip, e))?;
             detect_format(name, head)
         }
     };
@@ -131,11 +124,7 @@ fn load_input(
                 jobs.push(rec.to_job());
             }
             let h = r.header().clone();
-            let (units, size_source) = match (
-                procs,
-                h.max_procs.filter(|&p| p > 0),
-                h.max_nodes.filter(|&n| n > 0),
-            ) {
+            let (units, size_source) = match (procs, h.max_procs.filter(|&p| p > 0), h.max_nodes.filter(|&n| n > 0)) {
                 (Some(p), _, _) => (p, SizeSource::Override),
                 (None, Some(p), _) => (p, SizeSource::MaxProcs),
                 (None, None, Some(n)) => (n, SizeSource::MaxNodes),
@@ -149,23 +138,12 @@ fn load_input(
                 }
             };
             let cluster = machine(name, units, Cluster::processor_pool)?;
-            Ok(Workload {
-                format,
-                jobs,
-                units,
-                size_source,
-                cluster,
-                checksum: r.checksum(),
-                header: h.lines,
-            })
+            Ok(Workload { format, jobs, units, size_source, cluster, checksum: r.checksum(), header: h.lines })
         }
         Format::Batsim => {
             let mut text = String::new();
             let gzip = input.gzip;
-            input
-                .reader
-                .read_to_string(&mut text)
-                .map_err(|e| input::read_error(name, 1, gzip, e))?;
+            input.reader.read_to_string(&mut text).map_err(|e| input::read_error(name, 1, gzip, e))?;
             let w = batsim::parse(name, &text)?;
             let (units, size_source) = match procs {
                 Some(p) => (p, SizeSource::Override),

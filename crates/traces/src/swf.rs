@@ -69,11 +69,7 @@ pub struct SwfRecord {
 impl SwfRecord {
     /// The job this line describes.
     pub fn to_job(&self) -> Job {
-        let procs = if self.requested_procs > 0 {
-            self.requested_procs
-        } else {
-            self.allocated_procs.max(0)
-        };
+        let procs = if self.requested_procs > 0 { self.requested_procs } else { self.allocated_procs.max(0) };
         let runtime = self.run_time.map(SimDuration);
         let requested = match self.requested_time {
             Some(q) if q > 0 => Some(SimDuration(q)),
@@ -83,10 +79,7 @@ impl SwfRecord {
             trace_id: self.job_number.to_string(),
             submit: SimTime(self.submit),
             tasks: procs.min(u32::MAX as i64) as u32,
-            task: TaskShape {
-                cores: 1,
-                ..TaskShape::default()
-            },
+            task: TaskShape { cores: 1, ..TaskShape::default() },
             runtime,
             requested,
             user: self.user.clamp(0, u32::MAX as i64) as u32,
@@ -130,13 +123,7 @@ pub struct SwfReader {
 impl SwfReader {
     /// Reads from an opened input; `name` is the file name used in errors.
     pub fn new(input: TraceInput, name: &str) -> Self {
-        SwfReader {
-            input,
-            name: name.to_string(),
-            line: 0,
-            buf: Vec::with_capacity(256),
-            header: SwfHeader::default(),
-        }
+        SwfReader { input, name: name.to_string(), line: 0, buf: Vec::with_capacity(256), header: SwfHeader::default() }
     }
 
     /// The header seen so far (complete once the first job line has been read).
@@ -163,12 +150,7 @@ impl SwfReader {
                 return Ok(None);
             }
             let text = std::str::from_utf8(&self.buf).map_err(|_| {
-                TraceError::malformed(
-                    &self.name,
-                    Some(self.line),
-                    None,
-                    "line is not valid UTF-8 text",
-                )
+                TraceError::malformed(&self.name, Some(self.line), None, "line is not valid UTF-8 text")
             })?;
             let t = text.trim();
             if t.is_empty() {
@@ -224,43 +206,38 @@ pub fn parse_line(file: &str, line: u64, text: &str) -> Result<SwfRecord, TraceE
             format!("expected 18 whitespace-separated fields, found {n}"),
         ));
     }
-    // Every field must be a number, even those the simulator does not use.
+    // Every field must be a number, even those the simulator does not use; integers (the
+    // common case) are parsed on the way.
+    let mut ints: [Option<i64>; 18] = [None; 18];
     for (i, tok) in f.iter().enumerate() {
-        if !is_number(tok) {
+        ints[i] = fast_int(tok);
+        if ints[i].is_none() && !is_number(tok) {
             return Err(TraceError::bad(file, line, field_label(i), "a number", tok));
         }
     }
     let int = |i: usize, min: i64| -> Result<i64, TraceError> {
-        let v: i64 = f[i]
-            .parse()
-            .map_err(|_| TraceError::bad(file, line, field_label(i), "an integer", f[i]))?;
+        let v = ints[i].ok_or_else(|| TraceError::bad(file, line, field_label(i), "an integer", f[i]))?;
         if v < min {
-            let exp = if min == -1 {
-                "an integer >= 0, or -1 for unknown"
-            } else {
-                "an integer >= 0"
-            };
+            let exp = if min == -1 { "an integer >= 0, or -1 for unknown" } else { "an integer >= 0" };
             return Err(TraceError::bad(file, line, field_label(i), exp, f[i]));
         }
         Ok(v)
     };
     let time = |i: usize| -> Result<Option<u64>, TraceError> {
-        if f[i] == "-1" || f[i] == "-1.0" || f[i] == "-1.00" {
+        match ints[i] {
+            Some(-1) => return Ok(None),
+            Some(v) if v >= 0 && v < (u64::MAX / 1_000_000) as i64 => return Ok(Some(v as u64 * 1_000_000)),
+            _ => {}
+        }
+        if matches!(f[i], "-1.0" | "-1.00") {
             return Ok(None);
         }
-        parse_secs_micros(f[i]).map(Some).map_err(|_| {
-            TraceError::bad(
-                file,
-                line,
-                field_label(i),
-                "seconds >= 0, or -1 for unknown",
-                f[i],
-            )
-        })
+        parse_secs_micros(f[i])
+            .map(Some)
+            .map_err(|_| TraceError::bad(file, line, field_label(i), "seconds >= 0, or -1 for unknown", f[i]))
     };
-    let submit = time(1)?
-        .ok_or_else(|| TraceError::bad(file, line, field_label(1), "seconds >= 0", f[1]))?;
-    let lenient = |i: usize| -> i64 { f[i].parse::<i64>().unwrap_or(-1) };
+    let submit = time(1)?.ok_or_else(|| TraceError::bad(file, line, field_label(1), "seconds >= 0", f[1]))?;
+    let lenient = |i: usize| -> i64 { ints[i].unwrap_or(-1) };
     Ok(SwfRecord {
         line,
         job_number: int(0, 0)?,
@@ -276,6 +253,26 @@ pub fn parse_line(file: &str, line: u64, text: &str) -> Result<SwfRecord, TraceE
         queue: lenient(14),
         partition: lenient(15),
     })
+}
+
+/// An optionally negative decimal integer of at most 18 digits, or `None`.
+fn fast_int(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let (neg, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as i64;
+    }
+    Some(if neg { -v } else { v })
 }
 
 fn is_number(s: &str) -> bool {
@@ -295,10 +292,7 @@ fn is_number(s: &str) -> bool {
             b'.' if !dot => dot = true,
             b'e' | b'E' if digit && i + 1 < body.len() => {
                 let rest = &body[i + 1..];
-                let rest = rest
-                    .strip_prefix(b"-")
-                    .or_else(|| rest.strip_prefix(b"+"))
-                    .unwrap_or(rest);
+                let rest = rest.strip_prefix(b"-").or_else(|| rest.strip_prefix(b"+")).unwrap_or(rest);
                 return !rest.is_empty() && rest.iter().all(u8::is_ascii_digit);
             }
             _ => return false,
@@ -348,12 +342,7 @@ mod tests {
 
     #[test]
     fn line_to_job() {
-        let r = parse_line(
-            "t.swf",
-            3,
-            "15 599850 192180 3477 4 -1 -1 -1 53940 -1 0 12 12 -1 -1 -1 -1 -1",
-        )
-        .unwrap();
+        let r = parse_line("t.swf", 3, "15 599850 192180 3477 4 -1 -1 -1 53940 -1 0 12 12 -1 -1 -1 -1 -1").unwrap();
         let j = r.to_job();
         assert_eq!(j.tasks, 4); // field 8 missing: allocated
         assert_eq!(j.runtime, Some(SimDuration::from_secs(3477)));
@@ -366,26 +355,14 @@ mod tests {
 
     #[test]
     fn errors_name_line_and_field() {
-        let e = parse_line("t.swf", 7, "1 0 0 30 -4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1")
-            .unwrap_err()
-            .to_string();
+        let e = parse_line("t.swf", 7, "1 0 0 30 -4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1").unwrap_err().to_string();
         assert_eq!(
             e,
             "t.swf:7: field 5 (allocated processors): expected an integer >= 0, or -1 for unknown, found '-4'"
         );
-        let e = parse_line("t.swf", 2, "1 0 0 30 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "t.swf:2: expected 18 whitespace-separated fields, found 17"
-        );
-        let e = parse_line("t.swf", 9, "1 0 0 3x0 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "t.swf:9: field 4 (run time): expected a number, found '3x0'"
-        );
+        let e = parse_line("t.swf", 2, "1 0 0 30 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1").unwrap_err().to_string();
+        assert_eq!(e, "t.swf:2: expected 18 whitespace-separated fields, found 17");
+        let e = parse_line("t.swf", 9, "1 0 0 3x0 4 -1 -1 8 -1 -1 1 1 1 -1 -1 -1 -1 -1").unwrap_err().to_string();
+        assert_eq!(e, "t.swf:9: field 4 (run time): expected a number, found '3x0'");
     }
 }
