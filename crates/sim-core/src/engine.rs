@@ -10,6 +10,9 @@ use crate::time::{SimDuration, SimTime, secs_string};
 use crate::units::{FreePool, UnitSet};
 use std::collections::BTreeSet;
 
+/// Passes allowed at one instant while a policy keeps preempting.
+pub const MAX_PASSES_PER_INSTANT: u32 = 1000;
+
 /// Run settings.
 #[derive(Clone, Debug, Default)]
 pub struct SimConfig {
@@ -38,6 +41,14 @@ pub enum EngineError {
     /// The cluster has more units than the engine can number (2^32).
     #[error("cluster too large: {0} units (at most 4294967295)")]
     ClusterTooLarge(u64),
+    /// The policy kept preempting at one instant. Fatal: the policy is wrong.
+    #[error("policy {policy} preempted at every pass at t={time} ({MAX_PASSES_PER_INSTANT} passes): livelock")]
+    Livelock {
+        /// The policy's spec.
+        policy: String,
+        /// When.
+        time: SimTime,
+    },
     /// A node event names a node that does not exist.
     #[error("node event for node {0}, which the cluster does not have")]
     UnknownNode(u32),
@@ -550,12 +561,25 @@ impl<'a> Engine<'a> {
         EngineError::InvalidDecision { policy: self.policy.spec(), time: self.now, what }
     }
 
+    /// One scheduling pass; repeated at the same instant while the policy preempts, so the
+    /// units it freed are used at once (as Slurm's preemption does).
     fn pass(&mut self) -> Result<(), EngineError> {
+        for _ in 0..MAX_PASSES_PER_INSTANT {
+            if !self.pass_once()? {
+                return Ok(());
+            }
+        }
+        Err(EngineError::Livelock { policy: self.policy.spec(), time: self.now })
+    }
+
+    /// Returns whether the policy preempted anything.
+    fn pass_once(&mut self) -> Result<bool, EngineError> {
         if self.queue.is_empty() {
             self.info = PassInfo::default();
-            return Ok(());
+            return Ok(false);
         }
         self.passes += 1;
+        let mut preempted = false;
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
         {
@@ -590,6 +614,7 @@ impl<'a> Engine<'a> {
                         return Err(self.invalid(format!("preemption of job index {} which is not running", job.0)));
                     }
                     self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
+                    preempted = true;
                 }
                 Decision::Wait { job, reason } => {
                     if let Some(log) = self.log.as_deref_mut()
@@ -614,7 +639,7 @@ impl<'a> Engine<'a> {
             let state = &self.state;
             self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
         }
-        Ok(())
+        Ok(preempted)
     }
 
     fn finish(mut self) -> Result<RunResult, EngineError> {

@@ -1,0 +1,4 @@
+//! Engine tests with small hand-written policies.
+
+mod engine;
+mod events;
