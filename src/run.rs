@@ -72,7 +72,13 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     });
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", a.out.display())))?;
-    let cfg = SimConfig { walltime_kill: a.walltime_kill, horizon, node_events: Vec::new() };
+    // Unit identities are only reported by the Batsim layout (allocated_resources).
+    let cfg = SimConfig {
+        walltime_kill: a.walltime_kill,
+        horizon,
+        node_events: Vec::new(),
+        track_units: a.jobs_format == JobsFormat::Batsim,
+    };
     let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {
         Some(AtomicFile::create(&a.out.join("decisions.jsonl")).map_err(|e| io_err("decisions.jsonl", e))?)
@@ -93,7 +99,6 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick) },
     )
     .map_err(|e| Failure::Other(e.to_string()))?;
-    drop(sink);
     if let Some(b) = bar {
         b.finish_and_clear();
     }

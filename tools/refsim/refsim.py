@@ -210,28 +210,30 @@ class CountProfile:
             return
         ia = self._split(a)
         ib = self._split(b)
-        fr = self.free
-        for i in range(ia, ib):
-            fr[i] += dp
+        self.free[ia:ib] = [x + dp for x in self.free[ia:ib]]
 
     def earliest_fit(self, p, d):
         """Smallest t >= now with free >= p on all of [t, t + d).  A run of steps
         with free >= p starts either at now or where free rises, i.e. at an end of
         a running job or reservation: so this is exactly the smallest candidate of
         the contract (proof: the feasible set is closed, [now, inf) minus open
-        intervals (a - d, b) whose right ends b are such rises)."""
+        intervals (a - d, b) whose right ends b are such rises).  The last step
+        (everything released) has free == P >= p, so the search terminates."""
         times, fr = self.times, self.free
         n = len(times)
-        start = None
-        for i in range(n):
-            if fr[i] >= p:
-                if start is None:
-                    start = times[i]
-                if i + 1 == n or times[i + 1] >= start + d:
-                    return start
+        i = 0
+        while True:
+            while fr[i] < p:            # first step with enough free units
+                i += 1
+            start = times[i]
+            end = start + d
+            i += 1
+            while i < n and times[i] < end:
+                if fr[i] < p:           # window broken: search again from here
+                    break
+                i += 1
             else:
-                start = None
-        raise AssertionError("profile never frees enough units")
+                return start
 
 
 # ------------------------------------------------------------------ simulator

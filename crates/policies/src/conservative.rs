@@ -140,6 +140,9 @@ impl Policy for ConservativeBackfill {
     fn pass_mode(&self) -> PassMode {
         self.pass
     }
+    fn places_units(&self) -> bool {
+        self.reservation == Reservation::Nodes
+    }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
         let now = view.now();

@@ -158,7 +158,7 @@ impl EasyBackfill {
 /// The shadow time and extra units for a head needing `need` units, with `free` units
 /// free now and `started` (requested end, units) jobs started earlier in this pass.
 fn shadow_and_extra(view: &SchedView<'_>, started: &[(SimTime, u64)], free: u64, need: u64) -> (SimTime, u64) {
-    let mut running = view.running_by_requested_end().map(|r| (r.requested_end, r.units.len())).peekable();
+    let mut running = view.running_by_requested_end().map(|r| (r.requested_end, r.count)).peekable();
     let mut fresh = started.iter().copied().peekable();
     let mut avail = free;
     let mut next = || match (running.peek(), fresh.peek()) {
@@ -205,6 +205,9 @@ impl Policy for EasyBackfill {
     }
     fn pass_mode(&self) -> PassMode {
         self.pass
+    }
+    fn places_units(&self) -> bool {
+        self.reservation == Reservation::Nodes
     }
     fn schedule(&mut self, view: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
         match self.reservation {

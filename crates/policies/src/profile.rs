@@ -32,8 +32,7 @@ impl StepProfile {
     /// caller (see [`overrun_clamp`]); an end at `now` counts from now.
     pub fn of_running(view: &SchedView<'_>, end_of: impl Fn(&sim_core::policy::RunningJob) -> SimTime) -> Self {
         let now = view.now();
-        let mut ends: Vec<(SimTime, i64)> =
-            view.running().map(|r| (end_of(r).max(now), r.units.len() as i64)).collect();
+        let mut ends: Vec<(SimTime, i64)> = view.running().map(|r| (end_of(r).max(now), r.count as i64)).collect();
         ends.sort_unstable();
         let mut steps = Vec::with_capacity(ends.len() + 1);
         let mut free = view.free_units() as i64;

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 pub const MAX_PASSES_PER_INSTANT: u32 = 1000;
 
 /// Run settings.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SimConfig {
     /// Kill a job when it reaches its requested time (Slurm's behaviour). Off by default,
     /// as in Batsim and AccaSim replays.
@@ -23,6 +23,16 @@ pub struct SimConfig {
     pub horizon: Option<SimTime>,
     /// Node state changes to apply (time, node, new state).
     pub node_events: Vec<(SimTime, NodeId, NodeState)>,
+    /// Track which units each job holds (reported in [`JobRecord::units`]). On by default;
+    /// off, the engine only counts free units, which is faster on large machines. It is
+    /// tracked anyway when the policy places units or there are node events.
+    pub track_units: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig { walltime_kill: false, horizon: None, node_events: Vec::new(), track_units: true }
+    }
 }
 
 /// Errors of a run. All are fatal to the run.
@@ -66,6 +76,8 @@ pub struct RunResult {
     pub passes: u64,
     /// Events processed (arrivals, ends, node changes).
     pub events: u64,
+    /// Longest the queue ever was (at the start of a pass).
+    pub max_queue: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +192,7 @@ struct Engine<'a> {
     passes: u64,
     event_count: u64,
     progress: Option<&'a mut dyn FnMut(u64)>,
+    max_queue: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -209,6 +222,7 @@ impl<'a> Engine<'a> {
             events.schedule(t, EventClass::NodeChange, Ev::Node(node, st));
         }
         let mode = policy.pass_mode();
+        let track = cfg.track_units || policy.places_units() || !cfg.node_events.is_empty();
         Ok(Engine {
             cluster,
             jobs,
@@ -238,7 +252,7 @@ impl<'a> Engine<'a> {
             running: vec![None; jobs.len()],
             running_by_start: BTreeSet::new(),
             running_by_requested_end: BTreeSet::new(),
-            free: FreePool::all_free(total_units as u32),
+            free: if track { FreePool::all_free(total_units as u32) } else { FreePool::counted(total_units as u32) },
             total_units,
             capacity: total_units,
             allocated: 0,
@@ -250,6 +264,7 @@ impl<'a> Engine<'a> {
             passes: 0,
             event_count: 0,
             progress: None,
+            max_queue: 0,
         })
     }
 
@@ -426,7 +441,7 @@ impl<'a> Engine<'a> {
                 },
             )?;
         }
-        self.running[j.idx()] = Some(RunningJob { job: j, start: self.now, requested_end, units: set });
+        self.running[j.idx()] = Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need });
         debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
         Ok(())
     }
@@ -437,7 +452,10 @@ impl<'a> Engine<'a> {
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
         self.running_by_requested_end.remove(&(r.requested_end, seq, j));
-        self.allocated -= r.units.len();
+        self.allocated -= r.count;
+        if self.free.is_counted() {
+            self.free.give_count(r.count);
+        }
         for &(a, n) in r.units.ranges() {
             if self.nodes_not_up == 0 {
                 self.free.give(a, n);
@@ -579,6 +597,7 @@ impl<'a> Engine<'a> {
             return Ok(false);
         }
         self.passes += 1;
+        self.max_queue = self.max_queue.max(self.queue.len());
         let mut preempted = false;
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
@@ -656,7 +675,7 @@ impl<'a> Engine<'a> {
                 JobRecord { start: st.start, end: st.end, outcome, attempts: st.attempts, units }
             })
             .collect();
-        Ok(RunResult { records, passes: self.passes, events: self.event_count })
+        Ok(RunResult { records, passes: self.passes, events: self.event_count, max_queue: self.max_queue })
     }
 }
 

@@ -121,6 +121,11 @@ pub trait Policy: Send {
     fn pass_mode(&self) -> PassMode {
         PassMode::PerTime
     }
+    /// Whether its decisions name units (`Decision::Start { units: Some(..) }`) or it reads
+    /// [`SchedView::free_pool`]'s units: the engine then tracks which units are free.
+    fn places_units(&self) -> bool {
+        false
+    }
     /// One scheduling pass: push decisions into `out`.
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>);
 }
@@ -134,8 +139,10 @@ pub struct RunningJob {
     pub start: SimTime,
     /// start + requested time: when its user said it would end at the latest.
     pub requested_end: SimTime,
-    /// Its units.
+    /// Its units (empty when the engine counts units without tracking them).
     pub units: UnitSet,
+    /// How many units it holds.
+    pub count: u64,
 }
 
 /// Read-only view of the simulation for a policy.
@@ -170,7 +177,8 @@ impl<'a> SchedView<'a> {
     pub fn free_units(&self) -> u64 {
         self.free.count()
     }
-    /// The free units themselves.
+    /// The free units themselves (only counted, with no units listed, unless the policy
+    /// [`Policy::places_units`] or the run tracks units for another reason).
     pub fn free_pool(&self) -> &'a FreePool {
         self.free
     }
