@@ -95,8 +95,11 @@ impl Prof {
 
 impl Prof {
     fn clip(&self, from: SimTime, len: sim_core::SimDuration) -> (SimTime, sim_core::SimDuration) {
-        let o = self.origin();
-        if from >= o { (from, len) } else { (o, (from + len).saturating_since(o)) }
+        Prof::clip_to(self.origin(), from, len)
+    }
+    /// The part of `[from, from + len)` from `origin` on.
+    fn clip_to(origin: SimTime, from: SimTime, len: sim_core::SimDuration) -> (SimTime, sim_core::SimDuration) {
+        if from >= origin { (from, len) } else { (origin, (from + len).saturating_since(origin)) }
     }
 }
 
@@ -153,17 +156,38 @@ impl Policy for ConservativeBackfill {
             *self.slot(j) = None;
         }
         let end_of = |r: &sim_core::policy::RunningJob| overrun_clamp(r.start + est.of(view, r.job), now, false);
-        let mut prof = match self.reservation {
-            Reservation::Count => Prof::Count(StepProfile::of_running(view, end_of)),
-            Reservation::Nodes => Prof::Nodes(UnitProfile::of_running(view, end_of)),
-        };
         let mut stale = false;
-        for &j in queue {
-            if let Some((s, set)) = self.slot(j).clone() {
-                stale |= s < now;
-                prof.reserve(j, s, est.of(view, j), view.job(j).units(), &set);
+        let mut prof = match self.reservation {
+            Reservation::Count => {
+                // Built in one sort from every change point, not reservation by reservation.
+                let mut deltas: Vec<(SimTime, i64)> = Vec::with_capacity(view.running_count() + 2 * queue.len());
+                for r in view.running() {
+                    deltas.push((end_of(r).max(now), r.count as i64));
+                }
+                for &j in queue {
+                    if let Some((s, _)) = &self.reserved.get(j.idx()).and_then(Option::as_ref) {
+                        stale |= *s < now;
+                        let (from, len) = Prof::clip_to(now, *s, est.of(view, j));
+                        let u = view.job(j).units() as i64;
+                        if len.as_micros() > 0 {
+                            deltas.push((from, -u));
+                            deltas.push((from + len, u));
+                        }
+                    }
+                }
+                Prof::Count(StepProfile::from_deltas(now, view.free_units() as i64, deltas))
             }
-        }
+            Reservation::Nodes => {
+                let mut p = Prof::Nodes(UnitProfile::of_running(view, end_of));
+                for &j in queue {
+                    if let Some((s, set)) = self.slot(j).clone() {
+                        stale |= s < now;
+                        p.reserve(j, s, est.of(view, j), view.job(j).units(), &set);
+                    }
+                }
+                p
+            }
+        };
         // Reservations no longer fit when a running job overran its estimate past them.
         stale |= !prof.feasible();
         // A stale plan is rebuilt from scratch: keeping stale reservations in place while

@@ -47,6 +47,25 @@ impl StepProfile {
         StepProfile { steps }
     }
 
+    /// `free` units from `origin` on, changed by each `(time, delta)` (times >= origin).
+    pub fn from_deltas(origin: SimTime, free: i64, mut deltas: Vec<(SimTime, i64)>) -> Self {
+        deltas.sort_unstable_by_key(|d| d.0);
+        let mut steps = Vec::with_capacity(deltas.len() + 1);
+        let mut v = free;
+        steps.push((origin, v));
+        for (t, d) in deltas {
+            debug_assert!(t >= origin);
+            v += d;
+            match steps.last_mut() {
+                Some(last) if last.0 == t => last.1 = v,
+                _ => steps.push((t, v)),
+            }
+        }
+        // Drop steps that do not change the value.
+        steps.dedup_by(|b, a| a.1 == b.1);
+        StepProfile { steps }
+    }
+
     /// The steps.
     pub fn steps(&self) -> &[(SimTime, i64)] {
         &self.steps

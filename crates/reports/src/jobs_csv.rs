@@ -2,7 +2,6 @@
 
 use sim_core::time::write_secs;
 use sim_core::{Job, JobRecord, Outcome, SimDuration};
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// `jobs.csv` header.
@@ -41,7 +40,7 @@ pub fn write_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobR
             let _ = write_secs(&mut line, q.0);
         }
         line.push(',');
-        let _ = write!(line, "{}", job.units());
+        line.push_str(itoa::Buffer::new().format(job.units()));
         line.push(',');
         line.push_str(rec.outcome.name());
         line.push(',');

@@ -121,6 +121,11 @@ fn load_input(
             let mut r = swf::SwfReader::new(input, name);
             let mut jobs = Vec::new();
             while let Some(rec) = r.next_record()? {
+                if jobs.is_empty() {
+                    // The header is complete: MaxRecords sizes the job list (capped, in
+                    // case it lies).
+                    jobs.reserve(r.header().max_records.unwrap_or(1024).min(1 << 24) as usize);
+                }
                 jobs.push(rec.to_job());
             }
             let h = r.header().clone();

@@ -76,7 +76,7 @@ impl SwfRecord {
             _ => runtime,
         };
         Job {
-            trace_id: self.job_number.to_string(),
+            trace_id: itoa::Buffer::new().format(self.job_number).to_string(),
             submit: SimTime(self.submit),
             tasks: procs.min(u32::MAX as i64) as u32,
             task: TaskShape { cores: 1, ..TaskShape::default() },
@@ -192,9 +192,22 @@ fn field_label(i: usize) -> String {
 pub fn parse_line(file: &str, line: u64, text: &str) -> Result<SwfRecord, TraceError> {
     let mut f: [&str; 18] = [""; 18];
     let mut n = 0usize;
-    for tok in text.split_ascii_whitespace() {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == b.len() {
+            break;
+        }
+        let start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() {
+            i += 1;
+        }
         if n < 18 {
-            f[n] = tok;
+            // Token boundaries are ASCII whitespace, so this slice is valid UTF-8.
+            f[n] = &text[start..i];
         }
         n += 1;
     }
