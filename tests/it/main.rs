@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod golden;
+// mod reference; (enabled once data/expected exists)
 mod run;
 
 use std::path::{Path, PathBuf};

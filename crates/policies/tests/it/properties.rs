@@ -75,14 +75,7 @@ fn check_run(spec: &str, procs: u32, jobs: &[Job], kill: bool) -> Result<(), Tes
                 kill,
                 j.trace_id,
                 rec.outcome,
-                jobs.iter()
-                    .map(|j| (
-                        j.submit.0 / 1_000_000,
-                        j.tasks,
-                        j.runtime.unwrap().0 / 1_000_000,
-                        j.requested.unwrap().0 / 1_000_000
-                    ))
-                    .collect::<Vec<_>>()
+                brief(jobs)
             );
             prop_assert!(rec.start.is_none());
         }
@@ -147,6 +140,12 @@ proptest! {
     }
 }
 
+/// A workload in a short form for failure messages: (submit, procs, run, requested) in s.
+fn brief(jobs: &[Job]) -> Vec<(u64, u32, u64, u64)> {
+    let s = |d: SimDuration| d.0 / 1_000_000;
+    jobs.iter().map(|j| (j.submit.0 / 1_000_000, j.tasks, s(j.runtime.unwrap()), s(j.requested.unwrap()))).collect()
+}
+
 /// With estimates never below run times, every job starts no later than any reservation
 /// it was ever given.
 fn reservations_hold(spec: &str, procs: u32, jobs: &[Job]) -> Result<(), TestCaseError> {
@@ -166,14 +165,7 @@ fn reservations_hold(spec: &str, procs: u32, jobs: &[Job]) -> Result<(), TestCas
             id,
             at,
             start,
-            jobs.iter()
-                .map(|j| (
-                    j.submit.0 / 1_000_000,
-                    j.tasks,
-                    j.runtime.unwrap().0 / 1_000_000,
-                    j.requested.unwrap().0 / 1_000_000
-                ))
-                .collect::<Vec<_>>()
+            brief(jobs)
         );
     }
     Ok(())
