@@ -110,15 +110,25 @@ def read_swf(path):
     return jobs, P
 
 
+class _Num(Decimal):
+    """A JSON number: its exact Decimal value plus the text as written."""
+
+
+def _num(text):
+    d = _Num(text)
+    d.text = text
+    return d
+
+
 def read_batsim(path):
     with _open_text(path) as f:
-        d = json.load(f, parse_float=Decimal, parse_int=Decimal)
+        d = json.load(f, parse_float=_num, parse_int=_num)
     P = int(d["nb_res"])
     profiles = d.get("profiles", {})
     jobs = []
     for j in d["jobs"]:
         jid = j["id"]
-        jid = str(jid)                    # Decimal keeps the digits as written
+        jid = jid.text if isinstance(jid, _Num) else str(jid)   # as written
         submit = to_us(Decimal(j["subtime"]))
         p = int(j["res"])
         prof = profiles.get(j.get("profile"))
@@ -688,7 +698,8 @@ def main(argv=None):
                          "whenever a reservation start comes before the next event")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
-    fmt_ = a.format or ("batsim" if a.trace.endswith(".json") else "swf")
+    base = a.trace[:-3] if a.trace.endswith(".gz") else a.trace
+    fmt_ = a.format or ("batsim" if base.endswith(".json") else "swf")
     policy, opts = parse_policy(a.policy)
     t0 = time.time()
     jobs, P = (read_batsim if fmt_ == "batsim" else read_swf)(a.trace)
