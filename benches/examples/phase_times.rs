@@ -2,6 +2,7 @@
 //! read and parse it, and the time to simulate it under each policy (parse excluded).
 //!
 //! `cargo run --release -p benches --example phase_times [FILES...]`
+//! (`POLICIES=easy,conservative` picks the policies; default fcfs,easy,conservative)
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -31,11 +32,13 @@ fn main() {
             w.jobs.len(),
             parse.as_secs_f64()
         );
-        for spec in ["fcfs", "easy", "conservative"] {
+        let specs = std::env::var("POLICIES").unwrap_or_else(|_| "fcfs,easy,conservative".into());
+        for spec in specs.split(',') {
             let mut p = policies::build(spec).expect("known policy");
             let t = Instant::now();
-            let r = sim_core::simulate(&w.cluster, &w.jobs, p.as_mut(), &sim_core::SimConfig::default(), None)
-                .expect("run");
+            // As `sim run` does by default: units counted, not tracked.
+            let cfg = sim_core::SimConfig { track_units: false, ..sim_core::SimConfig::default() };
+            let r = sim_core::simulate(&w.cluster, &w.jobs, p.as_mut(), &cfg, None).expect("run");
             print!("  {spec} {:>7.3} s (passes {}, max queue {})", t.elapsed().as_secs_f64(), r.passes, r.max_queue);
         }
         println!();

@@ -269,7 +269,7 @@ class Sim:
         self.ended_since_pass = False
         self.running_by_E = []          # EASY count: sorted (start+q, seq, p)
         self.overcommits = 0            # starts with p > free (literal contract)
-        self.wakeup = wakeup            # never | idle | always (conservative only)
+        self.wakeup = wakeup            # never | idle (conservative only)
         self.wakeups = 0                # passes run at a reservation start, no event
         self.stale_passes = 0           # passes that found a reservation start < now
         if self.nodes:
@@ -357,9 +357,8 @@ class Sim:
             t_end = heap[0][0] if heap else INF
             t_arr = arr[ai].submit if ai < n else INF
             t_wake = INF
-            if self.policy == "conservative" and self.queue and (
-                    self.wakeup == "always"
-                    or (self.wakeup == "idle" and t_end == INF and t_arr == INF)):
+            if (self.policy == "conservative" and self.queue and self.wakeup == "idle"
+                    and t_end == INF and t_arr == INF):
                 t_wake = min((j.s for j in self.queue if j.s is not None
                               and j.s > self.now), default=INF)
             if min(t_end, t_arr, t_wake) == INF:
@@ -688,14 +687,12 @@ def main(argv=None):
     ap.add_argument("--paranoid", action="store_true",
                     help="cross-check every fast search against a literal, slow "
                          "evaluation of the contract text (for testing)")
-    ap.add_argument("--wakeup", choices=("never", "idle", "always"),
-                    default="idle",
+    ap.add_argument("--wakeup", choices=("never", "idle"), default="idle",
                     help="conservative only; NOT in the contract, which has no "
-                         "event at a reservation start. never: literal (may end "
-                         "with jobs stuck, an error); idle (default): when no END "
-                         "or ARRIVAL is left but jobs wait, run a pass at the "
-                         "earliest reservation start; always: also run such a pass "
-                         "whenever a reservation start comes before the next event")
+                         "event at a reservation start. never: literal (a run may "
+                         "end with jobs stuck: an error); idle (default): when no "
+                         "END or ARRIVAL is left but jobs wait, run a pass (with "
+                         "no event) at the earliest reservation start")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
     base = a.trace[:-3] if a.trace.endswith(".gz") else a.trace

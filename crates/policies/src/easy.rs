@@ -158,7 +158,7 @@ impl EasyBackfill {
 /// The shadow time and extra units for a head needing `need` units, with `free` units
 /// free now and `started` (requested end, units) jobs started earlier in this pass.
 fn shadow_and_extra(view: &SchedView<'_>, started: &[(SimTime, u64)], free: u64, need: u64) -> (SimTime, u64) {
-    let mut running = view.running_by_requested_end().map(|r| (r.requested_end, r.count)).peekable();
+    let mut running = view.requested_ends().peekable();
     let mut fresh = started.iter().copied().peekable();
     let mut avail = free;
     let mut next = || match (running.peek(), fresh.peek()) {

@@ -179,7 +179,7 @@ struct Engine<'a> {
     queue: Vec<JobId>,
     running: Vec<Option<RunningJob>>,
     running_by_start: BTreeSet<(u64, JobId)>,
-    running_by_requested_end: BTreeSet<(SimTime, u64, JobId)>,
+    running_by_requested_end: BTreeSet<(SimTime, u64, JobId, u64)>,
     free: FreePool,
     total_units: u64,
     capacity: u64,
@@ -430,7 +430,7 @@ impl<'a> Engine<'a> {
         st.start_seq = seq;
         let requested_end = self.now + requested;
         self.running_by_start.insert((seq, j));
-        self.running_by_requested_end.insert((requested_end, seq, j));
+        self.running_by_requested_end.insert((requested_end, seq, j, need));
         if let Some(log) = self.log.as_deref_mut() {
             log.record(
                 self.now,
@@ -451,7 +451,7 @@ impl<'a> Engine<'a> {
         let r = self.running[j.idx()].take().expect("releasing a running job");
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
-        self.running_by_requested_end.remove(&(r.requested_end, seq, j));
+        self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
         self.allocated -= r.count;
         if self.free.is_counted() {
             self.free.give_count(r.count);

@@ -153,7 +153,7 @@ pub struct SchedView<'a> {
     pub(crate) queue: &'a [JobId],
     pub(crate) running: &'a [Option<RunningJob>],
     pub(crate) running_by_start: &'a BTreeSet<(u64, JobId)>,
-    pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId)>,
+    pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId, u64)>,
     pub(crate) free: &'a FreePool,
     pub(crate) capacity: u64,
     pub(crate) walltime_kill: bool,
@@ -202,7 +202,12 @@ impl<'a> SchedView<'a> {
     pub fn running_by_requested_end(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
         self.running_by_requested_end
             .iter()
-            .map(move |&(_, _, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+            .map(move |k| self.running[k.2.idx()].as_ref().expect("indexed running job"))
+    }
+    /// `(requested end, units)` of running jobs in requested-end order (then start order):
+    /// the release profile EASY's shadow time is read from, without touching job records.
+    pub fn requested_ends(&self) -> impl Iterator<Item = (SimTime, u64)> + '_ {
+        self.running_by_requested_end.iter().map(|k| (k.0, k.3))
     }
     /// A running job's facts.
     pub fn running_job(&self, id: JobId) -> Option<&'a RunningJob> {
