@@ -2,7 +2,7 @@
 
 mod bad_input;
 mod golden;
-// mod reference; (enabled once data/expected exists)
+mod reference;
 mod run;
 
 use std::path::{Path, PathBuf};

@@ -287,8 +287,40 @@ class Sim:
         return j.e if self.est_actual else j.q
 
     def clamp(self, E):
-        """Profile-based modes: an expected end <= now becomes now + 1 µs."""
+        """EASY with reservation=nodes: an expected end <= now becomes now + 1 µs."""
         return E if E > self.now else self.now + 1
+
+    def clamp_cons(self, E):
+        """Conservative: an expected end < now becomes now + 1 µs; one exactly at now
+        releases at now (revised contract, 'Estimates')."""
+        return E if E >= self.now else self.now + 1
+
+    def _plan_is_stale(self):
+        """Contract 'Conservative' step 1 (revised): a reservation start < now, or the
+        running jobs plus all reservations over-book some unit / instant."""
+        now = self.now
+        held = [j for j in self.queue if j.s is not None]
+        if any(j.s < now for j in held):
+            return True
+        if self.nodes:
+            for j in held:
+                for u in j.res_units:
+                    if any(self.clamp_cons(r.start + self.est(r)) > j.s for r in self.unit_jobs[u]):
+                        return True
+            return False
+        ev = []
+        for r in self.running.values():
+            ev.append((now, 1, r.p))
+            ev.append((self.clamp_cons(r.start + self.est(r)), 0, -r.p))
+        for j in held:
+            ev.append((j.s, 1, j.p))
+            ev.append((j.s + self.est(j), 0, -j.p))
+        used = 0
+        for _, _, d in sorted(ev):
+            used += d
+            if used > self.P:
+                return True
+        return False
 
     def idle_units(self):
         return [u for u in range(self.P) if not self.unit_jobs[u]]
@@ -499,15 +531,15 @@ class Sim:
     def pass_cons(self):
         now = self.now
         q = self.queue
-        if self.rebuild:
+        stale = not self.rebuild and self._plan_is_stale()
+        self.stale_passes += stale
+        if self.rebuild or stale:
             for j in q:
                 j.s = None
                 j.res_units = None
             revisit = False
         else:
-            stale = any(j.s is not None and j.s < now for j in q)
-            self.stale_passes += stale
-            revisit = self.ended_since_pass or stale
+            revisit = self.ended_since_pass
         new = [j for j in q if j.s is None]
         if revisit or new:
             if self.nodes:
@@ -515,9 +547,15 @@ class Sim:
             else:
                 self._place_count(revisit, new)
         # 3. start every waiting job whose reservation starts now, in queue order
+        # (revised contract: only if it fits now; otherwise it keeps its reservation)
         started = False
         for j in q:
             if j.s == now:
+                if self.nodes:
+                    if any(self.unit_jobs[u] for u in j.res_units):
+                        continue
+                elif j.p > self.free:
+                    continue
                 self.start_job(j, j.res_units if self.nodes else None)
                 started = True
         if started:
@@ -525,7 +563,7 @@ class Sim:
 
     def _place_count(self, revisit, new):
         now = self.now
-        busy = [(j.start, self.clamp(j.start + self.est(j)), j.p)
+        busy = [(j.start, self.clamp_cons(j.start + self.est(j)), j.p)
                 for j in self.running.values()]
         busy += [(j.s, j.s + self.est(j), j.p) for j in self.queue if j.s is not None]
         prof = CountProfile(now, self.P, busy)
@@ -546,7 +584,7 @@ class Sim:
         """Contract text, evaluated from scratch (slow; --paranoid only)."""
         now = self.now
         p, d = job.p, self.est(job)
-        occ = [(j.start, self.clamp(j.start + self.est(j)), j.p)
+        occ = [(j.start, self.clamp_cons(j.start + self.est(j)), j.p)
                for j in self.running.values()]
         occ += [(j.s, j.s + self.est(j), j.p) for j in self.queue
                 if j.s is not None and j is not job]
@@ -566,7 +604,7 @@ class Sim:
         P = self.P
         busy = [[] for _ in range(P)]     # per unit: sorted (a, b, job idx)
         for j in self.running.values():
-            iv = (j.start, self.clamp(j.start + self.est(j)), j.idx)
+            iv = (j.start, self.clamp_cons(j.start + self.est(j)), j.idx)
             for u in j.units:
                 busy[u].append(iv)
         for j in self.queue:
@@ -597,40 +635,32 @@ class Sim:
     def _nodes_fit(self, busy, p, d):
         """Unit u can host [t, t + d) iff t lies in [g0, g1 - d] for a gap [g0, g1)
         of u (g0 = now or an end, so the first t reached by p units is a candidate
-        of the contract).  Sweep those closed intervals over all units."""
+        of the contract).  Sweep those closed intervals over all units, opening
+        (kind 0) before closing (kind 1) at equal times; once every opening at the
+        first t with >= p open units is applied, the open units are exactly the
+        units free during all of [t, t + d)."""
         now = self.now
         ev = []
         for u in range(self.P):
             cur = now
             for a, b, _ in busy[u]:
                 if a - cur >= d:
-                    ev.append((cur, 0))
-                    ev.append((a - d, 1))
+                    ev.append((cur, 0, u))
+                    ev.append((a - d, 1, u))
                 if b > cur:
                     cur = b
-            ev.append((cur, 0))
+            ev.append((cur, 0, u))
         ev.sort()
-        cnt = 0
-        t = None
-        for x, kind in ev:
-            if kind == 0:
-                cnt += 1
-                if cnt >= p:
-                    t = x
-                    break
-            else:
-                cnt -= 1
-        assert t is not None
-        return t, self._units_free(busy, t, d, p)
-
-    def _units_free(self, busy, t, d, p):
-        units = []
-        for u in range(self.P):
-            if all(not (a < t + d and b > t) for a, b, _ in busy[u]):
-                units.append(u)
-                if len(units) == p:
-                    return units
-        raise AssertionError("placement vanished")
+        open_units = set()
+        for k, (x, kind, u) in enumerate(ev):
+            if kind == 1:
+                open_units.discard(u)
+                continue
+            open_units.add(u)
+            if len(open_units) >= p and not (
+                    k + 1 < len(ev) and ev[k + 1][0] == x and ev[k + 1][1] == 0):
+                return x, sorted(open_units)[:p]
+        raise AssertionError("no placement")
 
     def _literal_fit_nodes(self, busy, p, d):
         now = self.now
