@@ -692,7 +692,7 @@ def write_csv(path, jobs):
                     "requested", "procs", "outcome"])
         for j in jobs:
             if j.reject is not None:
-                w.writerow([j.id, fmt(j.submit), "", "", "", "", fmt(j.q), j.p,
+                w.writerow([j.id, fmt(j.submit), "", "", "", "", fmt(j.q), max(j.p, 0),
                             "rejected"])
                 continue
             if j.killed:
