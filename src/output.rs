@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A file being written; it appears under its name only on [`AtomicFile::commit`].
+/// A file being written; it appears under its name only once [`AtomicFile::finish`]ed
+/// and [`Finished::rename`]d.
 pub struct AtomicFile {
     tmp: PathBuf,
     dest: PathBuf,
@@ -26,12 +27,47 @@ impl AtomicFile {
         self.out.as_mut().expect("not committed")
     }
 
-    /// Flushes, syncs and renames into place.
-    pub fn commit(mut self) -> std::io::Result<()> {
-        let out = self.out.take().expect("not committed");
-        let f = out.into_inner().map_err(|e| e.into_error())?;
-        drop(f);
-        std::fs::rename(&self.tmp, &self.dest)
+    /// Flushes the temporary file; it is renamed into place by [`Finished::rename`].
+    pub fn finish(mut self) -> std::io::Result<Finished> {
+        let out = self.out.take().expect("not finished");
+        let tmp = std::mem::take(&mut self.tmp);
+        let dest = std::mem::take(&mut self.dest);
+        match out.into_inner().map_err(|e| e.into_error()) {
+            Ok(f) => {
+                drop(f);
+                Ok(Finished { tmp, dest })
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A complete temporary file waiting to be renamed into place; removed if dropped.
+pub struct Finished {
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl Finished {
+    /// Renames it into place.
+    pub fn rename(mut self) -> std::io::Result<()> {
+        let tmp = std::mem::take(&mut self.tmp);
+        let r = std::fs::rename(&tmp, &self.dest);
+        if r.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        r
+    }
+}
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }
 
@@ -44,9 +80,13 @@ impl Drop for AtomicFile {
     }
 }
 
-/// Writes `dest` whole with `fill`.
-pub fn write_atomic(dest: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+/// Writes `dest` to a complete temporary file with `fill`; rename it with
+/// [`Finished::rename`] once every output of the run is ready.
+pub fn write_finished(
+    dest: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<Finished> {
     let mut f = AtomicFile::create(dest)?;
     fill(f.writer())?;
-    f.commit()
+    f.finish()
 }

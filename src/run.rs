@@ -2,7 +2,7 @@
 
 use crate::Failure;
 use crate::cli::{FormatArg, JobsFormat, RunArgs};
-use crate::output::{AtomicFile, write_atomic};
+use crate::output::{AtomicFile, write_finished};
 use reports::{RunMeta, Summary};
 use sim_core::log::{LogEvent, LogSink};
 use sim_core::{Hooks, SimConfig, SimTime};
@@ -115,18 +115,26 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         &workload.jobs,
         &result.records,
     );
-    write_atomic(&a.out.join("jobs.csv"), |w| match a.jobs_format {
+    // Every output is written complete under a temporary name first; only then are they
+    // renamed into place, so a failure leaves the folder as it was.
+    let jobs_csv = write_finished(&a.out.join("jobs.csv"), |w| match a.jobs_format {
         JobsFormat::Default => reports::jobs_csv::write_jobs(w, &workload.jobs, &result.records),
         JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(w, &workload.jobs, &result.records),
     })
     .map_err(|e| io_err("jobs.csv", e))?;
-    write_atomic(&a.out.join("summary.json"), |w| {
+    let summary_json = write_finished(&a.out.join("summary.json"), |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     })
     .map_err(|e| io_err("summary.json", e))?;
-    if let Some(f) = log_file {
-        f.commit().map_err(|e| io_err("decisions.jsonl", e))?;
+    let log = match log_file {
+        Some(f) => Some(f.finish().map_err(|e| io_err("decisions.jsonl", e))?),
+        None => None,
+    };
+    jobs_csv.rename().map_err(|e| io_err("jobs.csv", e))?;
+    summary_json.rename().map_err(|e| io_err("summary.json", e))?;
+    if let Some(f) = log {
+        f.rename().map_err(|e| io_err("decisions.jsonl", e))?;
     }
     if !a.quiet {
         println!("schedlab run → {}", a.out.display());

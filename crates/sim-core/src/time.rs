@@ -192,7 +192,12 @@ pub fn parse_secs_micros(text: &str) -> Result<u64, SecsParseError> {
         }
     }
     let kept = digits.len() as i64;
-    if point > kept {
+    if point > kept && value != 0 {
+        // A nonzero value overflows within 20 more digits; zero stays zero however large
+        // the exponent (so `0e2147483647` costs nothing).
+        if point - kept > 20 {
+            return Err(SecsParseError::TooLarge);
+        }
         for _ in 0..(point - kept) {
             value *= 10;
             if value > u64::MAX as u128 {
@@ -235,6 +240,9 @@ mod tests {
         assert_eq!(parse_secs_micros(""), Err(SecsParseError::NotANumber));
         assert_eq!(parse_secs_micros("1e30"), Err(SecsParseError::TooLarge));
         assert_eq!(parse_secs_micros("1.2.3"), Err(SecsParseError::NotANumber));
+        assert_eq!(parse_secs_micros("0e2147483647"), Ok(0));
+        assert_eq!(parse_secs_micros("1e2147483647"), Err(SecsParseError::TooLarge));
+        assert_eq!(parse_secs_micros("1e13"), Ok(10_000_000_000_000_000_000));
     }
 
     #[test]

@@ -152,7 +152,8 @@ impl SwfReader {
             let text = std::str::from_utf8(&self.buf).map_err(|_| {
                 TraceError::malformed(&self.name, Some(self.line), None, "line is not valid UTF-8 text")
             })?;
-            let t = text.trim();
+            // ASCII whitespace only, as fields are split on it.
+            let t = text.trim_ascii();
             if t.is_empty() {
                 continue;
             }
@@ -176,10 +177,11 @@ fn parse_header(h: &mut SwfHeader, line: &str) {
         let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
         digits.parse::<u64>().ok()
     };
+    // The first occurrence of a key wins.
     match key.trim() {
-        "MaxProcs" => h.max_procs = number(),
-        "MaxNodes" => h.max_nodes = number(),
-        "MaxRecords" => h.max_records = number(),
+        "MaxProcs" if h.max_procs.is_none() => h.max_procs = number(),
+        "MaxNodes" if h.max_nodes.is_none() => h.max_nodes = number(),
+        "MaxRecords" if h.max_records.is_none() => h.max_records = number(),
         _ => {}
     }
 }
