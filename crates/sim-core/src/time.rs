@@ -90,15 +90,19 @@ impl Add for SimDuration {
 pub fn write_secs(out: &mut impl fmt::Write, micros: u64) -> fmt::Result {
     let whole = micros / MICROS_PER_SEC;
     let frac = micros % MICROS_PER_SEC;
-    if frac == 0 {
-        write!(out, "{whole}")
-    } else {
-        let mut digits = format!("{frac:06}");
-        while digits.ends_with('0') {
-            digits.pop();
+    out.write_str(itoa::Buffer::new().format(whole))?;
+    if frac != 0 {
+        let mut digits = [b'0'; 6];
+        let mut f = frac;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (f % 10) as u8;
+            f /= 10;
         }
-        write!(out, "{whole}.{digits}")
+        let len = 6 - digits.iter().rev().take_while(|&&d| d == b'0').count();
+        out.write_char('.')?;
+        out.write_str(std::str::from_utf8(&digits[..len]).expect("ASCII digits"))?;
     }
+    Ok(())
 }
 
 /// [`write_secs`] into a new string.
