@@ -4,7 +4,7 @@
 use crate::options::{
     BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, REPLAN, RESERVATION, Reservation, canonical, pass_index,
 };
-use crate::profile::{StepProfile, overrun_clamp};
+use crate::profile::{StepProfile, overrun_clamp, running_releases};
 use crate::spec::{PolicyError, PolicySpec};
 use crate::unit_profile::UnitProfile;
 use sim_core::SimTime;
@@ -160,10 +160,8 @@ impl Policy for ConservativeBackfill {
         let mut prof = match self.reservation {
             Reservation::Count => {
                 // Built in one sort from every change point, not reservation by reservation.
-                let mut deltas: Vec<(SimTime, i64)> = Vec::with_capacity(view.running_count() + 2 * queue.len());
-                for r in view.running() {
-                    deltas.push((end_of(r).max(now), r.count as i64));
-                }
+                let mut deltas = running_releases(view, end_of);
+                deltas.reserve(2 * queue.len());
                 for &j in queue {
                     if let Some((s, _)) = &self.reserved.get(j.idx()).and_then(Option::as_ref) {
                         stale |= *s < now;

@@ -12,6 +12,16 @@ pub fn overrun_clamp(end: SimTime, now: SimTime, due_now_is_past: bool) -> SimTi
     if end < now || (due_now_is_past && end == now) { now.next_tick() } else { end }
 }
 
+/// Each running job's units as a release `(expected end, +units)`, the end from `end_of`
+/// (already clamped by the caller, see [`overrun_clamp`]) and never before now.
+pub fn running_releases(
+    view: &SchedView<'_>,
+    end_of: impl Fn(&sim_core::policy::RunningJob) -> SimTime,
+) -> Vec<(SimTime, i64)> {
+    let now = view.now();
+    view.running().map(|r| (end_of(r).max(now), r.count as i64)).collect()
+}
+
 /// Free units as a step function of time from an origin (`now`) to infinity.
 ///
 /// `steps[i] = (t_i, free_i)`: from `t_i` until `t_{i+1}` (or forever for the last step),
@@ -31,20 +41,7 @@ impl StepProfile {
     /// expected end on. `end_of` gives a running job's expected end, already clamped by the
     /// caller (see [`overrun_clamp`]); an end at `now` counts from now.
     pub fn of_running(view: &SchedView<'_>, end_of: impl Fn(&sim_core::policy::RunningJob) -> SimTime) -> Self {
-        let now = view.now();
-        let mut ends: Vec<(SimTime, i64)> = view.running().map(|r| (end_of(r).max(now), r.count as i64)).collect();
-        ends.sort_unstable();
-        let mut steps = Vec::with_capacity(ends.len() + 1);
-        let mut free = view.free_units() as i64;
-        steps.push((now, free));
-        for (t, u) in ends {
-            free += u;
-            match steps.last_mut() {
-                Some(last) if last.0 == t => last.1 = free,
-                _ => steps.push((t, free)),
-            }
-        }
-        StepProfile { steps }
+        Self::from_deltas(view.now(), view.free_units() as i64, running_releases(view, end_of))
     }
 
     /// `free` units from `origin` on, changed by each `(time, delta)` (times >= origin).
@@ -120,14 +117,9 @@ impl StepProfile {
     /// `[t, t + len)`. Candidates are the origin and the profile's breakpoints; the first
     /// feasible one is the earliest feasible time. `None` if never.
     pub fn earliest_fit(&self, units: u64, len: sim_core::SimDuration) -> Option<SimTime> {
-        self.earliest_fit_from(0, units, len)
-    }
-
-    /// As [`StepProfile::earliest_fit`], trying only breakpoints from index `from` on.
-    pub fn earliest_fit_from(&self, from: usize, units: u64, len: sim_core::SimDuration) -> Option<SimTime> {
         let need = units as i64;
         let n = self.steps.len();
-        let mut cand = from;
+        let mut cand = 0;
         'outer: while cand < n {
             if self.steps[cand].1 < need {
                 cand += 1;

@@ -699,7 +699,6 @@ fn describe_wait(r: WaitReason) -> String {
             format!("head of the queue does not fit ({free} units free); reserved at {}", secs_string(at.0))
         }
         WaitReason::Reserved { at } => format!("reserved at {}", secs_string(at.0)),
-        WaitReason::BlockedByHead => "would delay the head of the queue".into(),
         WaitReason::DoesNotFit { free } => {
             format!("head of the queue does not fit ({free} units free)")
         }

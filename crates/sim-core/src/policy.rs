@@ -59,8 +59,6 @@ pub enum WaitReason {
         /// Its reserved start.
         at: SimTime,
     },
-    /// It cannot start before the queue head and would delay it.
-    BlockedByHead,
     /// At the head of the queue, it needs more units than are free (strict FCFS).
     DoesNotFit {
         /// Units free now.
@@ -197,12 +195,6 @@ impl<'a> SchedView<'a> {
     /// Number of running jobs.
     pub fn running_count(&self) -> usize {
         self.running_by_start.len()
-    }
-    /// Running jobs ordered by requested end (then start order).
-    pub fn running_by_requested_end(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
-        self.running_by_requested_end
-            .iter()
-            .map(move |k| self.running[k.2.idx()].as_ref().expect("indexed running job"))
     }
     /// `(requested end, units)` of running jobs in requested-end order (then start order):
     /// the release profile EASY's shadow time is read from, without touching job records.
