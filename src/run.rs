@@ -78,6 +78,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         horizon,
         node_events: Vec::new(),
         track_units: a.jobs_format == JobsFormat::Batsim,
+        ..SimConfig::default()
     };
     let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {

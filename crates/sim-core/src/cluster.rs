@@ -54,6 +54,36 @@ impl NodeSpec {
     }
 }
 
+/// How the GPUs of a node pool are shared between jobs (real-schedulers.md §B7).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuSharing {
+    /// One job per GPU (`nvidia.com/gpu` from the NVIDIA device plugin; Slurm GRES). A
+    /// job whose actual peak exceeds the GPU's memory runs out of memory.
+    #[default]
+    Exclusive,
+    /// Several jobs per GPU with no memory isolation: NVIDIA time-slicing ("no memory or
+    /// fault-isolation between replicas"), MPS without limits, Aliyun gpushare (isolation
+    /// an explicit non-goal). When the actual peaks of the jobs on a GPU exceed its
+    /// memory, the allocation of the job that arrived last fails.
+    Shared,
+    /// Several jobs per GPU, each held to its declared memory (HAMi `nvidia.com/gpumem`
+    /// enforced by CUDA interception, Volcano vGPU, MIG): a job whose own actual peak
+    /// exceeds its declared limit is killed, and only it.
+    Isolated,
+}
+
+impl GpuSharing {
+    /// Stable name: `exclusive`, `shared`, `isolated`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuSharing::Exclusive => "exclusive",
+            GpuSharing::Shared => "shared",
+            GpuSharing::Isolated => "isolated",
+        }
+    }
+}
+
 /// `count` identical nodes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodePool {
@@ -63,6 +93,9 @@ pub struct NodePool {
     pub count: u32,
     /// What each has.
     pub spec: NodeSpec,
+    /// How its GPUs are shared.
+    #[serde(default)]
+    pub sharing: GpuSharing,
 }
 
 /// A node's administrative/health state, as Slurm's node states.
@@ -93,12 +126,22 @@ pub struct Cluster {
 impl Cluster {
     /// N interchangeable processors (an SWF machine), one unit each.
     pub fn processor_pool(procs: u32) -> Self {
-        Cluster { pools: vec![NodePool { name: "proc".into(), count: procs, spec: NodeSpec::cores_only(1) }] }
+        Cluster { pools: vec![NodePool {
+                name: "proc".into(),
+                count: procs,
+                spec: NodeSpec::cores_only(1),
+                sharing: GpuSharing::Exclusive,
+            }] }
     }
 
     /// N whole machines (a Batsim platform), one unit each.
     pub fn machines(n: u32) -> Self {
-        Cluster { pools: vec![NodePool { name: "host".into(), count: n, spec: NodeSpec::cores_only(1) }] }
+        Cluster { pools: vec![NodePool {
+                name: "host".into(),
+                count: n,
+                spec: NodeSpec::cores_only(1),
+                sharing: GpuSharing::Exclusive,
+            }] }
     }
 
     /// Number of nodes.
@@ -126,6 +169,27 @@ impl Cluster {
         None
     }
 
+    /// The spec and GPU sharing mode of a node.
+    pub fn node_spec(&self, id: NodeId) -> Option<(&NodeSpec, GpuSharing)> {
+        let mut first_node = 0u32;
+        for p in &self.pools {
+            if id.0 < first_node + p.count {
+                return Some((&p.spec, p.sharing));
+            }
+            first_node += p.count;
+        }
+        None
+    }
+
+    /// Every node's spec and sharing mode, in node-id order.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &NodeSpec, GpuSharing)> + '_ {
+        self.pools
+            .iter()
+            .flat_map(|p| std::iter::repeat_n((&p.spec, p.sharing), p.count as usize))
+            .enumerate()
+            .map(|(i, (s, g))| (NodeId(i as u32), s, g))
+    }
+
     /// The node that owns a unit.
     pub fn node_of_unit(&self, unit: u64) -> Option<NodeId> {
         let mut first_node = 0u32;
@@ -150,8 +214,8 @@ mod tests {
     fn units_map_to_nodes() {
         let c = Cluster {
             pools: vec![
-                NodePool { name: "a".into(), count: 2, spec: NodeSpec::cores_only(4) },
-                NodePool { name: "b".into(), count: 3, spec: NodeSpec::cores_only(2) },
+                NodePool { name: "a".into(), count: 2, spec: NodeSpec::cores_only(4), sharing: GpuSharing::Exclusive },
+                NodePool { name: "b".into(), count: 3, spec: NodeSpec::cores_only(2), sharing: GpuSharing::Exclusive },
             ],
         };
         assert_eq!(c.total_units(), 14);

@@ -3,6 +3,7 @@
 use crate::cluster::{Cluster, NodeId, NodeState};
 use crate::event::{EventClass, EventId, EventQueue};
 use crate::job::{Job, JobId, TraceStatus};
+use crate::ledger::{Ledger, TaskBinding};
 use crate::log::{LogEvent, LogSink};
 use crate::outcome::{JobRecord, Outcome, RejectReason};
 use crate::policy::{Decision, PassInfo, PassMode, Policy, RunningJob, SchedView, StartReason, WaitReason};
@@ -27,12 +28,34 @@ pub struct SimConfig {
     /// off, the engine only counts free units, which is faster on large machines. It is
     /// tracked anyway when the policy places units or there are node events.
     pub track_units: bool,
+    /// How many times a job killed for running out of GPU memory is requeued before it
+    /// ends `oom_killed`. Default 6, Kubernetes Job's `backoffLimit` (Volcano's `maxRetry`
+    /// is 3).
+    pub oom_retries: u32,
+    /// How long after its start a job that will run out of GPU memory reaches its peak
+    /// and is killed (at most its run time). A modelling choice, default 120 s: training
+    /// jobs allocate the bulk of their memory in the first steps, after loading.
+    pub oom_after: SimDuration,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { walltime_kill: false, horizon: None, node_events: Vec::new(), track_units: true }
+        SimConfig {
+            walltime_kill: false,
+            horizon: None,
+            node_events: Vec::new(),
+            track_units: true,
+            oom_retries: 6,
+            oom_after: SimDuration::from_secs(120),
+        }
     }
+}
+
+/// Back-off before an out-of-memory job is re-created: Kubernetes Job's 10 s, 20 s,
+/// 40 s, … capped at 6 min.
+pub fn oom_backoff(kills: u32) -> SimDuration {
+    let secs = 10u64.saturating_mul(1u64 << kills.saturating_sub(1).min(16)).min(360);
+    SimDuration::from_secs(secs)
 }
 
 /// Errors of a run. All are fatal to the run.
@@ -84,6 +107,7 @@ pub struct RunResult {
 enum Ev {
     End(JobId),
     Node(NodeId, NodeState),
+    Retry(JobId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +115,7 @@ enum Phase {
     NotArrived,
     Waiting,
     Running,
+    BackingOff,
     Done,
 }
 
@@ -103,6 +128,10 @@ struct JobState {
     end_event: Option<EventId>,
     start_seq: u64,
     units: UnitSet,
+    binding: Option<Vec<TaskBinding>>,
+    oom: bool,
+    oom_kills: u32,
+    wasted: u64,
 }
 
 /// Runs `jobs` on `cluster` under `policy`.
@@ -185,6 +214,7 @@ struct Engine<'a> {
     capacity: u64,
     allocated: u64,
     node_state: Vec<NodeState>,
+    ledger: Ledger,
     nodes_not_up: usize,
     start_seq: u64,
     info: PassInfo,
@@ -246,6 +276,10 @@ impl<'a> Engine<'a> {
                     end_event: None,
                     start_seq: 0,
                     units: UnitSet::new(),
+                    binding: None,
+                    oom: false,
+                    oom_kills: 0,
+                    wasted: 0,
                 })
                 .collect(),
             queue: Vec::new(),
@@ -257,6 +291,7 @@ impl<'a> Engine<'a> {
             capacity: total_units,
             allocated: 0,
             node_state: vec![NodeState::Up; node_count as usize],
+            ledger: Ledger::new(cluster),
             nodes_not_up: 0,
             start_seq: 0,
             info: PassInfo::default(),
@@ -315,6 +350,12 @@ impl<'a> Engine<'a> {
         match ev {
             Ev::End(j) => self.end_job(j),
             Ev::Node(n, st) => self.node_change(n, st),
+            Ev::Retry(j) => {
+                let st = &mut self.state[j.idx()];
+                st.phase = Phase::Waiting;
+                self.enqueue(j);
+                Ok(())
+            }
         }
     }
 
@@ -414,10 +455,80 @@ impl<'a> Engine<'a> {
             }
         };
         self.allocated += need;
+        let where_ = set.to_interval_string();
+        self.launch(j, set, need, false, where_, reason)?;
+        debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
+        Ok(())
+    }
+
+    /// Starts a job on named nodes and GPUs, checked against the ledger; decides at once
+    /// whether this attempt runs out of GPU memory.
+    fn bind_job(&mut self, j: JobId, binding: Vec<TaskBinding>, reason: StartReason) -> Result<(), EngineError> {
+        let job = &self.jobs[j.idx()];
+        if self.state[j.idx()].phase != Phase::Waiting {
+            return Err(self.invalid(format!("start of job {} which is not waiting", job.trace_id)));
+        }
+        if binding.len() != job.tasks as usize {
+            return Err(self.invalid(format!(
+                "job {} has {} tasks, binding names {}",
+                job.trace_id,
+                job.tasks,
+                binding.len()
+            )));
+        }
+        let mut oom = false;
+        for (k, b) in binding.iter().enumerate() {
+            let state = self.node_state.get(b.node.0 as usize).copied();
+            let err = if state != Some(NodeState::Up) {
+                Some(format!("node {} is not up", b.node.0))
+            } else {
+                oom |= self.ledger.runs_out_of_memory(&job.task, b);
+                self.ledger.take(&job.task, &job.gpu_models, b, true).err().map(|e| e.to_string())
+            };
+            if let Some(e) = err {
+                for prev in &binding[..k] {
+                    self.ledger.give(&job.task, prev, true);
+                }
+                return Err(self.invalid(format!("binding of job {}: {e}", job.trace_id)));
+            }
+        }
+        if oom {
+            // The allocation that failed does not hold memory: its peak leaves the sums.
+            for b in &binding {
+                self.ledger.give(&job.task, b, true);
+                self.ledger.take(&job.task, &job.gpu_models, b, false).expect("just fitted");
+            }
+        }
+        let where_ = binding
+            .iter()
+            .map(|b| {
+                let gpus: Vec<String> = b.gpus.iter().map(|g| g.to_string()).collect();
+                if gpus.is_empty() { format!("node {}", b.node.0) } else { format!("node {} gpu {}", b.node.0, gpus.join("+")) }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let st = &mut self.state[j.idx()];
+        st.binding = Some(binding);
+        st.oom = oom;
+        self.launch(j, UnitSet::new(), 0, oom, where_, reason)
+    }
+
+    fn launch(
+        &mut self,
+        j: JobId,
+        set: UnitSet,
+        need: u64,
+        oom: bool,
+        where_: String,
+        reason: StartReason,
+    ) -> Result<(), EngineError> {
         let job = &self.jobs[j.idx()];
         let requested = self.requested(j);
         let runtime = job.runtime.unwrap_or_default();
-        let run = if self.cfg.walltime_kill { runtime.min(requested) } else { runtime };
+        let mut run = if self.cfg.walltime_kill { runtime.min(requested) } else { runtime };
+        if oom {
+            run = run.min(self.cfg.oom_after);
+        }
         let seq = self.start_seq;
         self.start_seq += 1;
         let end_event = self.events.schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
@@ -432,23 +543,21 @@ impl<'a> Engine<'a> {
         self.running_by_start.insert((seq, j));
         self.running_by_requested_end.insert((requested_end, seq, j, need));
         if let Some(log) = self.log.as_deref_mut() {
-            log.record(
-                self.now,
-                &LogEvent::Start {
-                    job: &job.trace_id,
-                    units: set.to_interval_string(),
-                    reason: describe_start(reason),
-                },
-            )?;
+            log.record(self.now, &LogEvent::Start { job: &job.trace_id, units: where_, reason: describe_start(reason) })?;
         }
         self.running[j.idx()] = Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need });
-        debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
         Ok(())
     }
 
     /// Takes a running job off its units; returns them to the pool where their node is up.
     fn release(&mut self, j: JobId) -> RunningJob {
         let r = self.running[j.idx()].take().expect("releasing a running job");
+        if let Some(binding) = self.state[j.idx()].binding.take() {
+            let job = &self.jobs[j.idx()];
+            for b in &binding {
+                self.ledger.give(&job.task, b, !self.state[j.idx()].oom);
+            }
+        }
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
         self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
@@ -473,8 +582,43 @@ impl<'a> Engine<'a> {
     }
 
     fn end_job(&mut self, j: JobId) -> Result<(), EngineError> {
+        // `release` reads the flag to leave the failed allocation's peak out of the sums.
+        let oom = self.state[j.idx()].oom;
         let r = self.release(j);
+        self.state[j.idx()].oom = false;
         let job = &self.jobs[j.idx()];
+        if oom {
+            let st = &mut self.state[j.idx()];
+            st.oom_kills += 1;
+            let gpus = job.tasks as u64 * job.task.gpus as u64;
+            let milli = if gpus == 0 { 0 } else { job.task.gpu_milli() as u64 };
+            st.wasted += gpus * milli * (self.now - r.start).0;
+            st.end_event = None;
+            if let Some(log) = self.log.as_deref_mut() {
+                log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: Outcome::OomKilled.name() })?;
+            }
+            if st.oom_kills <= self.cfg.oom_retries {
+                st.phase = Phase::BackingOff;
+                st.start = None;
+                let at = self.now + oom_backoff(st.oom_kills);
+                self.events.schedule(at, EventClass::JobArrival, Ev::Retry(j));
+                if let Some(log) = self.log.as_deref_mut() {
+                    log.record(
+                        self.now,
+                        &LogEvent::Requeue {
+                            job: &job.trace_id,
+                            reason: format!("out of GPU memory; retried at {}", secs_string(at.0)),
+                        },
+                    )?;
+                }
+            } else {
+                st.units = r.units;
+                st.phase = Phase::Done;
+                st.end = Some(self.now);
+                st.outcome = Some(Outcome::OomKilled);
+            }
+            return Ok(());
+        }
         let requested = self.requested(j);
         let runtime = job.runtime.unwrap_or_default();
         let outcome = if self.cfg.walltime_kill && runtime > requested {
@@ -505,6 +649,7 @@ impl<'a> Engine<'a> {
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Waiting;
         st.start = None;
+        st.oom = false;
         self.enqueue(j);
         if let Some(log) = self.log.as_deref_mut() {
             log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;
@@ -525,6 +670,9 @@ impl<'a> Engine<'a> {
                 .iter()
                 .map(|&(_, j)| j)
                 .filter(|j| {
+                    if let Some(b) = &self.state[j.idx()].binding {
+                        return b.iter().any(|t| t.node == node);
+                    }
                     let units = &self.running[j.idx()].as_ref().expect("running").units;
                     (first..first + cores).any(|u| units.contains(u))
                 })
@@ -611,6 +759,8 @@ impl<'a> Engine<'a> {
                 running_by_start: &self.running_by_start,
                 running_by_requested_end: &self.running_by_requested_end,
                 free: &self.free,
+                ledger: &self.ledger,
+                node_state: &self.node_state,
                 capacity: self.capacity,
                 walltime_kill: self.cfg.walltime_kill,
                 logging: self.log.is_some(),
@@ -626,6 +776,13 @@ impl<'a> Engine<'a> {
                         return Err(self.invalid(format!("unknown job index {}", job.0)));
                     }
                     self.start_job(job, units, reason)?;
+                    started = true;
+                }
+                Decision::Bind { job, binding, reason } => {
+                    if job.idx() >= self.jobs.len() {
+                        return Err(self.invalid(format!("unknown job index {}", job.0)));
+                    }
+                    self.bind_job(job, binding, reason)?;
                     started = true;
                 }
                 Decision::Preempt { job } => {
@@ -672,7 +829,15 @@ impl<'a> Engine<'a> {
                     Some(r) => r.units,
                     None => std::mem::take(&mut st.units),
                 };
-                JobRecord { start: st.start, end: st.end, outcome, attempts: st.attempts, units }
+                JobRecord {
+                    start: st.start,
+                    end: st.end,
+                    outcome,
+                    attempts: st.attempts,
+                    units,
+                    oom_kills: st.oom_kills,
+                    wasted_gpu_milli_us: st.wasted,
+                }
             })
             .collect();
         Ok(RunResult { records, passes: self.passes, events: self.event_count, max_queue: self.max_queue })

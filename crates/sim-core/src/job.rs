@@ -23,8 +23,38 @@ pub struct TaskShape {
     pub memory_mib: u64,
     /// GPUs.
     pub gpus: u32,
-    /// GPU memory per GPU in MiB (0 = not stated).
+    /// Declared GPU memory per GPU in MiB (0 = not stated): what the job asks the
+    /// scheduler for (Aliyun gpushare `aliyun.com/gpu-mem`, HAMi `nvidia.com/gpumem`).
     pub gpu_memory_mib: u64,
+    /// CPU in milli-cores, as Kubernetes requests it (`cpu: 500m`); 0 = `cores` × 1000.
+    pub cpu_milli: u32,
+    /// Share of each GPU in milli-GPU (1..=1000, Alibaba's `alibabacloud.com/gpu-milli`);
+    /// 0 = whole GPUs. A value below 1000 needs `gpus == 1` (a shared GPU).
+    pub gpu_milli: u32,
+    /// The job's actual peak GPU memory per GPU in MiB (0 = unknown: never runs out).
+    /// Hidden from policies unless they are declared clairvoyant.
+    pub gpu_peak_mib: u64,
+}
+
+impl TaskShape {
+    /// CPU in milli-cores.
+    pub fn cpu_milli(&self) -> u64 {
+        if self.cpu_milli > 0 { self.cpu_milli as u64 } else { self.cores as u64 * 1000 }
+    }
+    /// Milli-GPU taken on each of its GPUs (1000 for whole GPUs, 0 without GPUs).
+    pub fn gpu_milli(&self) -> u32 {
+        if self.gpus == 0 {
+            0
+        } else if self.gpu_milli == 0 {
+            1000
+        } else {
+            self.gpu_milli.min(1000)
+        }
+    }
+    /// Whether it shares one GPU with others (one GPU, less than all of it).
+    pub fn shares_gpu(&self) -> bool {
+        self.gpus == 1 && self.gpu_milli() < 1000
+    }
 }
 
 /// What kind of work a job is; policies and reports group by it.
@@ -85,6 +115,9 @@ pub struct Job {
     pub kind: JobKind,
     /// How it ended in the real system.
     pub trace_status: TraceStatus,
+    /// GPU models it may run on (Alibaba's `gpu_spec`, Kubernetes node affinity on
+    /// `gpu-card-model`); empty = any.
+    pub gpu_models: Vec<String>,
 }
 
 impl Job {
@@ -110,7 +143,13 @@ impl Job {
             priority: 0,
             kind: JobKind::Batch,
             trace_status: TraceStatus::Completed,
+            gpu_models: Vec::new(),
         }
+    }
+
+    /// Whether a GPU of `model` satisfies its model constraint.
+    pub fn accepts_gpu_model(&self, model: &str) -> bool {
+        self.gpu_models.is_empty() || self.gpu_models.iter().any(|m| m == model)
     }
 
     /// Units (cores) the whole gang needs.

@@ -52,6 +52,7 @@ pub mod cluster;
 pub mod engine;
 pub mod event;
 pub mod job;
+pub mod ledger;
 pub mod log;
 pub mod outcome;
 pub mod policy;
@@ -59,8 +60,9 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
-pub use cluster::{Cluster, NodeId, NodePool, NodeSpec, NodeState};
+pub use cluster::{Cluster, GpuSharing, GpuSpec, NodeId, NodePool, NodeSpec, NodeState};
 pub use engine::{EngineError, Hooks, RunResult, SimConfig, simulate, simulate_with};
 pub use job::{Job, JobId, JobKind, TaskShape, TraceStatus};
+pub use ledger::{GpuAffinity, Ledger, NodeUse, TaskBinding};
 pub use outcome::{JobRecord, Outcome, RejectReason};
 pub use time::{SimDuration, SimTime};

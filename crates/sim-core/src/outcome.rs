@@ -91,6 +91,12 @@ pub struct JobRecord {
     pub outcome: Outcome,
     /// Attempts started (more than one after preemption or node failure requeues).
     pub attempts: u32,
-    /// Units held by that attempt (empty if it never started).
+    /// Units held by that attempt (empty if it never started or was bound to nodes).
     pub units: UnitSet,
+    /// Times it was killed for running out of GPU memory (each one requeued it until the
+    /// retry limit, after which it ended `oom_killed`).
+    pub oom_kills: u32,
+    /// GPU time its out-of-memory attempts used before they were killed, in milli-GPU
+    /// microseconds (GPUs × milli-GPU each × time).
+    pub wasted_gpu_milli_us: u64,
 }

@@ -7,6 +7,7 @@
 
 use crate::cluster::Cluster;
 use crate::job::{Job, JobId};
+use crate::ledger::{Ledger, TaskBinding};
 use crate::time::{SimDuration, SimTime};
 use crate::units::{FreePool, UnitSet};
 use std::collections::BTreeSet;
@@ -76,6 +77,17 @@ pub enum Decision {
         job: JobId,
         /// Exactly which units, or `None`.
         units: Option<UnitSet>,
+        /// Why.
+        reason: StartReason,
+    },
+    /// Start a waiting job on named nodes and GPUs, one [`TaskBinding`] per task (a
+    /// Kubernetes Bind). It is checked against the node [`Ledger`] and takes no units
+    /// from the free pool.
+    Bind {
+        /// The job.
+        job: JobId,
+        /// Where each task goes.
+        binding: Vec<TaskBinding>,
         /// Why.
         reason: StartReason,
     },
@@ -153,6 +165,8 @@ pub struct SchedView<'a> {
     pub(crate) running_by_start: &'a BTreeSet<(u64, JobId)>,
     pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId, u64)>,
     pub(crate) free: &'a FreePool,
+    pub(crate) ledger: &'a Ledger,
+    pub(crate) node_state: &'a [crate::cluster::NodeState],
     pub(crate) capacity: u64,
     pub(crate) walltime_kill: bool,
     pub(crate) logging: bool,
@@ -180,7 +194,21 @@ impl<'a> SchedView<'a> {
     pub fn free_pool(&self) -> &'a FreePool {
         self.free
     }
-    /// A job's static description.
+    /// Per-node use by bound jobs (milli-CPU, memory, per-GPU milli and declared memory).
+    pub fn ledger(&self) -> &'a Ledger {
+        self.ledger
+    }
+    /// Node states, in node-id order.
+    pub fn node_states(&self) -> &'a [crate::cluster::NodeState] {
+        self.node_state
+    }
+    /// A job's actual peak GPU memory per GPU (MiB, 0 unknown). An **oracle**: only
+    /// placements declared clairvoyant may use it; the others see the declared memory.
+    pub fn gpu_peak_mib(&self, id: JobId) -> u64 {
+        self.jobs[id.idx()].task.gpu_peak_mib
+    }
+    /// A job's static description. (Its `task.gpu_peak_mib` is the oracle of
+    /// [`SchedView::gpu_peak_mib`]: non-clairvoyant policies must not read it.)
     pub fn job(&self, id: JobId) -> &'a Job {
         &self.jobs[id.idx()]
     }

@@ -139,6 +139,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             priority: 0,
             kind: JobKind::Batch,
             trace_status: TraceStatus::Completed,
+            gpu_models: Vec::new(),
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

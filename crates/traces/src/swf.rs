@@ -93,6 +93,7 @@ impl SwfRecord {
                 5 => TraceStatus::Cancelled,
                 _ => TraceStatus::Completed,
             },
+            gpu_models: Vec::new(),
         }
     }
 }

@@ -84,7 +84,12 @@ fn node_failure_requeues_its_jobs_and_recovery_restores_capacity() {
     // Two 2-core nodes. a runs on node 0 (units 0-1) from 0; node 0 fails at 5 and comes
     // back at 20. a restarts from scratch on node 1 at 5 (b holds nothing yet).
     let cluster = Cluster {
-        pools: vec![sim_core::NodePool { name: "n".into(), count: 2, spec: sim_core::NodeSpec::cores_only(2) }],
+        pools: vec![sim_core::NodePool {
+            name: "n".into(),
+            count: 2,
+            spec: sim_core::NodeSpec::cores_only(2),
+            sharing: sim_core::GpuSharing::Exclusive,
+        }],
     };
     let jobs = vec![job("a", 0, 2, 10), job("b", 1, 4, 10)];
     let cfg = SimConfig {

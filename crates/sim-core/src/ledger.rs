@@ -1,0 +1,291 @@
+//! Per-node resource accounting for placed jobs: milli-CPU, host memory and, per GPU,
+//! milli-GPU, declared GPU memory and actual peak GPU memory.
+//!
+//! Jobs started with [`crate::policy::Decision::Bind`] name their node and GPUs, as a
+//! Kubernetes scheduler's Bind does (and Alibaba's Open-Gpu-Share Reserve, which records
+//! the GPU index of a shared pod). The ledger is what their placement is checked
+//! against. The count of free units ([`crate::units::FreePool`]) is not touched by bound
+//! jobs: a run mixes the two only where a policy wants it.
+
+use crate::cluster::{Cluster, GpuSharing, NodeId};
+use crate::job::TaskShape;
+use serde::{Deserialize, Serialize};
+
+/// Milli-GPU in one whole GPU.
+pub const MILLI: u32 = 1000;
+
+/// Where one task of a job runs: a node and GPU indices on it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TaskBinding {
+    /// The node.
+    pub node: NodeId,
+    /// GPU indices on the node (as many as the task has GPUs).
+    pub gpus: Vec<u8>,
+}
+
+/// One GPU's use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuUse {
+    /// Milli-GPU not taken (0..=1000).
+    pub milli_left: u32,
+    /// Device memory in MiB.
+    pub memory_mib: u64,
+    /// Sum of the declared GPU memory of the jobs on it.
+    pub declared_mib: u64,
+    /// Sum of the actual peaks of the jobs on it that did not fail their allocation.
+    pub peak_mib: u64,
+    /// Jobs on it.
+    pub tenants: u32,
+}
+
+impl GpuUse {
+    /// Declared memory not yet promised to a job.
+    pub fn declared_left(&self) -> u64 {
+        self.memory_mib.saturating_sub(self.declared_mib)
+    }
+}
+
+/// Kinds of GPU request, as the FGD paper's GpuClustering groups pods ("affinity").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GpuAffinity {
+    /// One shared GPU (less than 1000 milli).
+    Shared,
+    /// That many whole GPUs.
+    Whole(u32),
+}
+
+impl GpuAffinity {
+    /// The affinity of a task, `None` without GPUs.
+    pub fn of(task: &TaskShape) -> Option<GpuAffinity> {
+        match task.gpus {
+            0 => None,
+            1 if task.gpu_milli() < MILLI => Some(GpuAffinity::Shared),
+            n => Some(GpuAffinity::Whole(n)),
+        }
+    }
+}
+
+/// One node's use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeUse {
+    /// Milli-CPU capacity.
+    pub cpu_milli: u64,
+    /// Milli-CPU not requested.
+    pub cpu_milli_left: u64,
+    /// Host memory capacity.
+    pub memory_mib: u64,
+    /// Host memory not requested.
+    pub memory_mib_left: u64,
+    /// The GPUs.
+    pub gpus: Vec<GpuUse>,
+    /// GPU model name of the node ("" without GPUs).
+    pub gpu_model: String,
+    /// How its GPUs are shared.
+    pub sharing: GpuSharing,
+    /// Tasks placed on it, by GPU affinity (sorted, no zero counts).
+    pub affinity: Vec<(GpuAffinity, u32)>,
+    /// Tasks placed on it.
+    pub tasks: u32,
+}
+
+impl NodeUse {
+    /// Sum of milli-GPU left.
+    pub fn gpu_milli_left(&self) -> u64 {
+        self.gpus.iter().map(|g| g.milli_left as u64).sum()
+    }
+    /// GPUs nobody uses.
+    pub fn free_gpus(&self) -> usize {
+        self.gpus.iter().filter(|g| g.milli_left == MILLI).count()
+    }
+    /// Milli-GPU a task takes on each of its GPUs here: exclusive pools hand out whole
+    /// GPUs whatever the request (the device plugin counts integers).
+    pub fn milli_taken(&self, task: &TaskShape) -> u32 {
+        if self.sharing == GpuSharing::Exclusive && task.gpus > 0 { MILLI } else { task.gpu_milli() }
+    }
+    /// Declared GPU memory of a task per GPU here: its declaration, or else a share of
+    /// the device memory proportional to its milli-GPU (gpushare's "compute ∝ memory").
+    pub fn declared_of(&self, task: &TaskShape, gpu: usize) -> u64 {
+        if task.gpu_memory_mib > 0 {
+            task.gpu_memory_mib
+        } else {
+            self.gpus.get(gpu).map_or(0, |g| g.memory_mib * self.milli_taken(task) as u64 / MILLI as u64)
+        }
+    }
+}
+
+/// Why a binding was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BindError {
+    /// The node does not exist.
+    #[error("node {0} does not exist")]
+    UnknownNode(u32),
+    /// Wrong number of GPU indices.
+    #[error("task needs {need} GPUs, binding gives {got}")]
+    GpuCount {
+        /// Needed.
+        need: u32,
+        /// Given.
+        got: usize,
+    },
+    /// A GPU index is out of range or repeated.
+    #[error("GPU index {0} is not a distinct GPU of node {1}")]
+    BadGpu(u8, u32),
+    /// Not enough CPU or memory.
+    #[error("node {0} lacks CPU or memory")]
+    NodeFull(u32),
+    /// A GPU lacks milli-GPU.
+    #[error("GPU {0} of node {1} lacks milli-GPU")]
+    GpuFull(u8, u32),
+    /// The GPU model is not one the job accepts.
+    #[error("node {0}'s GPU model is not one the job accepts")]
+    Model(u32),
+}
+
+/// All nodes' use.
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    nodes: Vec<NodeUse>,
+}
+
+impl Ledger {
+    /// An empty ledger of `cluster` (every node's CPU is its cores × 1000).
+    pub fn new(cluster: &Cluster) -> Self {
+        let nodes = cluster
+            .nodes()
+            .map(|(_, spec, sharing)| NodeUse {
+                cpu_milli: spec.cores as u64 * 1000,
+                cpu_milli_left: spec.cores as u64 * 1000,
+                memory_mib: spec.memory_mib,
+                memory_mib_left: spec.memory_mib,
+                gpus: spec
+                    .gpus
+                    .iter()
+                    .map(|g| GpuUse { milli_left: MILLI, memory_mib: g.memory_mib, declared_mib: 0, peak_mib: 0, tenants: 0 })
+                    .collect(),
+                gpu_model: spec.gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
+                sharing,
+                affinity: Vec::new(),
+                tasks: 0,
+            })
+            .collect();
+        Ledger { nodes }
+    }
+
+    /// Every node's use, in node-id order.
+    pub fn nodes(&self) -> &[NodeUse] {
+        &self.nodes
+    }
+
+    /// One node's use.
+    pub fn node(&self, id: NodeId) -> &NodeUse {
+        &self.nodes[id.0 as usize]
+    }
+
+    /// Checks that a task fits at `b` (memory limits are the scheduler's business, not
+    /// checked here; a host memory of 0 means "not modelled").
+    pub fn check(&self, task: &TaskShape, models: &[String], b: &TaskBinding) -> Result<(), BindError> {
+        let n = self.nodes.get(b.node.0 as usize).ok_or(BindError::UnknownNode(b.node.0))?;
+        if b.gpus.len() != task.gpus as usize {
+            return Err(BindError::GpuCount { need: task.gpus, got: b.gpus.len() });
+        }
+        if n.cpu_milli_left < task.cpu_milli() || (n.memory_mib > 0 && n.memory_mib_left < task.memory_mib) {
+            return Err(BindError::NodeFull(b.node.0));
+        }
+        if task.gpus > 0 && !models.is_empty() && !models.iter().any(|m| *m == n.gpu_model) {
+            return Err(BindError::Model(b.node.0));
+        }
+        let take = n.milli_taken(task);
+        for (k, &g) in b.gpus.iter().enumerate() {
+            if g as usize >= n.gpus.len() || b.gpus[..k].contains(&g) {
+                return Err(BindError::BadGpu(g, b.node.0));
+            }
+            if n.gpus[g as usize].milli_left < take {
+                return Err(BindError::GpuFull(g, b.node.0));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a task's resources at `b` (checked first). `peak_counts` says whether its
+    /// actual peak adds to the GPUs' peak sums (false for a job that failed its
+    /// allocation).
+    pub fn take(&mut self, task: &TaskShape, models: &[String], b: &TaskBinding, peak_counts: bool) -> Result<(), BindError> {
+        self.check(task, models, b)?;
+        let n = &mut self.nodes[b.node.0 as usize];
+        n.cpu_milli_left -= task.cpu_milli();
+        n.memory_mib_left = n.memory_mib_left.saturating_sub(task.memory_mib);
+        let take = n.milli_taken(task);
+        for &g in &b.gpus {
+            let declared = n.declared_of(task, g as usize);
+            let gpu = &mut n.gpus[g as usize];
+            gpu.milli_left -= take;
+            gpu.declared_mib += declared;
+            if peak_counts {
+                gpu.peak_mib += task.gpu_peak_mib;
+            }
+            gpu.tenants += 1;
+        }
+        if let Some(a) = GpuAffinity::of(task) {
+            match n.affinity.binary_search_by_key(&a, |e| e.0) {
+                Ok(i) => n.affinity[i].1 += 1,
+                Err(i) => n.affinity.insert(i, (a, 1)),
+            }
+        }
+        n.tasks += 1;
+        Ok(())
+    }
+
+    /// Gives back what [`Ledger::take`] took.
+    pub fn give(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool) {
+        let n = &mut self.nodes[b.node.0 as usize];
+        n.cpu_milli_left += task.cpu_milli();
+        n.memory_mib_left = (n.memory_mib_left + task.memory_mib).min(n.memory_mib);
+        let take = n.milli_taken(task);
+        for &g in &b.gpus {
+            let declared = n.declared_of(task, g as usize);
+            let gpu = &mut n.gpus[g as usize];
+            gpu.milli_left += take;
+            gpu.declared_mib -= declared;
+            if peak_counted {
+                gpu.peak_mib -= task.gpu_peak_mib;
+            }
+            gpu.tenants -= 1;
+        }
+        if let Some(a) = GpuAffinity::of(task)
+            && let Ok(i) = n.affinity.binary_search_by_key(&a, |e| e.0)
+        {
+            n.affinity[i].1 -= 1;
+            if n.affinity[i].1 == 0 {
+                n.affinity.remove(i);
+            }
+        }
+        n.tasks -= 1;
+        debug_assert!(n.cpu_milli_left <= n.cpu_milli);
+        debug_assert!(n.gpus.iter().all(|g| g.milli_left <= MILLI));
+    }
+
+    /// Whether a task placed at `b` runs out of GPU memory, by the rules of the node's
+    /// sharing mode (checked before it is taken):
+    /// * exclusive: its peak exceeds the GPU's memory;
+    /// * shared: the peaks already on one of its GPUs plus its own exceed the memory
+    ///   (the last arrival's allocation fails);
+    /// * isolated: its peak exceeds its own declared limit, or the GPU's memory is
+    ///   physically exhausted as in the shared case.
+    pub fn runs_out_of_memory(&self, task: &TaskShape, b: &TaskBinding) -> bool {
+        if task.gpu_peak_mib == 0 {
+            return false;
+        }
+        let n = &self.nodes[b.node.0 as usize];
+        b.gpus.iter().any(|&g| {
+            let gpu = &n.gpus[g as usize];
+            match n.sharing {
+                GpuSharing::Exclusive => task.gpu_peak_mib > gpu.memory_mib,
+                GpuSharing::Shared => gpu.peak_mib + task.gpu_peak_mib > gpu.memory_mib,
+                GpuSharing::Isolated => {
+                    task.gpu_peak_mib > n.declared_of(task, g as usize)
+                        || gpu.peak_mib + task.gpu_peak_mib > gpu.memory_mib
+                }
+            }
+        })
+    }
+}
