@@ -19,6 +19,41 @@ pub enum Command {
     Run(RunArgs),
     /// List every policy with its options.
     Policies,
+    /// The FGD paper's placement experiments on openb node and pod lists: pods arrive
+    /// in a seeded shuffled order with no departures, each is placed or fails; writes
+    /// allocation.csv, fragmentation.csv and fragmentation_ratio.csv.
+    Fgd(FgdArgs),
+}
+
+/// `sim fgd`.
+#[derive(Args, Debug)]
+pub struct FgdArgs {
+    /// Node list CSV (`sn,cpu_milli,memory_mib,gpu,model`), e.g. openb_node_list_gpu_node.csv.
+    #[arg(long)]
+    pub nodes: PathBuf,
+    /// Pod list CSVs, comma-separated; each is one workload, named by its file name
+    /// without `.csv`.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub pods: Vec<PathBuf>,
+    /// Placements, comma-separated (default: the paper's six,
+    /// random,dotprod,gpuclustering,gpupacking,bestfit,fgd).
+    #[arg(long)]
+    pub policies: Option<String>,
+    /// Seeds: an inclusive range `42..51` or a list `42,43`.
+    #[arg(long, default_value = "42..51")]
+    pub seeds: String,
+    /// Tune each workload to this multiple of the cluster's GPU capacity (0: no tuning).
+    #[arg(long, default_value_t = 1.3)]
+    pub tune: f64,
+    /// Output folder.
+    #[arg(long, default_value = "fgd-out")]
+    pub out: PathBuf,
+    /// Worker threads (default: one per core). The output does not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// No progress bar and no table on stdout.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Trace formats.

@@ -5,6 +5,7 @@
 //! a policy that makes an invalid decision).
 
 mod cli;
+mod fgd;
 mod output;
 mod run;
 
@@ -45,6 +46,7 @@ fn try_main() -> Result<(), Failure> {
     };
     match args.command {
         cli::Command::Run(r) => run::run(&r),
+        cli::Command::Fgd(f) => fgd::fgd(&f),
         cli::Command::Policies => {
             print!("{}", cli::policies_text());
             Ok(())

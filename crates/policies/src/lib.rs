@@ -20,7 +20,9 @@
 pub mod conservative;
 pub mod easy;
 pub mod fcfs;
+pub mod fgd_protocol;
 pub mod options;
+pub mod placement;
 pub mod profile;
 pub mod spec;
 pub mod unit_profile;

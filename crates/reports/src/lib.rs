@@ -5,8 +5,12 @@
 //! * [`summary`] — `summary.json`: counts per outcome, wait percentiles, bounded slowdown,
 //!   utilization, makespan.
 //!
+//! * [`fgd_curves`] — the FGD paper's allocation and fragmentation curves against
+//!   arrived workload.
+//!
 //! Later issues add per-group tables, time series, plots and the HTML report here.
 
+pub mod fgd_curves;
 pub mod jobs_csv;
 pub mod summary;
 

@@ -55,3 +55,17 @@ impl RngStreams {
         ChaCha8Rng::from_seed(seed)
     }
 }
+
+/// A uniform index in `0..n` (`n > 0`), by Lemire's multiply-shift on 64 bits: the same
+/// draw for the same stream state on every platform.
+pub fn uniform_index(rng: &mut SimRng, n: usize) -> usize {
+    use rand_chacha::rand_core::Rng;
+    debug_assert!(n > 0);
+    ((rng.next_u64() as u128 * n as u128) >> 64) as usize
+}
+
+/// A uniform float in `[0, 1)` from the top 53 bits of one draw.
+pub fn uniform_f64(rng: &mut SimRng) -> f64 {
+    use rand_chacha::rand_core::Rng;
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}

@@ -2,14 +2,19 @@
 //!
 //! Streaming readers that report file, line and field on every error:
 //! * [`swf`] — the Parallel Workloads Archive's Standard Workload Format, plain or gzip;
-//! * [`batsim`] — Batsim JSON workloads with `delay` profiles.
+//! * [`batsim`] — Batsim JSON workloads with `delay` profiles;
+//! * [`openb`] — Alibaba's openb GPU-sharing node and pod lists (CSV).
+//!
+//! [`gpumem`] generates GPU memory demand for traces that carry none.
 //!
 //! [`load`] reads either into a [`Workload`]: the jobs in file order, the machine size,
 //! and a checksum of the file.
 
 pub mod batsim;
 pub mod error;
+pub mod gpumem;
 pub mod input;
+pub mod openb;
 pub mod swf;
 
 pub use error::{Location, TraceError};

@@ -1,0 +1,175 @@
+//! The FGD paper's experiment protocol (Weng et al., USENIX ATC'23; its simulator's
+//! `Simulate`, `SortClusterPods`, `TunePodsByNodeTotalResource`, `SchedulePods`,
+//! `ClusterGpuFragReport`): arrival only, no time, no departures, no queue.
+//!
+//! 1. The typical pods are taken from the workload as read (before tuning).
+//! 2. The pods are sorted by name and shuffled with the run's seed.
+//! 3. The workload is tuned to `ratio` × the cluster's GPU capacity: pods are dropped at
+//!    random while the total is above the target; below it, pods drawn with replacement
+//!    from the name-sorted workload are appended until the next would pass the target
+//!    (the simulator compares against the drawn pod's milli-GPU *per GPU*, and so do we).
+//! 4. Each pod is placed or fails; after each one the arrived GPU (failed pods
+//!    included), the allocated GPU and the fragmentation are sampled.
+
+use crate::placement::frag::{FragMeter, PodType, TypicalPods};
+use crate::placement::{MemoryFit, PlaceCx, Placement, PodReq};
+use sim_core::job::TaskShape;
+use sim_core::ledger::{Ledger, MILLI};
+use sim_core::rng::{RngStreams, uniform_index};
+use sim_core::{Cluster, NodeId};
+use std::collections::HashMap;
+
+/// One pod of a workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pod {
+    /// Its name (the order pods are shuffled from).
+    pub name: String,
+    /// What it asks for.
+    pub task: TaskShape,
+    /// GPU models it accepts (empty = any).
+    pub models: Vec<String>,
+}
+
+impl Pod {
+    /// Milli-GPU over all its GPUs.
+    pub fn total_milli(&self) -> u64 {
+        self.task.gpus as u64 * self.task.gpu_milli() as u64
+    }
+    fn pod_type(&self) -> PodType {
+        PodType {
+            cpu_milli: self.task.cpu_milli(),
+            gpu_milli: self.task.gpu_milli(),
+            gpus: self.task.gpus,
+            models: self.models.join("|"),
+        }
+    }
+}
+
+/// The cluster after one pod.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Milli-GPU requested by the pods so far, failed ones included.
+    pub arrived_milli: u64,
+    /// Milli-GPU allocated.
+    pub used_milli: u64,
+    /// Fragmented milli-GPU, `Σ_n F_n`.
+    pub frag_milli: f64,
+    /// Idle milli-GPU.
+    pub idle_milli: u64,
+}
+
+/// One run's result.
+#[derive(Clone, Debug, Default)]
+pub struct ProtocolRun {
+    /// One sample per pod, in arrival order.
+    pub samples: Vec<Sample>,
+    /// Pods placed.
+    pub placed: usize,
+    /// Pods that fitted nowhere.
+    pub failed: usize,
+    /// GPUs in the cluster.
+    pub total_gpus: u64,
+}
+
+/// Runs the protocol for `pods` (the workload file's pods) on `cluster` with placement
+/// `policy` and `seed`, tuning the workload to `ratio` × GPU capacity (`ratio <= 0`: no
+/// tuning).
+pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64) -> Option<ProtocolRun> {
+    let placement = Placement::by_name(policy, MemoryFit::Oblivious)?;
+    let mut sorted: Vec<&Pod> = pods.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let types: Vec<PodType> = sorted.iter().map(|p| p.pod_type()).collect();
+    let typical = TypicalPods::from_pods(&types, 95.0);
+
+    let streams = RngStreams::new(seed);
+    let mut shuffle = streams.stream("fgd-shuffle");
+    let mut order: Vec<usize> = (0..sorted.len()).collect();
+    for i in (1..order.len()).rev() {
+        let j = uniform_index(&mut shuffle, i + 1);
+        order.swap(i, j);
+    }
+
+    let total_gpus: u64 = cluster.nodes().map(|(_, s, _)| s.gpus.len() as u64).sum();
+    if ratio > 0.0 && !sorted.is_empty() {
+        let mut tune = streams.stream("fgd-tune");
+        let target = ratio * (total_gpus * MILLI as u64) as f64;
+        let mut total: u64 = sorted.iter().map(|p| p.total_milli()).sum();
+        while total as f64 > target && !order.is_empty() {
+            let k = uniform_index(&mut tune, order.len());
+            total -= sorted[order[k]].total_milli();
+            order.remove(k);
+        }
+        if (total as f64) < target {
+            loop {
+                let k = uniform_index(&mut tune, sorted.len());
+                if (total + sorted[k].task.gpu_milli() as u64) as f64 > target {
+                    break;
+                }
+                total += sorted[k].total_milli();
+                order.push(k);
+            }
+        }
+    }
+
+    // Dense type ids for the score cache: everything a filter or score reads.
+    let mut ids: HashMap<(u64, u64, u32, u32, &[String]), u32> = HashMap::new();
+    let type_of: Vec<u32> = sorted
+        .iter()
+        .map(|p| {
+            let k = (p.task.cpu_milli(), p.task.memory_mib, p.task.gpus, p.task.gpu_milli(), p.models.as_slice());
+            let n = ids.len() as u32;
+            *ids.entry(k).or_insert(n)
+        })
+        .collect();
+
+    let mut ledger = Ledger::new(cluster);
+    let n_nodes = ledger.nodes().len();
+    let mut cx = PlaceCx::new(FragMeter::new(typical)); if std::env::var("NOCACHE").is_err() { cx = cx.with_cache(n_nodes, ids.len().max(1)); }
+    let mut select = streams.stream("fgd-select");
+    if std::env::var("UNIFORM").is_err() {
+        let mut order_rng = streams.stream("fgd-node-order");
+        let mut perm: Vec<u32> = (0..n_nodes as u32).collect();
+        for i in (1..perm.len()).rev() {
+            let j = uniform_index(&mut order_rng, i + 1);
+            perm.swap(i, j);
+        }
+        cx = cx.with_node_order(perm);
+    }
+    let node_frag = |cx: &mut PlaceCx, l: &Ledger, i: usize| {
+        let n = &l.nodes()[i];
+        let left: Vec<u32> = n.gpus.iter().map(|g| g.milli_left).collect();
+        cx.frag.node_frag(&n.gpu_model, n.cpu_milli_left, &left)
+    };
+    let mut frag: Vec<f64> = (0..n_nodes).map(|i| node_frag(&mut cx, &ledger, i)).collect();
+    let mut frag_total: f64 = frag.iter().sum();
+    let mut used = 0u64;
+    let mut arrived = 0u64;
+    let mut run = ProtocolRun { total_gpus, ..ProtocolRun::default() };
+    run.samples.reserve(order.len());
+    for &k in &order {
+        let pod = sorted[k];
+        arrived += pod.total_milli();
+        let req = PodReq { task: pod.task, models: &pod.models, type_id: Some(type_of[k]) };
+        match placement.place(ledger.nodes(), &|_| true, &req, &mut cx, &mut select) {
+            Some(b) => {
+                let i = b.node.0 as usize;
+                let before = ledger.node(NodeId(b.node.0)).gpu_milli_left();
+                ledger.take(&pod.task, &pod.models, &b, true).expect("the placement passed the filters");
+                used += before - ledger.node(NodeId(b.node.0)).gpu_milli_left();
+                cx.touch(i);
+                let f = node_frag(&mut cx, &ledger, i);
+                frag_total += f - frag[i];
+                frag[i] = f;
+                run.placed += 1;
+            }
+            None => run.failed += 1,
+        }
+        run.samples.push(Sample {
+            arrived_milli: arrived,
+            used_milli: used,
+            frag_milli: frag_total.max(0.0),
+            idle_milli: total_gpus * MILLI as u64 - used,
+        });
+    }
+    Some(run)
+}

@@ -1,0 +1,74 @@
+//! Filter plugins: which nodes may host a pod at all (the Kubernetes scheduler
+//! framework's Filter extension point).
+
+use super::PodReq;
+use sim_core::ledger::NodeUse;
+
+/// A filter plugin.
+pub trait FilterPlugin: Send + Sync {
+    /// Its name, as Kubernetes names it.
+    fn name(&self) -> &'static str;
+    /// Whether `node` may host `pod`.
+    fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool;
+}
+
+/// Kubernetes `NodeResourcesFit`: the pod's CPU and memory requests fit what the
+/// node's other pods have not requested (requests, never actual use).
+pub struct NodeResourcesFit;
+
+impl FilterPlugin for NodeResourcesFit {
+    fn name(&self) -> &'static str {
+        "NodeResourcesFit"
+    }
+    fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        node.cpu_milli_left >= pod.task.cpu_milli() && (node.memory_mib == 0 || node.memory_mib_left >= pod.task.memory_mib)
+    }
+}
+
+/// GPU count and model, per GPU milli-GPU (Alibaba's Open-Gpu-Share filter, used by
+/// the FGD simulator): the node has a GPU model the pod accepts, and at least as many
+/// GPUs with enough milli-GPU left as the pod wants. This is the memory-oblivious
+/// baseline: it counts, it does not look at GPU memory.
+pub struct GpuShareFit;
+
+impl FilterPlugin for GpuShareFit {
+    fn name(&self) -> &'static str {
+        "Open-Gpu-Share"
+    }
+    fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        let t = &pod.task;
+        if t.gpus == 0 {
+            return true;
+        }
+        if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
+            return false;
+        }
+        let take = node.milli_taken(t);
+        node.gpus.iter().filter(|g| g.milli_left >= take).count() >= t.gpus as usize
+    }
+}
+
+/// GPU-memory fit (Aliyun gpushare-scheduler-extender's Filter, HAMi's `gpumem`): as
+/// [`GpuShareFit`], and each chosen GPU must also have the pod's declared GPU memory
+/// not yet promised to others, on one single GPU.
+pub struct GpuMemoryFit;
+
+impl FilterPlugin for GpuMemoryFit {
+    fn name(&self) -> &'static str {
+        "GpuMemoryFit"
+    }
+    fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        let t = &pod.task;
+        if t.gpus == 0 {
+            return true;
+        }
+        if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
+            return false;
+        }
+        let take = node.milli_taken(t);
+        let fits = (0..node.gpus.len())
+            .filter(|&i| node.gpus[i].milli_left >= take && node.gpus[i].declared_left() >= node.declared_of(t, i))
+            .count();
+        fits >= t.gpus as usize
+    }
+}

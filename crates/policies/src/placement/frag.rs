@@ -1,0 +1,180 @@
+//! GPU fragmentation as the FGD paper defines it (Weng et al., "Beware of
+//! Fragmentation", USENIX ATC'23; `pkg/utils/frag.go` of its simulator).
+//!
+//! The target workload is a set of *typical pods* with popularities `p_m`. For a node
+//! `n` with idle milli-GPU `idle_n`, a pod type `m` sees as fragment
+//! * the milli-GPU of the GPUs too small for it, `Σ_{i: left_i < milli_m} left_i`, when
+//!   the node can host it (class Q3: enough GPUs with `left ≥ milli_m` and enough CPU);
+//! * all of `idle_n` otherwise (Q1 lack both, Q2 lack GPU, Q4 lack CPU, NoAccess wrong
+//!   model, and XL/XR for CPU-only pods, which cannot use any GPU).
+//!
+//! The node's fragmentation is `F_n = Σ_m p_m · frag_n(m)` (milli-GPU). It depends only
+//! on the node's GPU model, CPU left and the multiset of its GPUs' milli left, so it is
+//! memoised on that state (the Go code's `fragMemo`).
+
+use std::collections::HashMap;
+
+/// A pod's resource type, as the FGD simulator's `PodResource`: milli-CPU, milli-GPU per
+/// GPU, GPU count, allowed GPU models (`|`-separated, "" = any).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodType {
+    /// Milli-CPU.
+    pub cpu_milli: u64,
+    /// Milli-GPU per GPU (0 for CPU-only pods).
+    pub gpu_milli: u32,
+    /// GPUs.
+    pub gpus: u32,
+    /// Allowed GPU models joined by `|` ("" = any).
+    pub models: String,
+}
+
+impl PodType {
+    /// Whether a node of GPU model `node_model` ("" = no GPUs) may host it.
+    pub fn accessible(&self, node_model: &str) -> bool {
+        let mut any = false;
+        for m in self.models.split('|').filter(|m| !m.is_empty()) {
+            any = true;
+            if m == node_model {
+                return true;
+            }
+        }
+        !any
+    }
+}
+
+/// The typical pods of a workload and their popularities (summing to 1).
+#[derive(Clone, Debug, Default)]
+pub struct TypicalPods {
+    /// Types, most popular first, with their probability.
+    pub types: Vec<(PodType, f64)>,
+}
+
+impl TypicalPods {
+    /// The FGD experiments' rule (`GetTypicalPods` with `isInvolvedCpuPods=true`,
+    /// `podPopularityThreshold=95`, `podIncreaseStep=1`): count pods per type, sort by
+    /// count (ties: the larger type first), keep the most popular types until their
+    /// cumulative share reaches `threshold_pct`, renormalise.
+    pub fn from_pods<'a>(pods: impl IntoIterator<Item = &'a PodType>, threshold_pct: f64) -> Self {
+        let mut counts: HashMap<&PodType, u64> = HashMap::new();
+        let mut total = 0u64;
+        for p in pods {
+            *counts.entry(p).or_default() += 1;
+            total += 1;
+        }
+        if total == 0 {
+            return TypicalPods::default();
+        }
+        let mut list: Vec<(&PodType, u64)> = counts.into_iter().collect();
+        // Go: sort.Reverse(TargetPodList) with Less = (count, cpu, milli, gpus, models).
+        list.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then(b.0.cpu_milli.cmp(&a.0.cpu_milli))
+                .then(b.0.gpu_milli.cmp(&a.0.gpu_milli))
+                .then(b.0.gpus.cmp(&a.0.gpus))
+                .then(b.0.models.cmp(&a.0.models))
+        });
+        let expected = threshold_pct * total as f64 / 100.0;
+        let mut cum = 0.0f64;
+        let mut kept = Vec::new();
+        for (t, c) in list {
+            if cum >= expected {
+                break;
+            }
+            cum += c as f64;
+            kept.push((t.clone(), c as f64));
+        }
+        let types = kept.into_iter().map(|(t, c)| (t, c / cum)).collect();
+        TypicalPods { types }
+    }
+}
+
+/// Fragmentation of nodes for one set of typical pods, memoised on node state.
+#[derive(Clone, Debug, Default)]
+pub struct FragMeter {
+    typical: TypicalPods,
+    models: Vec<String>,
+    access: Vec<Vec<bool>>,
+    memo: HashMap<(u16, u64, [u16; 8]), f64>,
+}
+
+impl FragMeter {
+    /// A meter for `typical`.
+    pub fn new(typical: TypicalPods) -> Self {
+        FragMeter { typical, models: Vec::new(), access: Vec::new(), memo: HashMap::new() }
+    }
+
+    /// The typical pods.
+    pub fn typical(&self) -> &TypicalPods {
+        &self.typical
+    }
+
+    fn model_index(&mut self, model: &str) -> u16 {
+        if let Some(i) = self.models.iter().position(|m| m == model) {
+            return i as u16;
+        }
+        self.models.push(model.to_string());
+        self.access.push(self.typical.types.iter().map(|(t, _)| t.accessible(model)).collect());
+        (self.models.len() - 1) as u16
+    }
+
+    /// `F_n` in milli-GPU for a node of GPU model `model` with `cpu_left` milli-CPU and
+    /// GPUs with `gpu_left` milli-GPU each.
+    pub fn node_frag(&mut self, model: &str, cpu_left: u64, gpu_left: &[u32]) -> f64 {
+        if gpu_left.iter().all(|&g| g == 0) {
+            return 0.0;
+        }
+        let mi = self.model_index(model);
+        if gpu_left.len() > 8 {
+            return self.compute(mi, cpu_left, gpu_left);
+        }
+        let mut key = [0u16; 8];
+        for (k, &g) in key.iter_mut().zip(gpu_left) {
+            *k = g as u16;
+        }
+        key.sort_unstable_by(|a, b| b.cmp(a));
+        if let Some(&v) = self.memo.get(&(mi, cpu_left, key)) {
+            return v;
+        }
+        let v = self.compute(mi, cpu_left, gpu_left);
+        self.memo.insert((mi, cpu_left, key), v);
+        v
+    }
+
+    fn compute(&self, mi: u16, cpu_left: u64, gpu_left: &[u32]) -> f64 {
+        let idle: u64 = gpu_left.iter().map(|&g| g as u64).sum();
+        let access = &self.access[mi as usize];
+        let mut f = 0.0;
+        for (k, (t, p)) in self.typical.types.iter().enumerate() {
+            let frag = if t.gpu_milli == 0 || !access[k] || cpu_left < t.cpu_milli {
+                idle
+            } else {
+                let fit = gpu_left.iter().filter(|&&g| g >= t.gpu_milli).count();
+                if fit >= t.gpus as usize {
+                    gpu_left.iter().filter(|&&g| g < t.gpu_milli).map(|&g| g as u64).sum()
+                } else {
+                    idle
+                }
+            };
+            f += p * frag as f64;
+        }
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(cpu: u64, milli: u32, gpus: u32) -> PodType {
+        PodType { cpu_milli: cpu, gpu_milli: milli, gpus, models: String::new() }
+    }
+
+    #[test]
+    fn typical_pods_keep_the_popular_ones() {
+        let pods: Vec<PodType> = [vec![t(1000, 500, 1); 6], vec![t(2000, 1000, 1); 3], vec![t(1000, 0, 0); 1]].concat();
+        let tp = TypicalPods::from_pods(&pods, 90.0);
+        assert_eq!(tp.types.len(), 2);
+        assert!((tp.types[0].1 - 6.0 / 9.0).abs() < 1e-12);
+        assert!((tp.types[1].1 - 3.0 / 9.0).abs() < 1e-12);
+    }
+}

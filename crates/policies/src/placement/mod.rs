@@ -1,0 +1,317 @@
+//! The placement framework, modelled on the Kubernetes scheduler framework: Filter
+//! plugins drop the nodes that cannot host a pod, Score plugins rate the others 0–100
+//! (normalised where the plugin asks), the weighted sum picks the node (the argmax,
+//! ties broken by a seeded random draw, as `selectHost` does), and a GPU selection binds
+//! the GPU indices (Alibaba Open-Gpu-Share's Reserve).
+//!
+//! Placements by name ([`Placement::by_name`]):
+//!
+//! | name | scores | GPU choice for a shared pod |
+//! |---|---|---|
+//! | `least-allocated` | Kubernetes `LeastAllocated` | best fit |
+//! | `most-allocated` | Kubernetes `MostAllocated` | best fit |
+//! | `balanced` | Kubernetes `BalancedAllocation` | best fit |
+//! | `random` | FGD `RandomScore` | random |
+//! | `dotprod` | FGD `DotProductScore` (merge, max) | best fit |
+//! | `gpuclustering` | FGD `GpuClusteringScore` | best fit |
+//! | `gpupacking` | FGD `GpuPackingScore` | best fit |
+//! | `bestfit` | FGD `BestFitScore` | best fit |
+//! | `fgd` | FGD `FGDScore` | the score's choice |
+//!
+//! With [`MemoryFit::Aware`] the [`filters::GpuMemoryFit`] filter is added and a shared
+//! pod's GPU is the one with the least declared memory left that fits (Aliyun
+//! gpushare's binpack); with [`MemoryFit::Oblivious`] only GPU counts and milli-GPU are
+//! looked at, as the default Kubernetes scheduler and the FGD simulator do.
+
+pub mod filters;
+pub mod frag;
+pub mod scores;
+
+use filters::{FilterPlugin, GpuMemoryFit, GpuShareFit, NodeResourcesFit};
+use frag::FragMeter;
+use scores::{ScorePlugin, Scored};
+use sim_core::job::TaskShape;
+use sim_core::ledger::{MILLI, NodeUse, TaskBinding};
+use sim_core::rng::{SimRng, uniform_index};
+
+/// What one pod (one task of a job) asks for.
+#[derive(Clone, Debug)]
+pub struct PodReq<'a> {
+    /// Its shape (milli-CPU, memory, GPUs, milli-GPU, declared GPU memory).
+    pub task: TaskShape,
+    /// GPU models it accepts (empty = any).
+    pub models: &'a [String],
+    /// A dense id of its resource type, for the score cache (`None`: not cached).
+    pub type_id: Option<u32>,
+}
+
+impl PodReq<'_> {
+    /// Whether a GPU of `model` is one it accepts.
+    pub fn accepts(&self, model: &str) -> bool {
+        self.models.is_empty() || self.models.iter().any(|m| m == model)
+    }
+    /// Milli-GPU over all its GPUs.
+    pub fn total_milli(&self) -> u64 {
+        self.task.gpus as u64 * self.task.gpu_milli() as u64
+    }
+}
+
+/// Whether placement looks at GPU memory.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum MemoryFit {
+    /// Counts and milli-GPU only (default Kubernetes, the FGD simulator).
+    #[default]
+    Oblivious,
+    /// Declared GPU memory must fit on each chosen GPU (Aliyun gpushare, HAMi).
+    Aware,
+}
+
+/// How a shared pod's GPU is chosen on the chosen node.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GpuSelect {
+    /// The GPU with the least milli-GPU left that fits (Open-Gpu-Share `best`).
+    Best,
+    /// A uniformly random GPU among those that fit (Open-Gpu-Share `random`).
+    Random,
+    /// The GPU the first score plugin chose (FGD).
+    Scored,
+    /// The GPU with the least declared memory left that fits (gpushare's binpack).
+    Memory,
+}
+
+/// A placement: filters, weighted scores, GPU selection.
+pub struct Placement {
+    name: String,
+    filters: Vec<Box<dyn FilterPlugin>>,
+    scores: Vec<(Box<dyn ScorePlugin>, i64)>,
+    random_node: bool,
+    gpu_select: GpuSelect,
+}
+
+/// Most score plugins one placement combines.
+pub const MAX_SCORES: usize = 4;
+
+/// Placement names, for help and errors.
+pub const PLACEMENTS: &[&str] = &[
+    "least-allocated",
+    "most-allocated",
+    "balanced",
+    "random",
+    "dotprod",
+    "gpuclustering",
+    "gpupacking",
+    "bestfit",
+    "fgd",
+];
+
+impl Placement {
+    /// The placement called `name` (see the module docs), looking at GPU memory or not.
+    pub fn by_name(name: &str, memory: MemoryFit) -> Option<Self> {
+        let (score, select): (Box<dyn ScorePlugin>, GpuSelect) = match name {
+            "least-allocated" => (Box::new(scores::LeastAllocated), GpuSelect::Best),
+            "most-allocated" => (Box::new(scores::MostAllocated), GpuSelect::Best),
+            "balanced" => (Box::new(scores::BalancedAllocation), GpuSelect::Best),
+            "random" => (Box::new(scores::RandomScore), GpuSelect::Random),
+            "dotprod" => (Box::new(scores::DotProduct), GpuSelect::Best),
+            "gpuclustering" => (Box::new(scores::GpuClustering), GpuSelect::Best),
+            "gpupacking" => (Box::new(scores::GpuPacking), GpuSelect::Best),
+            "bestfit" => (Box::new(scores::BestFit), GpuSelect::Best),
+            "fgd" => (Box::new(scores::Fgd), GpuSelect::Scored),
+            _ => return None,
+        };
+        let mut filters: Vec<Box<dyn FilterPlugin>> = vec![Box::new(NodeResourcesFit), Box::new(GpuShareFit)];
+        let gpu_select = if memory == MemoryFit::Aware {
+            filters.push(Box::new(GpuMemoryFit));
+            if select == GpuSelect::Scored { GpuSelect::Scored } else { GpuSelect::Memory }
+        } else {
+            select
+        };
+        Some(Placement {
+            name: name.to_string(),
+            filters,
+            random_node: name == "random",
+            scores: vec![(score, 1000)],
+            gpu_select,
+        })
+    }
+
+    /// A placement from explicit plugins (at most [`MAX_SCORES`] scores).
+    pub fn custom(
+        name: &str,
+        filters: Vec<Box<dyn FilterPlugin>>,
+        mut scores: Vec<(Box<dyn ScorePlugin>, i64)>,
+        gpu_select: GpuSelect,
+    ) -> Self {
+        scores.truncate(MAX_SCORES);
+        Placement { name: name.to_string(), filters, scores, random_node: false, gpu_select }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether `node` passes the filters, and its raw scores.
+    fn eval(&self, node: &NodeUse, pod: &PodReq<'_>, frag: &mut FragMeter) -> (bool, [i64; MAX_SCORES]) {
+        let mut s = [0i64; MAX_SCORES];
+        if !self.feasible(node, pod) {
+            return (false, s);
+        }
+        if !self.random_node {
+            for (k, (p, _)) in self.scores.iter().enumerate() {
+                s[k] = p.score(node, pod, frag).score;
+            }
+        }
+        (true, s)
+    }
+
+    /// Whether `node` passes every filter.
+    pub fn feasible(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        self.filters.iter().all(|f| f.pass(node, pod))
+    }
+
+    /// Chooses a node and GPUs for `pod` among `nodes` for which `up` holds; `None` when
+    /// no node passes the filters.
+    pub fn place(
+        &self,
+        nodes: &[NodeUse],
+        up: &dyn Fn(usize) -> bool,
+        pod: &PodReq<'_>,
+        cx: &mut PlaceCx,
+        rng: &mut SimRng,
+    ) -> Option<TaskBinding> {
+        let n_scores = self.scores.len();
+        let mut feasible: Vec<usize> = Vec::new();
+        let mut raw: Vec<i64> = Vec::new();
+        let PlaceCx { frag, cache, .. } = cx;
+        for (i, node) in nodes.iter().enumerate() {
+            if !up(i) {
+                continue;
+            }
+            let (ok, s) = match (cache.as_mut(), pod.type_id) {
+                (Some(c), Some(ty)) => {
+                    let at = i * c.types + ty as usize;
+                    let v = c.versions[i];
+                    if c.entries[at].0 == v {
+                        (c.entries[at].1, c.entries[at].2)
+                    } else {
+                        let r = self.eval(node, pod, frag);
+                        c.entries[at] = (v, r.0, r.1);
+                        r
+                    }
+                }
+                _ => self.eval(node, pod, frag),
+            };
+            if !ok {
+                continue;
+            }
+            feasible.push(i);
+            raw.extend_from_slice(&s[..n_scores]);
+        }
+        if feasible.is_empty() {
+            return None;
+        }
+        let chosen = if self.random_node {
+            feasible[uniform_index(rng, feasible.len())]
+        } else {
+            let m = feasible.len();
+            let mut total = vec![0i64; m];
+            for (k, (p, w)) in self.scores.iter().enumerate() {
+                let col = |i: usize| raw[i * n_scores + k];
+                if p.normalizes() {
+                    let hi = (0..m).map(col).max().expect("non-empty");
+                    let lo = (0..m).map(col).min().expect("non-empty");
+                    for (i, t) in total.iter_mut().enumerate() {
+                        let s = if hi == lo { 0 } else { (col(i) - lo) * scores::MAX_NODE_SCORE / (hi - lo) };
+                        *t += w * s;
+                    }
+                } else {
+                    for (i, t) in total.iter_mut().enumerate() {
+                        *t += w * col(i);
+                    }
+                }
+            }
+            let best = *total.iter().max().expect("non-empty");
+            let ties: Vec<usize> = (0..m).filter(|&i| total[i] == best).collect();
+            match &cx.rank {
+                Some(rank) => ties.iter().map(|&i| feasible[i]).min_by_key(|&n| rank[n]).expect("non-empty"),
+                None => feasible[ties[uniform_index(rng, ties.len())]],
+            }
+        };
+        let gpus = self.select_gpus(&nodes[chosen], pod, cx, rng);
+        Some(TaskBinding { node: sim_core::NodeId(chosen as u32), gpus })
+    }
+
+    /// The GPU indices a pod gets on `node` (which passed the filters).
+    pub fn select_gpus(&self, node: &NodeUse, pod: &PodReq<'_>, cx: &mut PlaceCx, rng: &mut SimRng) -> Vec<u8> {
+        let t = &pod.task;
+        if t.gpus == 0 {
+            return Vec::new();
+        }
+        let milli = node.milli_taken(t);
+        let fits_mem = |i: usize| node.gpus[i].declared_left() >= node.declared_of(t, i);
+        let memory = self.gpu_select == GpuSelect::Memory || self.filters.iter().any(|f| f.name() == "GpuMemoryFit");
+        let ok = |i: usize| node.gpus[i].milli_left >= milli && (!memory || fits_mem(i));
+        if milli >= MILLI || t.gpus > 1 {
+            // AllocateExclusiveGpuId: the lowest-indexed GPUs that fit.
+            return (0..node.gpus.len()).filter(|&i| ok(i)).take(t.gpus as usize).map(|i| i as u8).collect();
+        }
+        let cands: Vec<usize> = (0..node.gpus.len()).filter(|&i| ok(i)).collect();
+        let pick = match self.gpu_select {
+            GpuSelect::Best => cands.iter().copied().min_by_key(|&i| (node.gpus[i].milli_left, i)),
+            GpuSelect::Random => (!cands.is_empty()).then(|| cands[uniform_index(rng, cands.len())]),
+            GpuSelect::Memory => cands.iter().copied().min_by_key(|&i| (node.gpus[i].declared_left(), i)),
+            GpuSelect::Scored => {
+                let s: Scored = self.scores[0].0.score(node, pod, &mut cx.frag);
+                s.gpu.map(|g| g as usize).filter(|g| cands.contains(g)).or_else(|| cands.first().copied())
+            }
+        };
+        pick.map(|i| vec![i as u8]).unwrap_or_default()
+    }
+}
+
+/// Working state of placements: the fragmentation meter and an optional score cache.
+#[derive(Default)]
+pub struct PlaceCx {
+    /// Fragmentation of nodes against the typical pods (FGD).
+    pub frag: FragMeter,
+    cache: Option<ScoreCache>,
+    rank: Option<Vec<u32>>,
+}
+
+struct ScoreCache {
+    versions: Vec<u32>,
+    types: usize,
+    entries: Vec<(u32, bool, [i64; MAX_SCORES])>,
+}
+
+impl PlaceCx {
+    /// A context with `frag` and no cache.
+    pub fn new(frag: FragMeter) -> Self {
+        PlaceCx { frag, cache: None, rank: None }
+    }
+
+    /// Breaks ties between equally scored nodes by `rank` (lowest first) instead of a
+    /// uniform draw: the FGD simulator names its nodes `<random index>-<name>` and its
+    /// scheduler takes the first best node by name, so ties go to the first best node of
+    /// a per-run random node order.
+    pub fn with_node_order(mut self, rank: Vec<u32>) -> Self {
+        self.rank = Some(rank);
+        self
+    }
+
+    /// Turns on the score cache for `nodes` nodes and `types` pod types: a node's
+    /// scores for a type are reused until [`PlaceCx::touch`] says the node changed.
+    pub fn with_cache(mut self, nodes: usize, types: usize) -> Self {
+        self.cache =
+            Some(ScoreCache { versions: vec![1; nodes], types, entries: vec![(0, false, [0; MAX_SCORES]); nodes * types] });
+        self
+    }
+
+    /// Marks a node as changed.
+    pub fn touch(&mut self, node: usize) {
+        if let Some(c) = &mut self.cache {
+            c.versions[node] += 1;
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Score plugins: how good a feasible node is for a pod, 0–100, higher is better (the
+//! Kubernetes scheduler framework's Score extension point). The Kubernetes defaults
+//! (`NodeResourcesFit` strategies, `NodeResourcesBalancedAllocation`) and the FGD
+//! paper's six placement policies, with the formulas of its simulator
+//! (`hkust-adsl/kubernetes-scheduler-simulator`, `pkg/simulator/plugin/`).
+
+use super::PodReq;
+use super::frag::FragMeter;
+use sim_core::ledger::{GpuAffinity, MILLI, NodeUse};
+
+/// The largest node the FGD simulator normalises by: 128 cores.
+pub const MAX_SPEC_CPU: f64 = 128_000.0;
+/// ... and 8 GPUs.
+pub const MAX_SPEC_GPU: f64 = 8_000.0;
+/// Kubernetes' `MaxNodeScore`.
+pub const MAX_NODE_SCORE: i64 = 100;
+
+/// A plugin's opinion of one node.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Scored {
+    /// Score (0–100 unless the plugin normalises).
+    pub score: i64,
+    /// For a shared pod, the GPU this score assumed (FGD's choice is the GPU bound).
+    pub gpu: Option<u8>,
+}
+
+impl Scored {
+    fn of(score: i64) -> Self {
+        Scored { score, gpu: None }
+    }
+}
+
+/// A score plugin.
+pub trait ScorePlugin: Send + Sync {
+    /// Its name.
+    fn name(&self) -> &'static str;
+    /// Scores `node` for `pod`.
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, frag: &mut FragMeter) -> Scored;
+    /// Whether its scores go through min–max `NormalizeScore` over the feasible nodes.
+    fn normalizes(&self) -> bool {
+        false
+    }
+}
+
+fn cpu_mem_fractions(node: &NodeUse, pod: &PodReq<'_>) -> [f64; 2] {
+    let cpu = if node.cpu_milli == 0 {
+        0.0
+    } else {
+        (node.cpu_milli - node.cpu_milli_left + pod.task.cpu_milli()) as f64 / node.cpu_milli as f64
+    };
+    let mem = if node.memory_mib == 0 {
+        0.0
+    } else {
+        (node.memory_mib - node.memory_mib_left + pod.task.memory_mib) as f64 / node.memory_mib as f64
+    };
+    [cpu.min(1.0), mem.min(1.0)]
+}
+
+/// Kubernetes `NodeResourcesFit` with the `LeastAllocated` strategy (the default): the
+/// mean over CPU and memory of `(capacity − requested) × 100 / capacity`. Spreads.
+pub struct LeastAllocated;
+
+impl ScorePlugin for LeastAllocated {
+    fn name(&self) -> &'static str {
+        "LeastAllocated"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let [c, m] = cpu_mem_fractions(node, pod);
+        Scored::of((((1.0 - c) * 100.0) as i64 + ((1.0 - m) * 100.0) as i64) / 2)
+    }
+}
+
+/// Kubernetes `NodeResourcesFit` with the `MostAllocated` strategy: the mean of
+/// `requested × 100 / capacity`. Packs.
+pub struct MostAllocated;
+
+impl ScorePlugin for MostAllocated {
+    fn name(&self) -> &'static str {
+        "MostAllocated"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let [c, m] = cpu_mem_fractions(node, pod);
+        Scored::of(((c * 100.0) as i64 + (m * 100.0) as i64) / 2)
+    }
+}
+
+/// Kubernetes `NodeResourcesBalancedAllocation`: `(1 − std) × 100` of the CPU and memory
+/// fractions after placing the pod, favouring nodes whose resources are used evenly.
+pub struct BalancedAllocation;
+
+impl ScorePlugin for BalancedAllocation {
+    fn name(&self) -> &'static str {
+        "BalancedAllocation"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let [c, m] = cpu_mem_fractions(node, pod);
+        let std = (c - m).abs() / 2.0;
+        Scored::of(((1.0 - std) * 100.0) as i64)
+    }
+}
+
+/// FGD paper's `RandomScore`: its PreScore picks one feasible node uniformly at random.
+/// The framework does the drawing; this score is only its marker.
+pub struct RandomScore;
+
+impl ScorePlugin for RandomScore {
+    fn name(&self) -> &'static str {
+        "RandomScore"
+    }
+    fn score(&self, _: &NodeUse, _: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        Scored::of(0)
+    }
+}
+
+/// FGD paper's `DotProductScore` with `dimext=merge, norm=max` (Tetris' alignment):
+/// node vector (CPU left, GPU left in total) and pod vector (CPU, GPU requested), both
+/// divided by the largest node (128 cores, 8 GPUs); `score = 100 × (1 − dot/2)` — the
+/// larger the dot product, the lower the score.
+pub struct DotProduct;
+
+impl ScorePlugin for DotProduct {
+    fn name(&self) -> &'static str {
+        "DotProductScore"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        if node.cpu_milli_left < pod.task.cpu_milli() {
+            return Scored::of(0);
+        }
+        let n = [node.cpu_milli_left as f64 / MAX_SPEC_CPU, node.gpu_milli_left() as f64 / MAX_SPEC_GPU];
+        let p = [pod.task.cpu_milli() as f64 / MAX_SPEC_CPU, pod.total_milli() as f64 / MAX_SPEC_GPU];
+        let dot = n[0] * p[0] + n[1] * p[1];
+        Scored::of((MAX_NODE_SCORE as f64 * (1.0 - dot / 2.0)) as i64)
+    }
+}
+
+/// FGD paper's `GpuClusteringScore`: keep pods of one GPU request class ("affinity":
+/// shared, 1-GPU, 2-GPU, …) together. Tiers: (75, 100] a node holding only that class,
+/// (50, 75] a node holding it among others, (25, 50] an idle node, (0, 25] a node
+/// holding other classes; within a tier `25 × (8000 − GPU milli left) / 8000`.
+/// CPU-only pods score 0 everywhere.
+pub struct GpuClustering;
+
+impl ScorePlugin for GpuClustering {
+    fn name(&self) -> &'static str {
+        "GpuClusteringScore"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let Some(a) = GpuAffinity::of(&pod.task) else {
+            return Scored::of(0);
+        };
+        let within = (MAX_NODE_SCORE / 4) * (MAX_SPEC_GPU as i64 - node.gpu_milli_left() as i64) / MAX_SPEC_GPU as i64;
+        let has = node.affinity.iter().any(|e| e.0 == a);
+        let tier = match (has, node.affinity.len()) {
+            (true, 1) => 3,
+            (true, _) => 2,
+            (false, 0) => 1,
+            (false, _) => 0,
+        };
+        Scored::of(within + MAX_NODE_SCORE * tier / 4)
+    }
+}
+
+/// FGD paper's `GpuPackingScore`, from high to low: (1) only partly used GPUs are
+/// needed: `100 − Σ(free % of the GPUs used)/10`, at least 50; (2) fully free GPUs of an
+/// already used node are needed: `50 − their number`, at least 33; (3) the node's GPUs
+/// are all free: `33 − their number`, at least that number. GPUs are taken least-left
+/// first. CPU-only pods score 0.
+pub struct GpuPacking;
+
+impl ScorePlugin for GpuPacking {
+    fn name(&self) -> &'static str {
+        "GpuPackingScore"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let t = &pod.task;
+        if t.gpus == 0 {
+            return Scored::of(0);
+        }
+        let free = node.free_gpus();
+        if free == node.gpus.len() {
+            return Scored::of((MAX_NODE_SCORE / 3 - free as i64).max(free as i64));
+        }
+        let milli = node.milli_taken(t);
+        let mut order: Vec<usize> = (0..node.gpus.len()).collect();
+        order.sort_by_key(|&i| node.gpus[i].milli_left); // stable: ties by index
+        let mut need = t.gpus;
+        let mut used_free = 0i64;
+        let mut pct = 0i64;
+        for i in order {
+            if need == 0 {
+                break;
+            }
+            let left = node.gpus[i].milli_left;
+            if milli <= left {
+                need -= 1;
+                pct += left as i64 * 100 / MILLI as i64;
+                if left == MILLI {
+                    used_free += 1;
+                }
+            }
+        }
+        if need != 0 {
+            return Scored::of(0);
+        }
+        if used_free > 0 {
+            return Scored::of((MAX_NODE_SCORE / 2 - used_free).max(MAX_NODE_SCORE / 3));
+        }
+        Scored::of((MAX_NODE_SCORE - pct / 10).max(MAX_NODE_SCORE / 2))
+    }
+}
+
+/// FGD paper's `BestFitScore`: `s = Σ_{cpu,gpu} ½ (free − request)/maxSpec`, score
+/// `(1 − s) × 100`, then min–max normalised over the feasible nodes. The tightest node
+/// wins.
+pub struct BestFit;
+
+impl ScorePlugin for BestFit {
+    fn name(&self) -> &'static str {
+        "BestFitScore"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let free = [node.cpu_milli_left as f64, node.gpu_milli_left() as f64];
+        let req = [pod.task.cpu_milli() as f64, pod.total_milli() as f64];
+        let max = [MAX_SPEC_CPU, MAX_SPEC_GPU];
+        let mut s = 0.0;
+        for k in 0..2 {
+            s += (free[k] - req[k]).max(0.0) / max[k] * 0.5;
+        }
+        Scored::of(((1.0 - s) * MAX_NODE_SCORE as f64) as i64)
+    }
+    fn normalizes(&self) -> bool {
+        true
+    }
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// FGD paper's `FGDScore` (fragmentation gradient descent): `Δ = F_n(before) −
+/// F_n(after)` for the node's fragmentation against the typical pods ([`FragMeter`]),
+/// `score = ⌊sigmoid(Δ/1000) × 100⌋`; 50 means "no change", higher means fragmentation
+/// grows less. A shared pod tries every GPU with room and keeps the best (first on
+/// ties): that GPU is the one bound. Whole-GPU pods take the GPUs with least left that
+/// fit (the fully free ones, lowest index first).
+pub struct Fgd;
+
+impl ScorePlugin for Fgd {
+    fn name(&self) -> &'static str {
+        "FGDScore"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, frag: &mut FragMeter) -> Scored {
+        let t = &pod.task;
+        let left: Vec<u32> = node.gpus.iter().map(|g| g.milli_left).collect();
+        let before = frag.node_frag(&node.gpu_model, node.cpu_milli_left, &left);
+        let cpu_after = node.cpu_milli_left.saturating_sub(t.cpu_milli());
+        let milli = node.milli_taken(t);
+        let to_score = |after: f64| (sigmoid((before - after) / 1000.0) * MAX_NODE_SCORE as f64) as i64;
+        if t.shares_gpu() && milli < MILLI {
+            let mut best: Option<Scored> = None;
+            let mut after_left = left.clone();
+            for i in 0..left.len() {
+                if left[i] >= milli {
+                    after_left[i] -= milli;
+                    let s = to_score(frag.node_frag(&node.gpu_model, cpu_after, &after_left));
+                    after_left[i] += milli;
+                    if best.is_none_or(|b| s > b.score) {
+                        best = Some(Scored { score: s, gpu: Some(i as u8) });
+                    }
+                }
+            }
+            return best.unwrap_or(Scored::of(0));
+        }
+        let mut after_left = left.clone();
+        let mut order: Vec<usize> = (0..left.len()).collect();
+        order.sort_by_key(|&i| left[i]);
+        let mut need = t.gpus;
+        for i in order {
+            if need == 0 {
+                break;
+            }
+            if milli <= after_left[i] {
+                after_left[i] -= milli;
+                need -= 1;
+            }
+        }
+        Scored::of(to_score(frag.node_frag(&node.gpu_model, cpu_after, &after_left)))
+    }
+}

@@ -1,0 +1,149 @@
+//! The FGD paper's curves against arrived workload, bucketed per integer percent as its
+//! scripts do (`experiments/analysis/merge_*_discrete.py`):
+//!
+//! * each sample's arrived share `round(arrived / GPUs / 10)` (pandas' `round`, halves to
+//!   even) is its bucket; its allocation `round(used / GPUs / 10, 2)`;
+//! * bucket `b` (0..=130) averages its samples; an empty bucket averages those of
+//!   `b−1..=b+1`; with none there either the cell stays empty;
+//! * fragmentation: `round(100 × mean(frag milli) / 1000 / GPUs, 2)` (% of capacity);
+//!   fragmentation ratio: mean of the samples' `100 × frag / idle` (% of idle GPU, each
+//!   rounded to 2 decimals as the simulator logs it).
+
+/// One sample: the cluster after one pod.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct CurveSample {
+    /// Arrived milli-GPU.
+    pub arrived_milli: u64,
+    /// Allocated milli-GPU.
+    pub used_milli: u64,
+    /// Fragmented milli-GPU.
+    pub frag_milli: f64,
+    /// Idle milli-GPU.
+    pub idle_milli: u64,
+}
+
+/// Highest bucket (percent of capacity arrived).
+pub const MAX_BUCKET: usize = 130;
+
+/// The three curves of one run, one value per bucket 0..=130 (`None`: no data).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curves {
+    /// GPU allocation ratio, %.
+    pub allocation: Vec<Option<f64>>,
+    /// Fragmented GPU, % of capacity.
+    pub fragmentation: Vec<Option<f64>>,
+    /// Fragmented share of idle GPU, %.
+    pub fragmentation_ratio: Vec<Option<f64>>,
+}
+
+/// Rounds as Python's `round(x, 2)` does (correctly rounded decimal of the binary value).
+pub fn round2(x: f64) -> f64 {
+    format!("{x:.2}").parse().unwrap_or(x)
+}
+
+/// Buckets a run's samples.
+pub fn curves(samples: &[CurveSample], total_gpus: u64) -> Curves {
+    let g = total_gpus.max(1) as f64;
+    let mut alloc: Vec<Vec<f64>> = vec![Vec::new(); MAX_BUCKET + 1];
+    let mut frag: Vec<Vec<f64>> = vec![Vec::new(); MAX_BUCKET + 1];
+    let mut ratio: Vec<Vec<f64>> = vec![Vec::new(); MAX_BUCKET + 1];
+    for s in samples {
+        let b = (s.arrived_milli as f64 / g / 10.0).round_ties_even();
+        if b < 0.0 || b > (MAX_BUCKET + 1) as f64 {
+            continue;
+        }
+        let b = b as usize;
+        if b > MAX_BUCKET {
+            // Only a neighbour of bucket 130.
+            continue;
+        }
+        alloc[b].push(round2(s.used_milli as f64 / g / 10.0));
+        frag[b].push(round2(s.frag_milli));
+        if s.idle_milli > 0 {
+            ratio[b].push(round2(100.0 * s.frag_milli / s.idle_milli as f64));
+        }
+    }
+    // Samples of bucket 131 matter only as neighbours of 130.
+    let mut over: (Vec<f64>, Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new(), Vec::new());
+    for s in samples {
+        if (s.arrived_milli as f64 / g / 10.0).round_ties_even() as usize == MAX_BUCKET + 1 {
+            over.0.push(round2(s.used_milli as f64 / g / 10.0));
+            over.1.push(round2(s.frag_milli));
+            if s.idle_milli > 0 {
+                over.2.push(round2(100.0 * s.frag_milli / s.idle_milli as f64));
+            }
+        }
+    }
+    let pick = |series: &Vec<Vec<f64>>, extra: &Vec<f64>, b: usize| -> Option<Vec<f64>> {
+        if !series[b].is_empty() {
+            return Some(series[b].clone());
+        }
+        let mut v = Vec::new();
+        for k in b.saturating_sub(1)..=b + 1 {
+            if k <= MAX_BUCKET {
+                v.extend_from_slice(&series[k]);
+            } else {
+                v.extend_from_slice(extra);
+            }
+        }
+        (!v.is_empty()).then_some(v)
+    };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let mut out = Curves { allocation: Vec::new(), fragmentation: Vec::new(), fragmentation_ratio: Vec::new() };
+    for b in 0..=MAX_BUCKET {
+        out.allocation.push(pick(&alloc, &over.0, b).map(|v| round2(mean(&v))));
+        out.fragmentation.push(pick(&frag, &over.1, b).map(|v| round2(100.0 * mean(&v) / 1000.0 / g)));
+        out.fragmentation_ratio.push(pick(&ratio, &over.2, b).map(|v| round2(mean(&v))));
+    }
+    out
+}
+
+/// The CSV header: `workload,policy,seed,0,1,...,130`.
+pub fn header() -> String {
+    let mut h = String::from("workload,policy,seed");
+    for b in 0..=MAX_BUCKET {
+        h.push(',');
+        h.push_str(&b.to_string());
+    }
+    h
+}
+
+/// One CSV row.
+pub fn row(workload: &str, policy: &str, seed: u64, values: &[Option<f64>]) -> String {
+    let mut r = format!("{workload},{policy},{seed}");
+    for v in values {
+        r.push(',');
+        if let Some(v) = v {
+            let s = format!("{v}");
+            r.push_str(&s);
+            if !s.contains('.') && !s.contains("inf") && !s.contains("NaN") {
+                r.push_str(".0");
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(arrived: u64, used: u64) -> CurveSample {
+        CurveSample { arrived_milli: arrived, used_milli: used, frag_milli: 0.0, idle_milli: 1 }
+    }
+
+    #[test]
+    fn buckets_and_neighbours() {
+        // 10 GPUs: 1 % of capacity = 100 milli-GPU.
+        let c = curves(&[s(40, 40), s(140, 140), s(260, 200), s(250, 250)], 10);
+        assert_eq!(c.allocation[0], Some(0.4));
+        assert_eq!(c.allocation[1], Some(1.4));
+        // 2.6 rounds to 3 and 2.5 to 2 (halves to even).
+        assert_eq!(c.allocation[3], Some(2.0));
+        assert_eq!(c.allocation[2], Some(2.5));
+        // Bucket 4 is empty: its neighbour 3 stands in; 5 has none within one.
+        assert_eq!(c.allocation[4], Some(2.0));
+        assert_eq!(c.allocation[5], None);
+        assert_eq!(row("w", "p", 1, &c.allocation[..2]), "w,p,1,0.4,1.4");
+    }
+}
