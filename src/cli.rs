@@ -63,6 +63,28 @@ pub enum FormatArg {
     Swf,
     /// Batsim JSON workload.
     Batsim,
+    /// Alibaba openb pod list (CSV); needs --nodes.
+    Openb,
+}
+
+/// GPU sharing modes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharingArg {
+    /// One job per GPU (NVIDIA device plugin, Slurm GRES).
+    Exclusive,
+    /// Shared without memory isolation (time-slicing, MPS, Aliyun gpushare).
+    Shared,
+    /// Shared with per-job memory limits (HAMi, vGPU, MIG).
+    Isolated,
+}
+
+/// Where GPU memory demand comes from.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuMemoryArg {
+    /// The trace's own values (none for openb: no job runs out of memory).
+    Trace,
+    /// Seeded synthetic declared and peak GPU memory (traces::gpumem).
+    Synthetic,
 }
 
 /// Per-job table layouts.
@@ -88,6 +110,22 @@ pub struct RunArgs {
     /// Machine size in processors (overrides the SWF header / Batsim nb_res).
     #[arg(long)]
     pub procs: Option<u64>,
+    /// Node list CSV for an openb pod list (`sn,cpu_milli,memory_mib,gpu,model`).
+    #[arg(long)]
+    pub nodes: Option<PathBuf>,
+    /// How the nodes' GPUs are shared.
+    #[arg(long, value_enum, default_value_t = SharingArg::Shared)]
+    pub gpu_sharing: SharingArg,
+    /// GPU memory demand of the jobs.
+    #[arg(long, value_enum, default_value_t = GpuMemoryArg::Trace)]
+    pub gpu_memory: GpuMemoryArg,
+    /// Requeues of a job killed for running out of GPU memory before it ends
+    /// oom_killed (Kubernetes Job backoffLimit 6; Volcano maxRetry 3).
+    #[arg(long, default_value_t = 6)]
+    pub oom_retries: u32,
+    /// Seconds after its start at which a job that runs out of GPU memory is killed.
+    #[arg(long, default_value = "120")]
+    pub oom_after: String,
     /// Policy spec, `name[key=value,...]` (see `sim policies`).
     #[arg(long, default_value = "easy")]
     pub policy: String,

@@ -59,7 +59,7 @@ pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
         let pods = traces::openb::parse_pods(&name, &read(path)?).map_err(|e| bad(e.to_string()))?;
         let stem = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let stem = stem.strip_suffix(".csv").unwrap_or(&stem).to_string();
-        let pods = pods.iter().map(|p| { let mut t = p.task(); if std::env::var("NOMEM").is_ok() { t.memory_mib = 0; } Pod { name: p.name.clone(), task: t, models: p.gpu_spec.clone() } }).collect();
+        let pods = pods.iter().map(|p| Pod { name: p.name.clone(), task: p.task(), models: p.gpu_spec.clone() }).collect();
         workloads.push((stem, pods));
     }
     std::fs::create_dir_all(&a.out)

@@ -1,7 +1,7 @@
 //! `sim run`.
 
 use crate::Failure;
-use crate::cli::{FormatArg, JobsFormat, RunArgs};
+use crate::cli::{FormatArg, GpuMemoryArg, JobsFormat, RunArgs, SharingArg};
 use crate::output::{AtomicFile, write_finished};
 use reports::{RunMeta, Summary};
 use sim_core::log::{LogEvent, LogSink};
@@ -34,7 +34,10 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let format = a.format.map(|f| match f {
         FormatArg::Swf => traces::Format::Swf,
         FormatArg::Batsim => traces::Format::Batsim,
+        FormatArg::Openb => traces::Format::Openb,
     });
+    let oom_after = sim_core::time::parse_secs_micros(&a.oom_after)
+        .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", a.oom_after)))?;
     if a.procs == Some(0) {
         return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
     }
@@ -44,7 +47,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
         )),
     };
-    let mut policy = policies::build(&a.policy).map_err(|e| bad(format!("--policy: {e}")))?;
+    let mut policy = policies::build_seeded(&a.policy, a.seed).map_err(|e| bad(format!("--policy: {e}")))?;
     let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let spinner = show.then(|| {
         let p = indicatif::ProgressBar::new_spinner();
@@ -52,13 +55,36 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p.enable_steady_tick(std::time::Duration::from_millis(120));
         p
     });
+    let sharing = match a.gpu_sharing {
+        SharingArg::Exclusive => sim_core::GpuSharing::Exclusive,
+        SharingArg::Shared => sim_core::GpuSharing::Shared,
+        SharingArg::Isolated => sim_core::GpuSharing::Isolated,
+    };
+    let openb = match (&a.trace, format) {
+        (Some(_), Some(traces::Format::Openb)) => true,
+        (Some(path), None) => {
+            let mut head = [0u8; 64];
+            let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
+            traces::detect_format(&path.display().to_string(), &head[..n]) == traces::Format::Openb
+        }
+        _ => false,
+    };
     let (workload, trace_name) = match &a.trace {
+        Some(path) if openb => {
+            let nodes = a.nodes.as_ref().ok_or_else(|| {
+                bad(format!("{}: an openb pod list needs its node list: --nodes NODES.csv", path.display()))
+            })?;
+            (traces::load_openb(path, nodes, sharing), path.display().to_string())
+        }
         Some(path) => (traces::load(path, format, a.procs), path.display().to_string()),
         None => {
             (traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format, a.procs), DEFAULT_TRACE_NAME.to_string())
         }
     };
-    let workload = workload.map_err(|e| bad(e.to_string()))?;
+    let mut workload = workload.map_err(|e| bad(e.to_string()))?;
+    if a.gpu_memory == GpuMemoryArg::Synthetic {
+        traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, a.seed);
+    }
     if let Some(p) = spinner {
         p.finish_and_clear();
     }
@@ -78,7 +104,8 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         horizon,
         node_events: Vec::new(),
         track_units: a.jobs_format == JobsFormat::Batsim,
-        ..SimConfig::default()
+        oom_retries: a.oom_retries,
+        oom_after: sim_core::SimDuration(oom_after),
     };
     let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {

@@ -10,6 +10,7 @@
 //! | `fcfs` | [`Fcfs`] | batsched `fcfs`, strict FIFO |
 //! | `easy` | [`EasyBackfill`] | EASY (ANL/IBM SP), Maui, batsched `easy_bf` |
 //! | `conservative` | [`ConservativeBackfill`] | Mu'alem & Feitelson; batsched `conservative_bf`; Slurm backfill |
+//! | `kube` | [`KubeScheduler`] | kube-scheduler with a [`placement`] (Open-Gpu-Share, gpushare, FGD) |
 //!
 //! ```
 //! let p = policies::build("easy[backfill_estimate=actual]").unwrap();
@@ -21,6 +22,7 @@ pub mod conservative;
 pub mod easy;
 pub mod fcfs;
 pub mod fgd_protocol;
+pub mod kube;
 pub mod options;
 pub mod placement;
 pub mod profile;
@@ -30,6 +32,7 @@ pub mod unit_profile;
 pub use conservative::ConservativeBackfill;
 pub use easy::EasyBackfill;
 pub use fcfs::Fcfs;
+pub use kube::KubeScheduler;
 pub use options::OptionInfo;
 pub use spec::{PolicyError, PolicySpec};
 
@@ -43,8 +46,8 @@ pub struct PolicyEntry {
     pub summary: &'static str,
     /// Options it takes (first value = default).
     pub options: &'static [OptionInfo],
-    /// Builds it.
-    pub build: fn(&PolicySpec) -> Result<Box<dyn Policy>, PolicyError>,
+    /// Builds it (with the run's master seed).
+    pub build: fn(&PolicySpec, u64) -> Result<Box<dyn Policy>, PolicyError>,
 }
 
 /// Every policy, one line each.
@@ -53,28 +56,40 @@ pub const REGISTRY: &[PolicyEntry] = &[
         name: "fcfs",
         summary: "first come, first served: start queue heads while the head fits",
         options: Fcfs::OPTIONS,
-        build: |s| Ok(Box::new(Fcfs::from_spec(s)?)),
+        build: |s, _| Ok(Box::new(Fcfs::from_spec(s)?)),
     },
     PolicyEntry {
         name: "easy",
         summary: "EASY backfilling: the head holds a reservation at the shadow time; later jobs may pass it if they do not delay it",
         options: EasyBackfill::OPTIONS,
-        build: |s| Ok(Box::new(EasyBackfill::from_spec(s)?)),
+        build: |s, _| Ok(Box::new(EasyBackfill::from_spec(s)?)),
     },
     PolicyEntry {
         name: "conservative",
         summary: "conservative backfilling: every waiting job holds a reservation that no later job may delay",
         options: ConservativeBackfill::OPTIONS,
-        build: |s| Ok(Box::new(ConservativeBackfill::from_spec(s)?)),
+        build: |s, _| Ok(Box::new(ConservativeBackfill::from_spec(s)?)),
+    },
+    PolicyEntry {
+        name: "kube",
+        summary: "Kubernetes-style: pods one at a time through filter and score plugins, bound to nodes and GPUs; a pod that fits nowhere is skipped",
+        options: KubeScheduler::OPTIONS,
+        build: |s, seed| Ok(Box::new(KubeScheduler::from_spec(s, seed)?)),
     },
 ];
 
-/// Builds a policy from a spec such as `conservative[replan=rebuild]`.
+/// Builds a policy from a spec such as `conservative[replan=rebuild]`, with seed 0.
 pub fn build(spec: &str) -> Result<Box<dyn Policy>, PolicyError> {
+    build_seeded(spec, 0)
+}
+
+/// Builds a policy from a spec, giving it the run's master seed (for the policies that
+/// draw, from their own named streams).
+pub fn build_seeded(spec: &str, seed: u64) -> Result<Box<dyn Policy>, PolicyError> {
     let parsed: PolicySpec = spec.parse()?;
     let entry = REGISTRY.iter().find(|e| e.name == parsed.name).ok_or_else(|| PolicyError::UnknownPolicy {
         name: parsed.name.clone(),
         known: REGISTRY.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
     })?;
-    (entry.build)(&parsed)
+    (entry.build)(&parsed, seed)
 }

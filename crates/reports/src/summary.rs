@@ -56,6 +56,14 @@ pub struct Summary {
     pub utilization: f64,
     /// Last end − first submit, seconds.
     pub makespan: f64,
+    /// GPU-hours of the attempts that ran to an end (GPUs × their milli-GPU share × run).
+    pub gpu_hours: f64,
+    /// Attempts killed for running out of GPU memory.
+    pub oom_kills: u64,
+    /// Of those, how many were requeued (the rest ended their job `oom_killed`).
+    pub oom_retries: u64,
+    /// GPU-hours the out-of-memory attempts used before they were killed.
+    pub wasted_gpu_hours: f64,
 }
 
 impl Summary {
@@ -69,7 +77,11 @@ impl Summary {
         let mut area: u128 = 0;
         let first_submit = jobs.iter().map(|j| j.submit.0).min();
         let mut last_end: Option<u64> = None;
+        let (mut gpu_milli_us, mut wasted_milli_us, mut oom_kills, mut oom_retries) = (0u128, 0u128, 0u64, 0u64);
         for (job, rec) in jobs.iter().zip(records) {
+            oom_kills += rec.oom_kills as u64;
+            oom_retries += rec.oom_kills as u64 - u64::from(rec.outcome == Outcome::OomKilled);
+            wasted_milli_us += rec.wasted_gpu_milli_us as u128;
             *outcomes.get_mut(rec.outcome.name()).expect("all outcomes listed") += 1;
             if let Outcome::Rejected(r) = rec.outcome {
                 *rejected_by_reason.entry(RejectReason::as_str(r)).or_default() += 1;
@@ -79,6 +91,10 @@ impl Summary {
                 if let Some(e) = rec.end {
                     let run = (e - s).0;
                     area += run as u128 * job.units() as u128;
+                    if rec.outcome != Outcome::OomKilled {
+                        let gpus = job.tasks as u128 * job.task.gpus as u128;
+                        gpu_milli_us += run as u128 * gpus * job.task.gpu_milli() as u128;
+                    }
                     let w = (s - job.submit).0 as f64 / 1e6;
                     let r = run as f64 / 1e6;
                     bsld_sum += ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0);
@@ -122,6 +138,10 @@ impl Summary {
             bounded_slowdown_mean: if bsld_n == 0 { 0.0 } else { bsld_sum / bsld_n as f64 },
             utilization,
             makespan: secs(makespan_us),
+            gpu_hours: gpu_milli_us as f64 / 1000.0 / 3.6e9,
+            oom_kills,
+            oom_retries,
+            wasted_gpu_hours: wasted_milli_us as f64 / 1000.0 / 3.6e9,
         }
     }
 
@@ -142,6 +162,11 @@ impl Summary {
         row(&mut s, "bounded slowdown (mean)", format!("{:.3}", self.bounded_slowdown_mean));
         row(&mut s, "utilization", format!("{:.4}", self.utilization));
         row(&mut s, "makespan (s)", format!("{:.0}", self.makespan));
+        if self.gpu_hours > 0.0 || self.oom_kills > 0 {
+            row(&mut s, "GPU-hours", format!("{:.1}", self.gpu_hours));
+            row(&mut s, "OOM kills / retries", format!("{} / {}", self.oom_kills, self.oom_retries));
+            row(&mut s, "wasted GPU-hours", format!("{:.2}", self.wasted_gpu_hours));
+        }
         s
     }
 }

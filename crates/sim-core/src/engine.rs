@@ -855,6 +855,7 @@ fn describe_start(r: StartReason) -> String {
         }
         StartReason::BackfillPlacementNow => "backfilled: a placement now avoids the head's reserved nodes".into(),
         StartReason::ReservationNow => "its reservation starts now".into(),
+        StartReason::Placed => "placed: it passed the filters and this node scored best".into(),
     }
 }
 

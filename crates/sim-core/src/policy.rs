@@ -43,6 +43,8 @@ pub enum StartReason {
     BackfillPlacementNow,
     /// Its reservation starts now.
     ReservationNow,
+    /// A placement (filters and scores) found nodes for it.
+    Placed,
 }
 
 /// Why a job keeps waiting; written to the decision log.

@@ -30,6 +30,8 @@ pub enum Format {
     Swf,
     /// Batsim JSON.
     Batsim,
+    /// Alibaba openb pod list (CSV), with a node list.
+    Openb,
 }
 
 impl Format {
@@ -38,6 +40,7 @@ impl Format {
         match self {
             Format::Swf => "swf",
             Format::Batsim => "batsim",
+            Format::Openb => "openb",
         }
     }
 }
@@ -53,6 +56,8 @@ pub enum SizeSource {
     MaxNodes,
     /// Batsim `nb_res`.
     NbRes,
+    /// A node list (cores over its nodes).
+    NodeList,
 }
 
 /// A workload read from a trace.
@@ -84,10 +89,50 @@ pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
     if lower.ends_with(".swf") {
         return Format::Swf;
     }
-    match first_bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => Format::Batsim,
-        _ => Format::Swf,
+    let start = first_bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(first_bytes.len());
+    let rest = &first_bytes[start..];
+    if rest.starts_with(b"{") {
+        Format::Batsim
+    } else if rest.starts_with(b"name,cpu_milli") {
+        Format::Openb
+    } else {
+        Format::Swf
     }
+}
+
+/// Reads an openb pod list and its node list: the pods as jobs (submitted at creation,
+/// running until deletion) on the nodes' cluster, every pool sharing its GPUs as
+/// `sharing`.
+pub fn load_openb(pods: &Path, nodes: &Path, sharing: sim_core::GpuSharing) -> Result<Workload, TraceError> {
+    let read = |path: &Path| -> Result<(Vec<u8>, String, String), TraceError> {
+        let name = path.display().to_string();
+        let mut input = input::open(path, &name)?;
+        let mut bytes = Vec::new();
+        let gzip = input.gzip;
+        input.reader.read_to_end(&mut bytes).map_err(|e| input::read_error(&name, 1, gzip, e))?;
+        Ok((bytes, name, input.checksum.hex()))
+    };
+    let (nb, nname, _) = read(nodes)?;
+    let node_list = openb::parse_nodes(&nname, &nb)?;
+    if node_list.is_empty() {
+        return Err(TraceError::malformed(&nname, None, None, "the node list has no nodes"));
+    }
+    let (pb, pname, checksum) = read(pods)?;
+    let jobs: Vec<Job> = openb::parse_pods(&pname, &pb)?.iter().map(openb::OpenbPod::to_job).collect();
+    let cluster = openb::cluster(&node_list, sharing, 16_384);
+    let units = cluster.total_units();
+    if units == 0 || units > u32::MAX as u64 {
+        return Err(TraceError::malformed(&nname, None, None, "the nodes have no CPU cores (or too many)"));
+    }
+    Ok(Workload {
+        format: Format::Openb,
+        jobs,
+        units,
+        size_source: SizeSource::NodeList,
+        cluster,
+        checksum,
+        header: Vec::new(),
+    })
 }
 
 /// Reads a trace file. `format: None` detects it; `procs` overrides the machine size.
@@ -122,6 +167,12 @@ fn load_input(
         }
     };
     match format {
+        Format::Openb => Err(TraceError::malformed(
+            name,
+            None,
+            None,
+            "an openb pod list needs its node list (sim run --nodes openb_node_list_gpu_node.csv)",
+        )),
         Format::Swf => {
             let mut r = swf::SwfReader::new(input, name);
             let mut jobs = Vec::new();
