@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod golden;
+mod gpu;
 mod reference;
 mod run;
 

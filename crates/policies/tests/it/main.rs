@@ -1,5 +1,6 @@
 //! Integration tests of the policies, run through the engine.
 
+mod placement;
 mod properties;
 mod scenarios;
 

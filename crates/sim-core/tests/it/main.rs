@@ -2,3 +2,4 @@
 
 mod engine;
 mod events;
+mod gpu;

@@ -1,0 +1,229 @@
+//! The placement framework: fragmentation and every score formula on hand-computed
+//! examples, and its invariants on random pods.
+
+use policies::placement::frag::{FragMeter, PodType, TypicalPods};
+use policies::placement::scores::{self, ScorePlugin};
+use policies::placement::{MemoryFit, PlaceCx, Placement, PodReq};
+use proptest::prelude::*;
+use sim_core::ledger::{Ledger, NodeUse, TaskBinding};
+use sim_core::rng::RngStreams;
+use sim_core::{Cluster, GpuSharing, GpuSpec, NodeId, NodePool, NodeSpec, TaskShape};
+
+fn pod_type(cpu: u64, milli: u32, gpus: u32) -> PodType {
+    PodType { cpu_milli: cpu, gpu_milli: milli, gpus, models: String::new() }
+}
+
+/// A: 1 core + half a GPU (p = 0.5); B: a 2-core CPU pod (0.25); C: 8 cores + a whole
+/// GPU (0.25).
+fn typical() -> TypicalPods {
+    TypicalPods {
+        types: vec![(pod_type(1000, 500, 1), 0.5), (pod_type(2000, 0, 0), 0.25), (pod_type(8000, 1000, 1), 0.25)],
+    }
+}
+
+fn node(cores: u32, gpus: usize, sharing: GpuSharing) -> Cluster {
+    let spec = NodeSpec {
+        cores,
+        memory_mib: 16_000,
+        gpus: vec![GpuSpec { model: "T4".into(), memory_mib: 15_000 }; gpus],
+        labels: Default::default(),
+        topology: Default::default(),
+    };
+    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing }] }
+}
+
+fn shape(cpu_milli: u32, gpus: u32, milli: u32) -> TaskShape {
+    TaskShape { cores: cpu_milli.div_ceil(1000).max(1), cpu_milli, gpus, gpu_milli: milli, ..TaskShape::default() }
+}
+
+/// A node with 8 cores (4 requested) and two GPUs with 1000 and 300 milli left.
+fn busy_node() -> NodeUse {
+    let mut l = Ledger::new(&node(8, 2, GpuSharing::Shared));
+    l.take(&shape(4000, 1, 700), &[], &TaskBinding { node: NodeId(0), gpus: vec![1] }, true).unwrap();
+    l.nodes()[0].clone()
+}
+
+fn req(task: TaskShape) -> PodReq<'static> {
+    PodReq { task, models: &[], type_id: None }
+}
+
+#[test]
+fn fragmentation_by_hand() {
+    let mut m = FragMeter::new(typical());
+    // idle 1300. A fits (GPU 0) with CPU: Q3, its fragment is the 300 of GPU 1 → 0.5 × 300.
+    // B is a CPU pod: all 1300 idle is fragment for it → 0.25 × 1300.
+    // C has a GPU but lacks CPU (4000 < 8000): Q4, all 1300 → 0.25 × 1300.
+    assert_eq!(m.node_frag("T4", 4000, &[1000, 300]), 150.0 + 325.0 + 325.0);
+    // A fully free node with enough CPU: only B counts (0.25 × 2000).
+    assert_eq!(m.node_frag("T4", 8000, &[1000, 1000]), 500.0);
+    // No GPU left, no fragment.
+    assert_eq!(m.node_frag("T4", 8000, &[0, 0]), 0.0);
+    // A model A cannot use: NoAccess, all idle counts.
+    let mut only_v100 = typical();
+    only_v100.types[0].0.models = "V100M32".into();
+    let mut m = FragMeter::new(only_v100);
+    assert_eq!(m.node_frag("T4", 4000, &[1000, 300]), 0.5 * 1300.0 + 325.0 + 325.0);
+}
+
+#[test]
+fn typical_pods_take_the_most_popular_to_the_threshold() {
+    let mut pods = vec![pod_type(1000, 500, 1); 50];
+    pods.extend(vec![pod_type(2000, 0, 0); 30]);
+    pods.extend(vec![pod_type(8000, 1000, 1); 15]);
+    pods.extend(vec![pod_type(4000, 1000, 2); 5]);
+    let t = TypicalPods::from_pods(&pods, 95.0);
+    assert_eq!(t.types.len(), 3, "50 + 30 + 15 = 95 % of the pods");
+    assert!((t.types[0].1 - 50.0 / 95.0).abs() < 1e-12);
+    assert!((t.types.iter().map(|x| x.1).sum::<f64>() - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn fgd_score_by_hand() {
+    let mut m = FragMeter::new(typical());
+    let n = busy_node();
+    // A on GPU 0 (GPU 1 has only 300): after, left [500, 300], 3000 CPU left:
+    // A still fits: fragment 300 → 150; B: 800 → 200; C: no whole GPU → 800 → 200.
+    // F 800 → 550: Δ = 250, ⌊sigmoid(0.25) × 100⌋ = 56, on GPU 0.
+    let s = scores::Fgd.score(&n, &req(shape(1000, 1, 500)), &mut m);
+    assert_eq!((s.score, s.gpu), (56, Some(0)));
+    // A 200-milli pod fits both GPUs; on GPU 1 (300 → 100): A fits GPU 0, fragment 100 →
+    // 50; B 1100 → 275; C lacks CPU (3000) → 275: F 600, Δ 200 → 54. On GPU 0
+    // (1000 → 800): A: fragment 300 → 150; B 1100 → 275; C lacks CPU → 275: F 700,
+    // Δ 100 → 52. FGD binds GPU 1.
+    let s = scores::Fgd.score(&n, &req(shape(1000, 1, 200)), &mut m);
+    assert_eq!((s.score, s.gpu), (54, Some(1)));
+}
+
+#[test]
+fn fgd_paper_baseline_scores_by_hand() {
+    let mut m = FragMeter::default();
+    let n = busy_node();
+    let a = req(shape(1000, 1, 500));
+    // BestFit: ½ (3000/128000) + ½ (800/8000) = 0.06171875 → ⌊(1 − s) × 100⌋ = 93.
+    assert_eq!(scores::BestFit.score(&n, &a, &mut m).score, 93);
+    // DotProd: n = (4000/128000, 1300/8000), p = (1000/128000, 500/8000),
+    // dot = 0.010400390625 → ⌊100 (1 − dot/2)⌋ = 99.
+    assert_eq!(scores::DotProduct.score(&n, &a, &mut m).score, 99);
+    // GpuPacking: least-left first, GPU 1 (300) is too small, GPU 0 is fully free on a
+    // used node: 50 − 1 = 49.
+    assert_eq!(scores::GpuPacking.score(&n, &a, &mut m).score, 49);
+    // ... a 200-milli pod fits the used GPU 1 (30 % free): 100 − 30/10 = 97.
+    assert_eq!(scores::GpuPacking.score(&n, &req(shape(1000, 1, 200)), &mut m).score, 97);
+    // ... an idle node of 2 GPUs: 33 − 2 = 31; CPU pods score 0.
+    let idle = Ledger::new(&node(8, 2, GpuSharing::Shared)).nodes()[0].clone();
+    assert_eq!(scores::GpuPacking.score(&idle, &a, &mut m).score, 31);
+    assert_eq!(scores::GpuPacking.score(&idle, &req(shape(1000, 0, 0)), &mut m).score, 0);
+    // GpuClustering: the node holds only shared pods: 25 × (8000 − 1300)/8000 + 75 = 95;
+    // an idle node: 25 × 6000/8000 + 25 = 43; a whole-GPU pod on the busy node: 20 + 0.
+    assert_eq!(scores::GpuClustering.score(&n, &a, &mut m).score, 95);
+    assert_eq!(scores::GpuClustering.score(&idle, &a, &mut m).score, 43);
+    assert_eq!(scores::GpuClustering.score(&n, &req(shape(1000, 1, 1000)), &mut m).score, 20);
+}
+
+#[test]
+fn kubernetes_scores_by_hand() {
+    let mut m = FragMeter::default();
+    let n = busy_node(); // 8 cores, 4 requested; 16000 MiB, none requested
+    let p = req(TaskShape { memory_mib: 8_000, ..shape(2000, 0, 0) });
+    // CPU (4000 + 2000)/8000 = 0.75, memory 8000/16000 = 0.5.
+    assert_eq!(scores::LeastAllocated.score(&n, &p, &mut m).score, (25 + 50) / 2);
+    assert_eq!(scores::MostAllocated.score(&n, &p, &mut m).score, (75 + 50) / 2);
+    // |0.75 − 0.5| / 2 = 0.125 → 87.
+    assert_eq!(scores::BalancedAllocation.score(&n, &p, &mut m).score, 87);
+}
+
+#[test]
+fn shared_pods_go_where_the_gpu_choice_says() {
+    let l = {
+        let mut l = Ledger::new(&node(8, 3, GpuSharing::Shared));
+        l.take(&shape(1000, 1, 600), &[], &TaskBinding { node: NodeId(0), gpus: vec![1] }, true).unwrap();
+        l.take(&shape(1000, 1, 300), &[], &TaskBinding { node: NodeId(0), gpus: vec![2] }, true).unwrap();
+        l
+    };
+    let mut cx = PlaceCx::default();
+    let mut rng = RngStreams::new(1).stream("t");
+    let p = req(shape(1000, 1, 300));
+    // Best fit: the GPU with the least milli-GPU left that fits: GPU 1 (400 left).
+    let b = Placement::by_name("bestfit", MemoryFit::Oblivious).unwrap().place(l.nodes(), &|_| true, &p, &mut cx, &mut rng);
+    assert_eq!(b.unwrap().gpus, vec![1]);
+    // Memory-aware binpack: the least declared memory left that fits; GPU 1 holds
+    // 600/1000 × 15000 = 9000 declared (6000 left), GPU 2 4500 (10500 left): GPU 1,
+    // unless the pod declares more than 6000.
+    let aware = Placement::by_name("bestfit", MemoryFit::Aware).unwrap();
+    let b = aware.place(l.nodes(), &|_| true, &p, &mut cx, &mut rng).unwrap();
+    assert_eq!(b.gpus, vec![1]);
+    let big = req(TaskShape { gpu_memory_mib: 7_000, ..shape(1000, 1, 300) });
+    let b = aware.place(l.nodes(), &|_| true, &big, &mut cx, &mut rng).unwrap();
+    assert_eq!(b.gpus, vec![2]);
+    // Nothing fits 11000 MiB but the idle GPU 0.
+    let huge = req(TaskShape { gpu_memory_mib: 11_000, ..shape(1000, 1, 300) });
+    assert_eq!(aware.place(l.nodes(), &|_| true, &huge, &mut cx, &mut rng).unwrap().gpus, vec![0]);
+    // A node that is not up is never chosen.
+    assert!(aware.place(l.nodes(), &|_| false, &p, &mut cx, &mut rng).is_none());
+}
+
+fn cluster(pools: &[(u32, u32, u64)]) -> Cluster {
+    Cluster {
+        pools: pools
+            .iter()
+            .enumerate()
+            .map(|(i, &(count, gpus, mem))| NodePool {
+                name: format!("p{i}"),
+                count,
+                spec: NodeSpec {
+                    cores: 16,
+                    memory_mib: 64_000,
+                    gpus: vec![GpuSpec { model: format!("M{}", i % 2), memory_mib: mem }; gpus as usize],
+                    labels: Default::default(),
+                    topology: Default::default(),
+                },
+                sharing: GpuSharing::Shared,
+            })
+            .collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// No GPU ever gives more than 1000 milli, and under a memory-aware fit no GPU is
+    /// promised more declared memory than it has, whatever the pods and the placement.
+    #[test]
+    fn placements_never_overcommit(
+        pools in prop::collection::vec((1u32..4, 0u32..9, 8_000u64..40_000), 1..4),
+        pods in prop::collection::vec((0u32..8_000, 0u32..3, 1u32..=1000, 0u64..20_000, 0usize..2), 1..80),
+        policy in 0usize..9,
+        seed in 0u64..1000,
+    ) {
+        let c = cluster(&pools);
+        let mut l = Ledger::new(&c);
+        let name = policies::placement::PLACEMENTS[policy];
+        let models = ["M0".to_string()];
+        let all: Vec<PodType> = pods.iter().map(|p| pod_type(p.0 as u64, p.2, p.1)).collect();
+        let mut cx = PlaceCx::new(FragMeter::new(TypicalPods::from_pods(&all, 95.0)));
+        let mut rng = RngStreams::new(seed).stream("prop");
+        for memory in [MemoryFit::Aware, MemoryFit::Oblivious] {
+            let placement = Placement::by_name(name, memory).unwrap();
+            for &(cpu, gpus, milli, declared, constrained) in &pods {
+                let milli = if gpus > 1 { 1000 } else { milli };
+                let task = TaskShape { gpu_memory_mib: declared, ..shape(cpu.max(1), gpus, milli) };
+                let m: &[String] = if constrained == 1 { &models } else { &[] };
+                let p = PodReq { task, models: m, type_id: None };
+                if let Some(b) = placement.place(l.nodes(), &|_| true, &p, &mut cx, &mut rng) {
+                    prop_assert_eq!(b.gpus.len(), gpus as usize);
+                    l.take(&task, m, &b, true).unwrap();
+                }
+                for n in l.nodes() {
+                    prop_assert!(n.cpu_milli_left <= n.cpu_milli);
+                    for g in &n.gpus {
+                        prop_assert!(g.milli_left <= 1000);
+                        if memory == MemoryFit::Aware {
+                            prop_assert!(g.declared_mib <= g.memory_mib, "{} > {}", g.declared_mib, g.memory_mib);
+                        }
+                    }
+                }
+            }
+            l = Ledger::new(&c);
+        }
+    }
+}

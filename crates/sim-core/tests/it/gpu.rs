@@ -1,0 +1,146 @@
+//! GPU jobs bound to nodes and GPUs: out-of-memory kills in each sharing mode, retries
+//! with back-off, wasted GPU time, invalid bindings.
+
+use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason};
+use sim_core::{
+    Cluster, EngineError, GpuSharing, GpuSpec, Job, NodeId, NodePool, NodeSpec, Outcome, SimConfig, SimDuration,
+    SimTime, TaskBinding, TaskShape, simulate,
+};
+
+/// One node of 8 cores, 64 GiB and `gpus` GPUs of 16000 MiB.
+fn node(gpus: usize, sharing: GpuSharing) -> Cluster {
+    let spec = NodeSpec {
+        cores: 8,
+        memory_mib: 65_536,
+        gpus: vec![GpuSpec { model: "V100M16".into(), memory_mib: 16_000 }; gpus],
+        labels: Default::default(),
+        topology: Default::default(),
+    };
+    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing }] }
+}
+
+/// A one-task job on `milli` of one GPU, declaring `declared` MiB and peaking at `peak`.
+fn gpu_job(id: &str, submit: u64, run: u64, milli: u32, declared: u64, peak: u64) -> Job {
+    let mut j = Job::rigid(id, SimTime::from_secs(submit), 1, SimDuration::from_secs(run), SimDuration::from_secs(run));
+    j.task = TaskShape {
+        cores: 1,
+        cpu_milli: 1000,
+        gpus: 1,
+        gpu_milli: milli,
+        gpu_memory_mib: declared,
+        gpu_peak_mib: peak,
+        ..TaskShape::default()
+    };
+    j
+}
+
+/// Binds every queued job to GPU 0 of node 0 when its milli-GPU is left there.
+struct OnGpuZero;
+impl Policy for OnGpuZero {
+    fn spec(&self) -> String {
+        "on-gpu-zero".into()
+    }
+    fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
+        let mut left = v.ledger().node(NodeId(0)).gpus[0].milli_left;
+        for &j in v.queue() {
+            let need = v.ledger().node(NodeId(0)).milli_taken(&v.job(j).task);
+            if need <= left {
+                left -= need;
+                let binding = vec![TaskBinding { node: NodeId(0), gpus: vec![0] }];
+                out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+            }
+        }
+    }
+}
+
+fn run(cluster: &Cluster, jobs: &[Job], retries: u32) -> Vec<sim_core::JobRecord> {
+    let cfg = SimConfig { oom_retries: retries, ..SimConfig::default() };
+    simulate(cluster, jobs, &mut OnGpuZero, &cfg, None).unwrap().records
+}
+
+fn secs(t: Option<SimTime>) -> Option<u64> {
+    t.map(|t| t.0 / 1_000_000)
+}
+
+#[test]
+fn exclusive_gpu_runs_out_when_the_peak_exceeds_its_memory() {
+    // Peak 20000 > 16000: killed 120 s after each start; retried after 10 s, then 20 s;
+    // with 2 retries the third kill is final. Starts 0, 130, 270; kills 120, 250, 390.
+    let r = run(&node(1, GpuSharing::Exclusive), &[gpu_job("big", 0, 1000, 1000, 0, 20_000)], 2);
+    assert_eq!(r[0].outcome, Outcome::OomKilled);
+    assert_eq!((secs(r[0].start), secs(r[0].end)), (Some(270), Some(390)));
+    assert_eq!((r[0].attempts, r[0].oom_kills), (3, 3));
+    assert_eq!(r[0].wasted_gpu_milli_us, 3 * 1000 * 120_000_000);
+    // One that fits runs to its end.
+    let r = run(&node(1, GpuSharing::Exclusive), &[gpu_job("ok", 0, 1000, 1000, 0, 15_000)], 2);
+    assert_eq!((r[0].outcome, secs(r[0].end), r[0].oom_kills), (Outcome::Completed, Some(1000), 0));
+}
+
+#[test]
+fn exclusive_gpus_are_not_shared_even_for_fractional_requests() {
+    // Two half-GPU jobs on one exclusive GPU: the second waits for the first.
+    let jobs = [gpu_job("a", 0, 100, 500, 0, 0), gpu_job("b", 0, 100, 500, 0, 0)];
+    let r = run(&node(1, GpuSharing::Exclusive), &jobs, 0);
+    assert_eq!((secs(r[0].start), secs(r[1].start)), (Some(0), Some(100)));
+}
+
+#[test]
+fn shared_gpu_fails_the_allocation_of_the_last_arrival() {
+    // Two half-GPU jobs without isolation: peaks 9000 + 9000 > 16000. The first keeps
+    // running; the second (arrived last) is killed at 120 s and, with no retry left,
+    // ends oom_killed.
+    let jobs = [gpu_job("first", 0, 1000, 500, 4000, 9000), gpu_job("second", 10, 1000, 500, 4000, 9000)];
+    let r = run(&node(1, GpuSharing::Shared), &jobs, 0);
+    assert_eq!((r[0].outcome, secs(r[0].end)), (Outcome::Completed, Some(1000)));
+    assert_eq!((r[1].outcome, secs(r[1].start), secs(r[1].end)), (Outcome::OomKilled, Some(10), Some(130)));
+    assert_eq!(r[1].wasted_gpu_milli_us, 500 * 120_000_000);
+    // With one retry it comes back at 140 s, fails again while the first still runs.
+    let r = run(&node(1, GpuSharing::Shared), &jobs, 1);
+    assert_eq!((r[1].outcome, secs(r[1].start), r[1].oom_kills), (Outcome::OomKilled, Some(140), 2));
+    // Peaks that fit together: both complete.
+    let jobs = [gpu_job("first", 0, 1000, 500, 4000, 7000), gpu_job("second", 10, 1000, 500, 4000, 7000)];
+    let r = run(&node(1, GpuSharing::Shared), &jobs, 0);
+    assert!(r.iter().all(|x| x.outcome == Outcome::Completed));
+}
+
+#[test]
+fn isolated_gpu_kills_only_the_job_over_its_own_limit() {
+    // Declared 4000, peak 5000: over its limit, killed alone, although the GPU has room.
+    // Its neighbour (declared 8000, peak 7000) completes.
+    let jobs = [gpu_job("over", 0, 1000, 300, 4000, 5000), gpu_job("under", 0, 1000, 300, 8000, 7000)];
+    let r = run(&node(1, GpuSharing::Isolated), &jobs, 0);
+    assert_eq!((r[0].outcome, secs(r[0].end)), (Outcome::OomKilled, Some(120)));
+    assert_eq!(r[1].outcome, Outcome::Completed);
+    // Without isolation the same pair fits physically (12000 ≤ 16000): both complete.
+    let r = run(&node(1, GpuSharing::Shared), &jobs, 0);
+    assert!(r.iter().all(|x| x.outcome == Outcome::Completed));
+}
+
+#[test]
+fn a_killed_job_runs_for_its_run_time_at_most() {
+    // A 60 s job that would be killed at 120 s is killed when it ends its run, at 60 s.
+    let r = run(&node(1, GpuSharing::Exclusive), &[gpu_job("short", 0, 60, 1000, 0, 20_000)], 0);
+    assert_eq!((r[0].outcome, secs(r[0].end)), (Outcome::OomKilled, Some(60)));
+}
+
+/// Binds to a GPU that does not exist.
+struct BadGpu;
+impl Policy for BadGpu {
+    fn spec(&self) -> String {
+        "bad-gpu".into()
+    }
+    fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
+        for &j in v.queue() {
+            let binding = vec![TaskBinding { node: NodeId(0), gpus: vec![7] }];
+            out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+        }
+    }
+}
+
+#[test]
+fn an_invalid_binding_is_refused_naming_the_policy() {
+    let e = simulate(&node(1, GpuSharing::Shared), &[gpu_job("j", 0, 10, 500, 0, 0)], &mut BadGpu, &SimConfig::default(), None)
+        .unwrap_err();
+    assert!(matches!(e, EngineError::InvalidDecision { .. }));
+    assert!(e.to_string().contains("bad-gpu") && e.to_string().contains("GPU index 7"), "{e}");
+}

@@ -1,0 +1,104 @@
+//! `sim fgd` and GPU replays on the committed openb slices.
+
+use crate::{data, read, run_into, sim};
+
+fn nodes() -> String {
+    data("openb/openb_node_list_gpu_node.every20th.csv")
+}
+fn pods() -> String {
+    data("openb/openb_pod_list_default.first400.csv")
+}
+
+fn fgd(dir: &std::path::Path, threads: &str) -> std::process::Output {
+    sim(&[
+        "fgd",
+        "--quiet",
+        "--nodes",
+        &nodes(),
+        "--pods",
+        &pods(),
+        "--seeds",
+        "42..44",
+        "--threads",
+        threads,
+        "--out",
+        dir.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn fgd_writes_three_curves_the_same_on_any_thread_count() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let out = fgd(a.path(), "1");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(fgd(b.path(), "2").status.success());
+    for f in ["allocation.csv", "fragmentation.csv", "fragmentation_ratio.csv"] {
+        let x = std::fs::read_to_string(a.path().join(f)).unwrap();
+        let y = std::fs::read_to_string(b.path().join(f)).unwrap();
+        assert_eq!(x, y, "{f} differs between 1 and 2 threads");
+        let lines: Vec<&str> = x.lines().collect();
+        // Header + 6 policies × 3 seeds.
+        assert_eq!(lines.len(), 1 + 18, "{f}");
+        let header: Vec<&str> = lines[0].split(',').collect();
+        assert_eq!(header.len(), 3 + 131);
+        assert_eq!(&header[..4], &["workload", "policy", "seed", "0"]);
+        assert_eq!(header[133], "130");
+        assert!(lines[1].starts_with("openb_pod_list_default.first400,random,42,"), "{}", lines[1]);
+    }
+    // At low load every pod fits: allocation equals arrival, whatever the policy.
+    let alloc = std::fs::read_to_string(a.path().join("allocation.csv")).unwrap();
+    for line in alloc.lines().skip(1) {
+        let v: Vec<&str> = line.split(',').collect();
+        let at10: f64 = v[3 + 10].parse().unwrap();
+        assert!((at10 - 10.0).abs() < 1.0, "{line}");
+    }
+}
+
+#[test]
+fn fgd_rejects_bad_input_with_status_2() {
+    let d = tempfile::tempdir().unwrap();
+    let out = sim(&["fgd", "--nodes", &nodes(), "--pods", &pods(), "--policies", "tetris", "--out", d.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown placement 'tetris'"));
+    let bad = d.path().join("pods.csv");
+    std::fs::write(&bad, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,100,1,1200\n").unwrap();
+    let out = sim(&["fgd", "--nodes", &nodes(), "--pods", bad.to_str().unwrap(), "--out", d.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pods.csv:2: column 'gpu_milli': expected an integer 0..=1000, found '1200'"), "{err}");
+}
+
+#[test]
+fn openb_replay_needs_its_node_list() {
+    let (out, _d) = run_into(&["--trace", &pods(), "--policy", "kube"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs its node list"));
+}
+
+#[test]
+fn memory_aware_placement_avoids_out_of_memory_kills() {
+    let summary = |memory: &str| {
+        let (out, d) = run_into(&[
+            "--trace",
+            &pods(),
+            "--nodes",
+            &nodes(),
+            "--policy",
+            &format!("kube[score=bestfit,memory={memory}]"),
+            "--gpu-memory",
+            "synthetic",
+            "--seed",
+            "7",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+        let total: u64 = s["outcomes"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(total, 400, "every pod has one outcome");
+        (s["oom_kills"].as_u64().unwrap(), s["wasted_gpu_hours"].as_f64().unwrap())
+    };
+    let (kills_blind, wasted_blind) = summary("oblivious");
+    let (kills_aware, wasted_aware) = summary("aware");
+    assert!(kills_aware < kills_blind, "{kills_aware} >= {kills_blind}");
+    assert!(wasted_aware < wasted_blind, "{wasted_aware} >= {wasted_blind}");
+}
