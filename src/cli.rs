@@ -126,9 +126,10 @@ pub struct RunArgs {
     /// Seconds after its start at which a job that runs out of GPU memory is killed.
     #[arg(long, default_value = "120")]
     pub oom_after: String,
-    /// Policy spec, `name[key=value,...]` (see `sim policies`).
-    #[arg(long, default_value = "easy")]
-    pub policy: String,
+    /// Policy spec, `name[key=value,...]` (see `sim policies`); default `easy`, or
+    /// `kube` for an openb pod list.
+    #[arg(long)]
+    pub policy: Option<String>,
     /// Master random seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

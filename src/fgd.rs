@@ -59,7 +59,8 @@ pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
         let pods = traces::openb::parse_pods(&name, &read(path)?).map_err(|e| bad(e.to_string()))?;
         let stem = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let stem = stem.strip_suffix(".csv").unwrap_or(&stem).to_string();
-        let pods = pods.iter().map(|p| Pod { name: p.name.clone(), task: p.task(), models: p.gpu_spec.clone() }).collect();
+        let pods =
+            pods.iter().map(|p| Pod { name: p.name.clone(), task: p.task(), models: p.gpu_spec.clone() }).collect();
         workloads.push((stem, pods));
     }
     std::fs::create_dir_all(&a.out)
@@ -133,12 +134,8 @@ pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
         println!("{:<32} {:<14} {:>8} {:>8} {:>10}", "workload", "policy", "alloc%", "frag%", "failed");
         for (wi, (wname, _)) in workloads.iter().enumerate() {
             for p in &policies {
-                let rows: Vec<&(Curves, usize, usize)> = runs
-                    .iter()
-                    .zip(&results)
-                    .filter(|((w, q, _), _)| *w == wi && q == p)
-                    .map(|(_, r)| r)
-                    .collect();
+                let rows: Vec<&(Curves, usize, usize)> =
+                    runs.iter().zip(&results).filter(|((w, q, _), _)| *w == wi && q == p).map(|(_, r)| r).collect();
                 let mean = |f: &dyn Fn(&Curves) -> Option<f64>| {
                     let v: Vec<f64> = rows.iter().filter_map(|r| f(&r.0)).collect();
                     if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }

@@ -47,7 +47,6 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
         )),
     };
-    let mut policy = policies::build_seeded(&a.policy, a.seed).map_err(|e| bad(format!("--policy: {e}")))?;
     let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let spinner = show.then(|| {
         let p = indicatif::ProgressBar::new_spinner();
@@ -69,6 +68,8 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         }
         _ => false,
     };
+    let spec = a.policy.clone().unwrap_or_else(|| if openb { "kube".into() } else { "easy".into() });
+    let mut policy = policies::build_seeded(&spec, a.seed).map_err(|e| bad(format!("--policy: {e}")))?;
     let (workload, trace_name) = match &a.trace {
         Some(path) if openb => {
             let nodes = a.nodes.as_ref().ok_or_else(|| {

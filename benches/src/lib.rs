@@ -1,13 +1,20 @@
 //! # benches: schedlab's benchmarks
 //!
 //! Criterion benches (`cargo bench -p benches`) replay whole Parallel Workloads Archive
-//! logs from `../shared/traces/swf`; when that folder is absent they say so and skip.
+//! logs from `../shared/traces/swf` (`replay`) and run the FGD paper's protocol on the
+//! openb traces in `../shared/traces/openb` (`fgd`); when those folders are absent they
+//! say so and use the committed slices.
 
 use std::path::PathBuf;
 
 /// Folder of the shared SWF logs, relative to the workspace root.
 pub fn shared_swf_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/swf")
+}
+
+/// Folder of the shared openb traces, relative to the workspace root.
+pub fn shared_openb_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/openb")
 }
 
 /// The shared SWF logs (sorted by name), or nothing when the folder is absent.

@@ -58,7 +58,17 @@ fn fgd_writes_three_curves_the_same_on_any_thread_count() {
 #[test]
 fn fgd_rejects_bad_input_with_status_2() {
     let d = tempfile::tempdir().unwrap();
-    let out = sim(&["fgd", "--nodes", &nodes(), "--pods", &pods(), "--policies", "tetris", "--out", d.path().to_str().unwrap()]);
+    let out = sim(&[
+        "fgd",
+        "--nodes",
+        &nodes(),
+        "--pods",
+        &pods(),
+        "--policies",
+        "tetris",
+        "--out",
+        d.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown placement 'tetris'"));
     let bad = d.path().join("pods.csv");

@@ -107,6 +107,10 @@ impl Policy for KubeScheduler {
     }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
+        if info.queued.is_empty() && !info.resources_released() {
+            // Nothing arrived and nothing was freed: every waiting pod still fits nowhere.
+            return;
+        }
         for &j in &info.queued {
             if view.running_job(j).is_none() {
                 *self.types.entry(Self::pod_type(view.job(j))).or_default() += 1;

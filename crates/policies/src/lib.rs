@@ -38,6 +38,9 @@ pub use spec::{PolicyError, PolicySpec};
 
 use sim_core::policy::Policy;
 
+/// How a registry entry builds its policy: from the spec and the run's master seed.
+pub type BuildFn = fn(&PolicySpec, u64) -> Result<Box<dyn Policy>, PolicyError>;
+
 /// One registered policy.
 pub struct PolicyEntry {
     /// Name used in specs.
@@ -47,7 +50,7 @@ pub struct PolicyEntry {
     /// Options it takes (first value = default).
     pub options: &'static [OptionInfo],
     /// Builds it (with the run's master seed).
-    pub build: fn(&PolicySpec, u64) -> Result<Box<dyn Policy>, PolicyError>,
+    pub build: BuildFn,
 }
 
 /// Every policy, one line each.

@@ -44,56 +44,36 @@ pub fn round2(x: f64) -> f64 {
 /// Buckets a run's samples.
 pub fn curves(samples: &[CurveSample], total_gpus: u64) -> Curves {
     let g = total_gpus.max(1) as f64;
-    let mut alloc: Vec<Vec<f64>> = vec![Vec::new(); MAX_BUCKET + 1];
-    let mut frag: Vec<Vec<f64>> = vec![Vec::new(); MAX_BUCKET + 1];
-    let mut ratio: Vec<Vec<f64>> = vec![Vec::new(); MAX_BUCKET + 1];
+    // Buckets 0..=131: 131 only serves as the neighbour of an empty 130.
+    let n = MAX_BUCKET + 2;
+    let mut alloc: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut frag: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut ratio: Vec<Vec<f64>> = vec![Vec::new(); n];
     for s in samples {
         let b = (s.arrived_milli as f64 / g / 10.0).round_ties_even();
-        if b < 0.0 || b > (MAX_BUCKET + 1) as f64 {
+        if !(0.0..n as f64).contains(&b) {
             continue;
         }
         let b = b as usize;
-        if b > MAX_BUCKET {
-            // Only a neighbour of bucket 130.
-            continue;
-        }
         alloc[b].push(round2(s.used_milli as f64 / g / 10.0));
         frag[b].push(round2(s.frag_milli));
         if s.idle_milli > 0 {
             ratio[b].push(round2(100.0 * s.frag_milli / s.idle_milli as f64));
         }
     }
-    // Samples of bucket 131 matter only as neighbours of 130.
-    let mut over: (Vec<f64>, Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new(), Vec::new());
-    for s in samples {
-        if (s.arrived_milli as f64 / g / 10.0).round_ties_even() as usize == MAX_BUCKET + 1 {
-            over.0.push(round2(s.used_milli as f64 / g / 10.0));
-            over.1.push(round2(s.frag_milli));
-            if s.idle_milli > 0 {
-                over.2.push(round2(100.0 * s.frag_milli / s.idle_milli as f64));
-            }
-        }
-    }
-    let pick = |series: &Vec<Vec<f64>>, extra: &Vec<f64>, b: usize| -> Option<Vec<f64>> {
+    let pick = |series: &[Vec<f64>], b: usize| -> Option<Vec<f64>> {
         if !series[b].is_empty() {
             return Some(series[b].clone());
         }
-        let mut v = Vec::new();
-        for k in b.saturating_sub(1)..=b + 1 {
-            if k <= MAX_BUCKET {
-                v.extend_from_slice(&series[k]);
-            } else {
-                v.extend_from_slice(extra);
-            }
-        }
+        let v: Vec<f64> = series[b.saturating_sub(1)..=b + 1].concat();
         (!v.is_empty()).then_some(v)
     };
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let mut out = Curves { allocation: Vec::new(), fragmentation: Vec::new(), fragmentation_ratio: Vec::new() };
     for b in 0..=MAX_BUCKET {
-        out.allocation.push(pick(&alloc, &over.0, b).map(|v| round2(mean(&v))));
-        out.fragmentation.push(pick(&frag, &over.1, b).map(|v| round2(100.0 * mean(&v) / 1000.0 / g)));
-        out.fragmentation_ratio.push(pick(&ratio, &over.2, b).map(|v| round2(mean(&v))));
+        out.allocation.push(pick(&alloc, b).map(|v| round2(mean(&v))));
+        out.fragmentation.push(pick(&frag, b).map(|v| round2(100.0 * mean(&v) / 1000.0 / g)));
+        out.fragmentation_ratio.push(pick(&ratio, b).map(|v| round2(mean(&v))));
     }
     out
 }

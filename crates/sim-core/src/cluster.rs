@@ -126,22 +126,26 @@ pub struct Cluster {
 impl Cluster {
     /// N interchangeable processors (an SWF machine), one unit each.
     pub fn processor_pool(procs: u32) -> Self {
-        Cluster { pools: vec![NodePool {
+        Cluster {
+            pools: vec![NodePool {
                 name: "proc".into(),
                 count: procs,
                 spec: NodeSpec::cores_only(1),
                 sharing: GpuSharing::Exclusive,
-            }] }
+            }],
+        }
     }
 
     /// N whole machines (a Batsim platform), one unit each.
     pub fn machines(n: u32) -> Self {
-        Cluster { pools: vec![NodePool {
+        Cluster {
+            pools: vec![NodePool {
                 name: "host".into(),
                 count: n,
                 spec: NodeSpec::cores_only(1),
                 sharing: GpuSharing::Exclusive,
-            }] }
+            }],
+        }
     }
 
     /// Number of nodes.

@@ -503,7 +503,11 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|b| {
                 let gpus: Vec<String> = b.gpus.iter().map(|g| g.to_string()).collect();
-                if gpus.is_empty() { format!("node {}", b.node.0) } else { format!("node {} gpu {}", b.node.0, gpus.join("+")) }
+                if gpus.is_empty() {
+                    format!("node {}", b.node.0)
+                } else {
+                    format!("node {} gpu {}", b.node.0, gpus.join("+"))
+                }
             })
             .collect::<Vec<_>>()
             .join(", ");
@@ -543,7 +547,10 @@ impl<'a> Engine<'a> {
         self.running_by_start.insert((seq, j));
         self.running_by_requested_end.insert((requested_end, seq, j, need));
         if let Some(log) = self.log.as_deref_mut() {
-            log.record(self.now, &LogEvent::Start { job: &job.trace_id, units: where_, reason: describe_start(reason) })?;
+            log.record(
+                self.now,
+                &LogEvent::Start { job: &job.trace_id, units: where_, reason: describe_start(reason) },
+            )?;
         }
         self.running[j.idx()] = Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need });
         Ok(())

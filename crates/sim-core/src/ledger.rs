@@ -160,7 +160,13 @@ impl Ledger {
                 gpus: spec
                     .gpus
                     .iter()
-                    .map(|g| GpuUse { milli_left: MILLI, memory_mib: g.memory_mib, declared_mib: 0, peak_mib: 0, tenants: 0 })
+                    .map(|g| GpuUse {
+                        milli_left: MILLI,
+                        memory_mib: g.memory_mib,
+                        declared_mib: 0,
+                        peak_mib: 0,
+                        tenants: 0,
+                    })
                     .collect(),
                 gpu_model: spec.gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
                 sharing,
@@ -191,7 +197,7 @@ impl Ledger {
         if n.cpu_milli_left < task.cpu_milli() || (n.memory_mib > 0 && n.memory_mib_left < task.memory_mib) {
             return Err(BindError::NodeFull(b.node.0));
         }
-        if task.gpus > 0 && !models.is_empty() && !models.iter().any(|m| *m == n.gpu_model) {
+        if task.gpus > 0 && !models.is_empty() && !models.contains(&n.gpu_model) {
             return Err(BindError::Model(b.node.0));
         }
         let take = n.milli_taken(task);
@@ -209,7 +215,13 @@ impl Ledger {
     /// Takes a task's resources at `b` (checked first). `peak_counts` says whether its
     /// actual peak adds to the GPUs' peak sums (false for a job that failed its
     /// allocation).
-    pub fn take(&mut self, task: &TaskShape, models: &[String], b: &TaskBinding, peak_counts: bool) -> Result<(), BindError> {
+    pub fn take(
+        &mut self,
+        task: &TaskShape,
+        models: &[String],
+        b: &TaskBinding,
+        peak_counts: bool,
+    ) -> Result<(), BindError> {
         self.check(task, models, b)?;
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left -= task.cpu_milli();

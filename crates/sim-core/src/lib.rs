@@ -20,7 +20,9 @@
 //! 3. **sequence** — within a class, the order the events were created: job ends in the
 //!    order the jobs were started; arrivals in (submit time, input position) order (the
 //!    engine reads arrivals from the input sorted stably by submit time rather than
-//!    through the heap, which is the same order).
+//!    through the heap, which is the same order). A job coming back after an
+//!    out-of-memory back-off is an arrival-class event in the heap: at one instant it
+//!    re-enters the queue before the trace's arrivals of that instant.
 //!
 //! Scheduling passes ([`policy::PassMode`]): `PerTime` applies every event of an instant
 //! and then runs one pass; `PerEvent` runs one pass after each event. Decisions are
@@ -46,7 +48,10 @@
 //!
 //! Every job read ends with exactly one [`Outcome`]. No unit is ever given to two jobs
 //! (checked on every allocation by the free pool; counts are also checked in debug
-//! builds). A gang's units are taken all at once or not at all.
+//! builds). A gang's units are taken all at once or not at all. A job bound to nodes
+//! ([`policy::Decision::Bind`]) is checked against the [`Ledger`]: no node gives more
+//! milli-CPU or host memory than it has and no GPU more than 1000 milli-GPU, and all its
+//! tasks are bound in one decision or none.
 
 pub mod cluster;
 pub mod engine;

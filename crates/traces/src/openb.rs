@@ -157,7 +157,13 @@ pub fn parse_nodes(file: &str, bytes: &[u8]) -> Result<Vec<OpenbNode>, TraceErro
         let name = cols.text(&rec, "sn").to_string();
         let cpu_milli = cols.uint(&rec, line, "cpu_milli", u32::MAX as u64 * 1000)?;
         if cpu_milli % 1000 != 0 {
-            return Err(TraceError::bad(file, line, "column 'cpu_milli'", "whole cores (a multiple of 1000)", cols.text(&rec, "cpu_milli")));
+            return Err(TraceError::bad(
+                file,
+                line,
+                "column 'cpu_milli'",
+                "whole cores (a multiple of 1000)",
+                cols.text(&rec, "cpu_milli"),
+            ));
         }
         let memory_mib = cols.uint(&rec, line, "memory_mib", u64::MAX >> 1)?;
         let gpus = cols.uint(&rec, line, "gpu", 255)? as u32;
@@ -218,7 +224,10 @@ pub fn cluster(nodes: &[OpenbNode], sharing: GpuSharing, default_gpu_mib: u64) -
             cores: (n.cpu_milli / 1000) as u32,
             memory_mib: n.memory_mib,
             gpus: (0..n.gpus)
-                .map(|_| GpuSpec { model: n.model.clone(), memory_mib: gpu_memory_mib(&n.model).unwrap_or(default_gpu_mib) })
+                .map(|_| GpuSpec {
+                    model: n.model.clone(),
+                    memory_mib: gpu_memory_mib(&n.model).unwrap_or(default_gpu_mib),
+                })
                 .collect(),
             labels: BTreeMap::new(),
             topology: Default::default(),

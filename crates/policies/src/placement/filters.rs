@@ -21,7 +21,8 @@ impl FilterPlugin for NodeResourcesFit {
         "NodeResourcesFit"
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
-        node.cpu_milli_left >= pod.task.cpu_milli() && (node.memory_mib == 0 || node.memory_mib_left >= pod.task.memory_mib)
+        node.cpu_milli_left >= pod.task.cpu_milli()
+            && (node.memory_mib == 0 || node.memory_mib_left >= pod.task.memory_mib)
     }
 }
 

@@ -303,8 +303,11 @@ impl PlaceCx {
     /// Turns on the score cache for `nodes` nodes and `types` pod types: a node's
     /// scores for a type are reused until [`PlaceCx::touch`] says the node changed.
     pub fn with_cache(mut self, nodes: usize, types: usize) -> Self {
-        self.cache =
-            Some(ScoreCache { versions: vec![1; nodes], types, entries: vec![(0, false, [0; MAX_SCORES]); nodes * types] });
+        self.cache = Some(ScoreCache {
+            versions: vec![1; nodes],
+            types,
+            entries: vec![(0, false, [0; MAX_SCORES]); nodes * types],
+        });
         self
     }
 

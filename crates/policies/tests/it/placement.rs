@@ -144,7 +144,8 @@ fn shared_pods_go_where_the_gpu_choice_says() {
     let mut rng = RngStreams::new(1).stream("t");
     let p = req(shape(1000, 1, 300));
     // Best fit: the GPU with the least milli-GPU left that fits: GPU 1 (400 left).
-    let b = Placement::by_name("bestfit", MemoryFit::Oblivious).unwrap().place(l.nodes(), &|_| true, &p, &mut cx, &mut rng);
+    let b =
+        Placement::by_name("bestfit", MemoryFit::Oblivious).unwrap().place(l.nodes(), &|_| true, &p, &mut cx, &mut rng);
     assert_eq!(b.unwrap().gpus, vec![1]);
     // Memory-aware binpack: the least declared memory left that fits; GPU 1 holds
     // 600/1000 × 15000 = 9000 declared (6000 left), GPU 2 4500 (10500 left): GPU 1,

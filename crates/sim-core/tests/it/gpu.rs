@@ -139,8 +139,14 @@ impl Policy for BadGpu {
 
 #[test]
 fn an_invalid_binding_is_refused_naming_the_policy() {
-    let e = simulate(&node(1, GpuSharing::Shared), &[gpu_job("j", 0, 10, 500, 0, 0)], &mut BadGpu, &SimConfig::default(), None)
-        .unwrap_err();
+    let e = simulate(
+        &node(1, GpuSharing::Shared),
+        &[gpu_job("j", 0, 10, 500, 0, 0)],
+        &mut BadGpu,
+        &SimConfig::default(),
+        None,
+    )
+    .unwrap_err();
     assert!(matches!(e, EngineError::InvalidDecision { .. }));
     assert!(e.to_string().contains("bad-gpu") && e.to_string().contains("GPU index 7"), "{e}");
 }
