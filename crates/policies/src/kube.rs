@@ -5,9 +5,11 @@ use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
+use sim_core::SimTime;
 use sim_core::job::{Job, JobId};
+use sim_core::ledger::Ledger;
 use sim_core::ledger::TaskBinding;
-use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason};
+use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,19 +37,23 @@ pub const ORDER: OptionInfo = OptionInfo {
     doc: "priority: Kubernetes PrioritySort (higher priority first, then arrival); fifo: arrival order",
 };
 
-/// `blocking=skip|strict`.
-pub const BLOCKING: OptionInfo = OptionInfo {
-    key: "blocking",
-    values: &["skip", "strict"],
+/// `queue=skip|fcfs|easy`.
+pub const QUEUE: OptionInfo = OptionInfo {
+    key: "queue",
+    values: &["skip", "fcfs", "easy"],
     doc: "skip: a pod that fits nowhere is passed over and later pods are tried (Kubernetes: no head-of-line \
-          blocking); strict: stop at the first pod that fits nowhere (FCFS with placement)",
+          blocking, no reservation); fcfs: stop at the first pod that fits nowhere; easy: the first pod that \
+          fits nowhere is reserved the nodes it gets once enough running jobs end (by their requested times), and \
+          later pods start only if they end by then or keep off those nodes (EASY backfilling with placement, as \
+          Slurm reserves nodes)",
 };
 
 /// Kubernetes' scheduling loop over a placement: the queue in `PrioritySort` order,
-/// each pod filtered, scored and bound (ties broken by the seeded stream
-/// `kube-ties`), a pod that fits nowhere skipped (`blocking=skip`, Kubernetes has no
-/// head-of-line blocking and no reservations) or ending the pass (`blocking=strict`).
-/// A job of several tasks binds all of them in one pass or none (a gang).
+/// each pod filtered, scored and bound (ties broken by the seeded stream `kube-ties`).
+/// A pod that fits nowhere is skipped (`queue=skip`: Kubernetes has no head-of-line
+/// blocking and no reservations), ends the pass (`queue=fcfs`), or, the first such pod,
+/// gets a reservation that later pods may not delay (`queue=easy`: EASY backfilling
+/// over placements). A job of several tasks binds all of them in one pass or none.
 ///
 /// The FGD score needs typical pods: they are taken from the pods that have arrived so
 /// far, rebuilt each time that number doubles.
@@ -56,7 +62,7 @@ pub struct KubeScheduler {
     score: usize,
     memory: MemoryFit,
     order: usize,
-    blocking: usize,
+    queue: usize,
     cx: PlaceCx,
     rng: SimRng,
     types: BTreeMap<PodType, u64>,
@@ -66,7 +72,7 @@ pub struct KubeScheduler {
 
 impl KubeScheduler {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, BLOCKING];
+    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE];
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
@@ -79,7 +85,7 @@ impl KubeScheduler {
             score,
             memory,
             order: c.index(ORDER),
-            blocking: c.index(BLOCKING),
+            queue: c.index(QUEUE),
             cx: PlaceCx::new(FragMeter::default()),
             rng: RngStreams::new(seed).stream("kube-ties"),
             types: BTreeMap::new(),
@@ -102,7 +108,7 @@ impl Policy for KubeScheduler {
     fn spec(&self) -> String {
         canonical(
             "kube",
-            &[(SCORE, self.score), (MEMORY, self.memory as usize), (ORDER, self.order), (BLOCKING, self.blocking)],
+            &[(SCORE, self.score), (MEMORY, self.memory as usize), (ORDER, self.order), (QUEUE, self.queue)],
         )
     }
 
@@ -133,39 +139,113 @@ impl Policy for KubeScheduler {
         let mut ledger = view.ledger().clone();
         let states = view.node_states();
         let up = |i: usize| states[i] == NodeState::Up;
-        let mut failed: BTreeSet<(PodType, u64, u64, u32)> = BTreeSet::new();
+        let now = view.now();
+        // Jobs bound in this pass, for the reservation's release profile.
+        let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
+        let mut reservation: Option<(SimTime, Vec<u32>)> = None;
+        let mut failed: BTreeSet<(PodType, u64, u64, u32, bool)> = BTreeSet::new();
         for j in queue {
             let job = view.job(j);
-            let key = (Self::pod_type(job), job.task.memory_mib, job.task.gpu_memory_mib, job.tasks);
+            let ends_before = reservation.as_ref().is_some_and(|(t, _)| now + view.requested(j) <= *t);
+            let fenced = reservation.is_some() && !ends_before;
+            let key = (Self::pod_type(job), job.task.memory_mib, job.task.gpu_memory_mib, job.tasks, fenced);
             if failed.contains(&key) {
                 continue;
             }
-            let req = PodReq { task: job.task, models: &job.gpu_models, type_id: None };
-            let mut binding: Vec<TaskBinding> = Vec::with_capacity(job.tasks as usize);
-            let mut ok = true;
-            for _ in 0..job.tasks {
-                match self.placement.place(ledger.nodes(), &up, &req, &mut self.cx, &mut self.rng) {
-                    Some(b) => {
-                        ledger.take(&job.task, &job.gpu_models, &b, true).expect("placement passed the filters");
-                        binding.push(b);
-                    }
-                    None => {
-                        ok = false;
-                        break;
-                    }
+            let reserved: &[u32] = reservation.as_ref().map_or(&[], |r| r.1.as_slice());
+            let allowed = |i: usize| up(i) && !(fenced && reserved.contains(&(i as u32)));
+            match self.bind(&mut ledger, job, &allowed) {
+                Some(binding) => {
+                    bound_now.push((now + view.requested(j), j, binding.clone()));
+                    let reason = if fenced || ends_before {
+                        match &reservation {
+                            Some((t, _)) if ends_before => StartReason::BackfillEndsBeforeShadow { shadow: *t },
+                            _ => StartReason::BackfillPlacementNow,
+                        }
+                    } else {
+                        StartReason::Placed
+                    };
+                    out.push(Decision::Bind { job: j, binding, reason });
                 }
-            }
-            if ok && !binding.is_empty() {
-                out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
-            } else {
-                for b in &binding {
-                    ledger.give(&job.task, b, true);
-                }
-                failed.insert(key);
-                if self.blocking == 1 {
-                    break;
+                None => {
+                    failed.insert(key);
+                    match self.queue {
+                        1 => {
+                            if view.logging() {
+                                let free = view.free_units();
+                                out.push(Decision::Wait { job: j, reason: WaitReason::DoesNotFit { free } });
+                            }
+                            break;
+                        }
+                        2 if reservation.is_none() => {
+                            reservation = self.reserve(view, &ledger, &bound_now, job, &up);
+                            if let (Some((at, _)), true) = (&reservation, view.logging()) {
+                                let free = view.free_units();
+                                out.push(Decision::Wait { job: j, reason: WaitReason::HeadReserved { at: *at, free } });
+                            }
+                        }
+                        _ => {}
+                    }
                 }
             }
         }
+    }
+}
+
+impl KubeScheduler {
+    /// Places every task of `job` on `ledger` (taking what it places), or nothing.
+    fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<Vec<TaskBinding>> {
+        let req = PodReq { task: job.task, models: &job.gpu_models, type_id: None };
+        let mut binding: Vec<TaskBinding> = Vec::with_capacity(job.tasks as usize);
+        for _ in 0..job.tasks {
+            match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
+                Some(b) => {
+                    ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    binding.push(b);
+                }
+                None => {
+                    for b in &binding {
+                        ledger.give(&job.task, b, false);
+                    }
+                    return None;
+                }
+            }
+        }
+        (!binding.is_empty()).then_some(binding)
+    }
+
+    /// EASY's reservation for a pod that fits nowhere now: release the running jobs (and
+    /// those bound in this pass) in order of requested end on a copy of the ledger until
+    /// it can be placed; that end is its shadow time and the nodes it would get are
+    /// reserved. `None` when it fits nowhere even on an empty cluster.
+    fn reserve(
+        &mut self,
+        view: &SchedView<'_>,
+        ledger: &Ledger,
+        bound_now: &[(SimTime, JobId, Vec<TaskBinding>)],
+        job: &Job,
+        up: &dyn Fn(usize) -> bool,
+    ) -> Option<(SimTime, Vec<u32>)> {
+        let mut ends: Vec<(SimTime, JobId, &[TaskBinding])> = view
+            .running()
+            .filter(|r| !r.binding.is_empty())
+            .map(|r| (r.requested_end, r.job, r.binding.as_slice()))
+            .collect();
+        ends.extend(bound_now.iter().map(|(t, j, b)| (*t, *j, b.as_slice())));
+        ends.sort_by_key(|e| e.0); // stable: start order among equal ends
+        let mut scratch = ledger.clone();
+        for (t, j, binding) in ends {
+            for b in binding {
+                scratch.give(&view.job(j).task, b, false);
+            }
+            let mut trial = scratch.clone();
+            if let Some(b) = self.bind(&mut trial, job, up) {
+                let mut nodes: Vec<u32> = b.iter().map(|x| x.node.0).collect();
+                nodes.sort_unstable();
+                nodes.dedup();
+                return Some((t.max(view.now()), nodes));
+            }
+        }
+        None
     }
 }

@@ -552,7 +552,9 @@ impl<'a> Engine<'a> {
                 &LogEvent::Start { job: &job.trace_id, units: where_, reason: describe_start(reason) },
             )?;
         }
-        self.running[j.idx()] = Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need });
+        let binding = self.state[j.idx()].binding.clone().unwrap_or_default();
+        self.running[j.idx()] =
+            Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need, binding });
         Ok(())
     }
 

@@ -155,6 +155,8 @@ pub struct RunningJob {
     pub units: UnitSet,
     /// How many units it holds.
     pub count: u64,
+    /// Where its tasks are bound (empty for a job started on units).
+    pub binding: Vec<TaskBinding>,
 }
 
 /// Read-only view of the simulation for a policy.

@@ -228,3 +228,42 @@ proptest! {
         }
     }
 }
+
+fn gpu_pod(id: &str, submit: u64, run: u64, gpus: u32) -> sim_core::Job {
+    let mut j = sim_core::Job::rigid(
+        id,
+        sim_core::SimTime::from_secs(submit),
+        1,
+        sim_core::SimDuration::from_secs(run),
+        sim_core::SimDuration::from_secs(run),
+    );
+    j.task = shape(1000, gpus, if gpus == 0 { 0 } else { 1000 });
+    j
+}
+
+fn kube_starts(spec: &str, cluster: &Cluster, jobs: &[sim_core::Job]) -> Vec<Option<u64>> {
+    let mut p = policies::build(spec).unwrap();
+    let r = sim_core::simulate(cluster, jobs, p.as_mut(), &sim_core::SimConfig::default(), None).unwrap();
+    r.records.iter().map(|x| x.start.map(|s| s.0 / 1_000_000)).collect()
+}
+
+#[test]
+fn kube_queue_modes_by_hand() {
+    // One node with one GPU (8 cores). A holds the GPU 0–100; B wants it (submitted at 1);
+    // C is a 10 s CPU pod (at 2); D a 200 s CPU pod (at 3).
+    let jobs = [gpu_pod("A", 0, 100, 1), gpu_pod("B", 1, 50, 1), gpu_pod("C", 2, 10, 0), gpu_pod("D", 3, 200, 0)];
+    let one = node(8, 1, GpuSharing::Exclusive);
+    // Kubernetes: B is skipped, C and D start at once.
+    assert_eq!(kube_starts("kube", &one, &jobs), vec![Some(0), Some(100), Some(2), Some(3)]);
+    // FCFS: nothing passes B.
+    assert_eq!(kube_starts("kube[queue=fcfs]", &one, &jobs), vec![Some(0), Some(100), Some(100), Some(100)]);
+    // EASY: B is reserved the node at 100; C ends by then and backfills; D would hold
+    // the reserved node past 100, so it waits for B to start.
+    assert_eq!(kube_starts("kube[queue=easy]", &one, &jobs), vec![Some(0), Some(100), Some(2), Some(100)]);
+    // With a second (CPU-only) node, D backfills there at once.
+    let mut two = node(8, 1, GpuSharing::Exclusive);
+    let mut cpu_only = two.pools[0].clone();
+    cpu_only.spec.gpus.clear();
+    two.pools.push(cpu_only);
+    assert_eq!(kube_starts("kube[queue=easy]", &two, &jobs), vec![Some(0), Some(100), Some(2), Some(3)]);
+}
