@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 mode=${1:---quick}
-sim=target/release/sim
+sim="${CARGO_TARGET_DIR:-target}/release/sim"
 [ -x "$sim" ] || cargo build --release -q
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

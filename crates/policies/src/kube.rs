@@ -40,12 +40,13 @@ pub const ORDER: OptionInfo = OptionInfo {
 /// `queue=skip|fcfs|easy`.
 pub const QUEUE: OptionInfo = OptionInfo {
     key: "queue",
-    values: &["skip", "fcfs", "easy"],
+    values: &["skip", "fcfs", "easy", "conservative"],
     doc: "skip: a pod that fits nowhere is passed over and later pods are tried (Kubernetes: no head-of-line \
           blocking, no reservation); fcfs: stop at the first pod that fits nowhere; easy: the first pod that \
           fits nowhere is reserved the nodes it gets once enough running jobs end (by their requested times), and \
           later pods start only if they end by then or keep off those nodes (EASY backfilling with placement, as \
-          Slurm reserves nodes)",
+          Slurm reserves nodes); conservative: every waiting pod in order is placed at the earliest time its \
+          resources are free of running jobs and of earlier pods' reservations, and starts only if that is now",
 };
 
 /// Kubernetes' scheduling loop over a placement: the queue in `PrioritySort` order,
@@ -136,6 +137,10 @@ impl Policy for KubeScheduler {
             // PrioritySort: higher priority first; the queue is already in arrival order.
             queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority));
         }
+        if self.queue == 3 {
+            self.conservative(view, &queue, out);
+            return;
+        }
         let mut ledger = view.ledger().clone();
         let states = view.node_states();
         let up = |i: usize| states[i] == NodeState::Up;
@@ -192,7 +197,91 @@ impl Policy for KubeScheduler {
     }
 }
 
+/// Most reservations `queue=conservative` makes in one pass, and most start times it
+/// tries for one pod (Slurm bounds its backfill cycle the same way, `bf_max_job_test`).
+pub const MAX_RESERVATIONS: usize = 64;
+
 impl KubeScheduler {
+    /// Conservative backfilling over placements: each waiting pod in queue order gets the
+    /// earliest start among now and the requested ends of running jobs and of earlier
+    /// reservations at which it can be placed on the ledger with the running jobs that
+    /// ended by then released and every reservation overlapping its run taken; it starts
+    /// if that is now, else it holds that reservation for the rest of the pass.
+    fn conservative(&mut self, view: &SchedView<'_>, queue: &[JobId], out: &mut Vec<Decision>) {
+        let now = view.now();
+        let states = view.node_states();
+        let up = |i: usize| states[i] == NodeState::Up;
+        let base = view.ledger().clone();
+        let mut running: Vec<(SimTime, JobId, &[TaskBinding])> = view
+            .running()
+            .filter(|r| !r.binding.is_empty())
+            .map(|r| (r.requested_end, r.job, r.binding.as_slice()))
+            .collect();
+        running.sort_by_key(|e| e.0);
+        // (start, end, job, binding) of the pods started or reserved in this pass.
+        let mut holds: Vec<(SimTime, SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
+        let mut reserved = 0usize;
+        for &j in queue {
+            if reserved >= MAX_RESERVATIONS {
+                break;
+            }
+            let job = view.job(j);
+            let d = view.requested(j);
+            let mut starts: Vec<SimTime> = vec![now];
+            starts.extend(running.iter().map(|e| e.0).filter(|&t| t > now));
+            starts.extend(holds.iter().map(|h| h.1).filter(|&t| t > now));
+            starts.sort_unstable();
+            starts.dedup();
+            starts.truncate(MAX_RESERVATIONS);
+            // The ledger at instant `at`: running jobs ended by then released, the pass's
+            // holds active then taken (they were checked against each other).
+            let at_instant = |at: SimTime, holds: &[(SimTime, SimTime, JobId, Vec<TaskBinding>)]| {
+                let mut state = base.clone();
+                for (e, rj, b) in &running {
+                    if *e <= at {
+                        for x in b.iter() {
+                            state.give(&view.job(*rj).task, x, false);
+                        }
+                    }
+                }
+                for (hs, he, hj, hb) in holds {
+                    if *hs <= at && at < *he {
+                        let hjob = view.job(*hj);
+                        for x in hb {
+                            let _ = state.take(&hjob.task, &hjob.gpu_models, x, false);
+                        }
+                    }
+                }
+                state
+            };
+            for t in starts {
+                let mut state = at_instant(t, &holds);
+                if let Some(b) = self.bind(&mut state, job, &up) {
+                    // Free resources only shrink when a hold starts: the binding must also
+                    // fit at every hold start inside its run.
+                    let later: Vec<SimTime> = holds.iter().map(|h| h.0).filter(|&s| s > t && s < t + d).collect();
+                    let fits_later = later.iter().all(|&s| {
+                        let mut st = at_instant(s, &holds);
+                        b.iter().all(|x| st.take(&job.task, &job.gpu_models, x, false).is_ok())
+                    });
+                    if !fits_later {
+                        continue;
+                    }
+                    holds.push((t, t + d, j, b.clone()));
+                    if t == now {
+                        out.push(Decision::Bind { job: j, binding: b, reason: StartReason::Placed });
+                    } else {
+                        reserved += 1;
+                        if view.logging() {
+                            out.push(Decision::Wait { job: j, reason: WaitReason::Reserved { at: t } });
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
     /// Places every task of `job` on `ledger` (taking what it places), or nothing.
     fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<Vec<TaskBinding>> {
         let req = PodReq { task: job.task, models: &job.gpu_models, type_id: None };

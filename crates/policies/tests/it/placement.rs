@@ -267,3 +267,24 @@ fn kube_queue_modes_by_hand() {
     two.pools.push(cpu_only);
     assert_eq!(kube_starts("kube[queue=easy]", &two, &jobs), vec![Some(0), Some(100), Some(2), Some(3)]);
 }
+
+#[test]
+fn kube_reservations_keep_later_pods_from_delaying_earlier_ones() {
+    // One node with two GPUs. A holds GPU 0 for 0–100; B wants both GPUs (at 1); C one GPU
+    // for 50 s (at 2); D one GPU for 200 s (at 3).
+    let jobs = [gpu_pod("A", 0, 100, 1), gpu_pod("B", 1, 50, 2), gpu_pod("C", 2, 50, 1), gpu_pod("D", 3, 200, 1)];
+    let c = node(8, 2, GpuSharing::Exclusive);
+    // Kubernetes: D takes GPU 1 when C ends at 52, and B waits for D until 252.
+    assert_eq!(kube_starts("kube", &c, &jobs), vec![Some(0), Some(252), Some(2), Some(52)]);
+    // EASY and conservative: B is reserved at 100; C ends by then and backfills; D would
+    // delay B, so it starts when B ends.
+    for q in ["easy", "conservative"] {
+        let spec = format!("kube[queue={q}]");
+        assert_eq!(kube_starts(&spec, &c, &jobs), vec![Some(0), Some(100), Some(2), Some(150)], "{q}");
+    }
+    // Conservative reasons per resource over time: a CPU pod that outlives B's
+    // reservation still starts at once when the node has the CPU for both.
+    let jobs = [gpu_pod("A", 0, 100, 1), gpu_pod("B", 1, 50, 1), gpu_pod("C", 2, 10, 0), gpu_pod("D", 3, 200, 0)];
+    let one = node(8, 1, GpuSharing::Exclusive);
+    assert_eq!(kube_starts("kube[queue=conservative]", &one, &jobs), vec![Some(0), Some(100), Some(2), Some(3)]);
+}
