@@ -37,15 +37,7 @@ impl FilterPlugin for GpuShareFit {
         "Open-Gpu-Share"
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
-        let t = &pod.task;
-        if t.gpus == 0 {
-            return true;
-        }
-        if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
-            return false;
-        }
-        let take = node.milli_taken(t);
-        node.gpus.iter().filter(|g| g.milli_left >= take).count() >= t.gpus as usize
+        gpus_fit(node, pod, false)
     }
 }
 
@@ -59,17 +51,25 @@ impl FilterPlugin for GpuMemoryFit {
         "GpuMemoryFit"
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
-        let t = &pod.task;
-        if t.gpus == 0 {
-            return true;
-        }
-        if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
-            return false;
-        }
-        let take = node.milli_taken(t);
-        let fits = (0..node.gpus.len())
-            .filter(|&i| node.gpus[i].milli_left >= take && node.gpus[i].declared_left() >= node.declared_of(t, i))
-            .count();
-        fits >= t.gpus as usize
+        gpus_fit(node, pod, true)
     }
+}
+
+/// Whether the node has a GPU model the pod accepts and enough GPUs with the pod's
+/// milli-GPU left (and, with `memory`, its declared GPU memory not yet promised).
+fn gpus_fit(node: &NodeUse, pod: &PodReq<'_>, memory: bool) -> bool {
+    let t = &pod.task;
+    if t.gpus == 0 {
+        return true;
+    }
+    if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
+        return false;
+    }
+    let take = node.milli_taken(t);
+    let fits = (0..node.gpus.len())
+        .filter(|&i| {
+            node.gpus[i].milli_left >= take && (!memory || node.gpus[i].declared_left() >= node.declared_of(t, i))
+        })
+        .count();
+    fits >= t.gpus as usize
 }
