@@ -104,7 +104,8 @@ pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64)
             total -= sorted[order[k]].total_milli();
             order.remove(k);
         }
-        if (total as f64) < target {
+        // Drawing pods that ask for no GPU never reaches the target.
+        if (total as f64) < target && sorted.iter().any(|p| p.task.gpu_milli() > 0) {
             loop {
                 let k = uniform_index(&mut tune, sorted.len());
                 if (total + sorted[k].task.gpu_milli() as u64) as f64 > target {

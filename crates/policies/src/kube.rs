@@ -3,6 +3,7 @@
 use crate::options::{Chosen, OptionInfo, canonical};
 use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
+use crate::profile::overrun_clamp;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
 use sim_core::SimTime;
@@ -67,6 +68,7 @@ pub struct KubeScheduler {
     cx: PlaceCx,
     rng: SimRng,
     types: BTreeMap<PodType, u64>,
+    counted: Vec<bool>,
     seen: u64,
     rebuilt_at: u64,
 }
@@ -90,6 +92,7 @@ impl KubeScheduler {
             cx: PlaceCx::new(FragMeter::default()),
             rng: RngStreams::new(seed).stream("kube-ties"),
             types: BTreeMap::new(),
+            counted: Vec::new(),
             seen: 0,
             rebuilt_at: 0,
         })
@@ -119,7 +122,11 @@ impl Policy for KubeScheduler {
             return;
         }
         for &j in &info.queued {
-            if view.running_job(j).is_none() {
+            // Count each pod once: requeued pods (retries, node failures) come back here.
+            if self.counted.len() <= j.idx() {
+                self.counted.resize(j.idx() + 1, false);
+            }
+            if !std::mem::replace(&mut self.counted[j.idx()], true) {
                 *self.types.entry(Self::pod_type(view.job(j))).or_default() += 1;
                 self.seen += 1;
             }
@@ -212,10 +219,11 @@ impl KubeScheduler {
         let states = view.node_states();
         let up = |i: usize| states[i] == NodeState::Up;
         let base = view.ledger().clone();
+        // A job past its requested end still runs: it is expected to end at the next tick.
         let mut running: Vec<(SimTime, JobId, &[TaskBinding])> = view
             .running()
             .filter(|r| !r.binding.is_empty())
-            .map(|r| (r.requested_end, r.job, r.binding.as_slice()))
+            .map(|r| (overrun_clamp(r.requested_end, now, true), r.job, r.binding.as_slice()))
             .collect();
         running.sort_by_key(|e| e.0);
         // (start, end, job, binding) of the pods started or reserved in this pass.
@@ -315,10 +323,12 @@ impl KubeScheduler {
         job: &Job,
         up: &dyn Fn(usize) -> bool,
     ) -> Option<(SimTime, Vec<u32>)> {
+        // A job past its requested end still runs: it is expected to end at the next tick.
+        let now = view.now();
         let mut ends: Vec<(SimTime, JobId, &[TaskBinding])> = view
             .running()
             .filter(|r| !r.binding.is_empty())
-            .map(|r| (r.requested_end, r.job, r.binding.as_slice()))
+            .map(|r| (overrun_clamp(r.requested_end, now, true), r.job, r.binding.as_slice()))
             .collect();
         ends.extend(bound_now.iter().map(|(t, j, b)| (*t, *j, b.as_slice())));
         ends.sort_by_key(|e| e.0); // stable: start order among equal ends
@@ -332,7 +342,7 @@ impl KubeScheduler {
                 let mut nodes: Vec<u32> = b.iter().map(|x| x.node.0).collect();
                 nodes.sort_unstable();
                 nodes.dedup();
-                return Some((t.max(view.now()), nodes));
+                return Some((t.max(now), nodes));
             }
         }
         None

@@ -56,7 +56,8 @@ pub struct Summary {
     pub utilization: f64,
     /// Last end − first submit, seconds.
     pub makespan: f64,
-    /// GPU-hours of the attempts that ran to an end (GPUs × their milli-GPU share × run).
+    /// GPU-hours of the attempts that ran to an end (milli-GPU held over their GPUs × run;
+    /// an exclusive pool's GPUs count whole).
     pub gpu_hours: f64,
     /// Attempts killed for running out of GPU memory.
     pub oom_kills: u64,
@@ -92,8 +93,12 @@ impl Summary {
                     let run = (e - s).0;
                     area += run as u128 * job.units() as u128;
                     if rec.outcome != Outcome::OomKilled {
-                        let gpus = job.tasks as u128 * job.task.gpus as u128;
-                        gpu_milli_us += run as u128 * gpus * job.task.gpu_milli() as u128;
+                        let held = if rec.gpu_milli_held > 0 {
+                            rec.gpu_milli_held as u128
+                        } else {
+                            job.tasks as u128 * job.task.gpus as u128 * job.task.gpu_milli() as u128
+                        };
+                        gpu_milli_us += run as u128 * held;
                     }
                     let w = (s - job.submit).0 as f64 / 1e6;
                     let r = run as f64 / 1e6;

@@ -82,6 +82,9 @@ pub enum EngineError {
         /// When.
         time: SimTime,
     },
+    /// A node has more GPUs than a binding can number (256).
+    #[error("node {0} has more than 256 GPUs")]
+    TooManyGpus(u32),
     /// A node event names a node that does not exist.
     #[error("node event for node {0}, which the cluster does not have")]
     UnknownNode(u32),
@@ -132,6 +135,7 @@ struct JobState {
     oom: bool,
     oom_kills: u32,
     wasted: u64,
+    gpu_milli_held: u64,
 }
 
 /// Runs `jobs` on `cluster` under `policy`.
@@ -251,6 +255,9 @@ impl<'a> Engine<'a> {
             }
             events.schedule(t, EventClass::NodeChange, Ev::Node(node, st));
         }
+        if let Some((n, _, _)) = cluster.nodes().find(|(_, s, _)| s.gpus.len() > 256) {
+            return Err(EngineError::TooManyGpus(n.0));
+        }
         let mode = policy.pass_mode();
         let track = cfg.track_units || policy.places_units() || !cfg.node_events.is_empty();
         Ok(Engine {
@@ -280,6 +287,7 @@ impl<'a> Engine<'a> {
                     oom: false,
                     oom_kills: 0,
                     wasted: 0,
+                    gpu_milli_held: 0,
                 })
                 .collect(),
             queue: Vec::new(),
@@ -511,9 +519,12 @@ impl<'a> Engine<'a> {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        let held: u64 =
+            binding.iter().map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64).sum();
         let st = &mut self.state[j.idx()];
         st.binding = Some(binding);
         st.oom = oom;
+        st.gpu_milli_held = held;
         self.launch(j, UnitSet::new(), 0, oom, where_, reason)
     }
 
@@ -599,9 +610,7 @@ impl<'a> Engine<'a> {
         if oom {
             let st = &mut self.state[j.idx()];
             st.oom_kills += 1;
-            let gpus = job.tasks as u64 * job.task.gpus as u64;
-            let milli = if gpus == 0 { 0 } else { job.task.gpu_milli() as u64 };
-            st.wasted += gpus * milli * (self.now - r.start).0;
+            st.wasted = st.wasted.saturating_add(st.gpu_milli_held.saturating_mul((self.now - r.start).0));
             st.end_event = None;
             if let Some(log) = self.log.as_deref_mut() {
                 log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: Outcome::OomKilled.name() })?;
@@ -846,6 +855,7 @@ impl<'a> Engine<'a> {
                     units,
                     oom_kills: st.oom_kills,
                     wasted_gpu_milli_us: st.wasted,
+                    gpu_milli_held: st.gpu_milli_held,
                 }
             })
             .collect();

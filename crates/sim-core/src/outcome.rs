@@ -99,4 +99,7 @@ pub struct JobRecord {
     /// GPU time its out-of-memory attempts used before they were killed, in milli-GPU
     /// microseconds (GPUs × milli-GPU each × time).
     pub wasted_gpu_milli_us: u64,
+    /// Milli-GPU its last bound attempt held over all its GPUs (an exclusive pool gives
+    /// whole GPUs whatever the request); 0 when it was never bound.
+    pub gpu_milli_held: u64,
 }

@@ -35,6 +35,9 @@ pub const GPU_MEMORY_MIB: &[(&str, u64)] = &[
     ("G3", 30000),
 ];
 
+/// The largest time in seconds the simulator's microsecond clock holds.
+pub const MAX_SECS: u64 = u64::MAX / 1_000_000;
+
 /// Memory of a GPU model, when known.
 pub fn gpu_memory_mib(model: &str) -> Option<u64> {
     GPU_MEMORY_MIB.iter().find(|(m, _)| *m == model).map(|&(_, v)| v)
@@ -121,9 +124,16 @@ impl Columns {
         if t.is_empty() {
             return Ok(None);
         }
-        t.parse::<u64>().map(Some).map_err(|_| {
-            TraceError::bad(&self.file, line, format!("column '{col}'"), "seconds (a non-negative integer) or empty", t)
-        })
+        match t.parse::<u64>() {
+            Ok(v) if v <= MAX_SECS => Ok(Some(v)),
+            _ => Err(TraceError::bad(
+                &self.file,
+                line,
+                format!("column '{col}'"),
+                format!("seconds (an integer 0..={MAX_SECS}) or empty"),
+                t,
+            )),
+        }
     }
 }
 
@@ -305,6 +315,10 @@ p0,12000,16384,1,460,T4|P100,LS,Running,10,70,10\n";
         let bad = b"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,6000,12288,2,500\n";
         let e = parse_pods("g.csv", bad).unwrap_err().to_string();
         assert!(e.starts_with("g.csv:2: column 'gpu_milli'"), "{e}");
+        let huge = b"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+p0,1000,10,0,0,,LS,Running,0,18446744073709551615,0\n";
+        let e = parse_pods("h.csv", huge).unwrap_err().to_string();
+        assert!(e.starts_with("h.csv:2: column 'deletion_time': expected seconds (an integer 0..="), "{e}");
         let bad = b"sn,cpu_milli,memory_mib,gpu,model\nn0,64000,x,2,P100\n";
         let e = parse_nodes("n.csv", bad).unwrap_err().to_string();
         assert!(e.starts_with("n.csv:2: column 'memory_mib'"), "{e}");

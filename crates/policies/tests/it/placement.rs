@@ -288,3 +288,23 @@ fn kube_reservations_keep_later_pods_from_delaying_earlier_ones() {
     let one = node(8, 1, GpuSharing::Exclusive);
     assert_eq!(kube_starts("kube[queue=conservative]", &one, &jobs), vec![Some(0), Some(100), Some(2), Some(3)]);
 }
+
+#[test]
+fn kube_reservations_treat_overrunning_jobs_as_still_running() {
+    // Job 1 asked for 50 s and runs 100 s; at 60 it is overdue but holds 3 of 4
+    // processors, so job 2 (2 processors) cannot start before it really ends.
+    let jobs = [crate::job("1", 0, 3, 100, 50), crate::job("2", 60, 2, 10, 10)];
+    for q in ["skip", "fcfs", "easy", "conservative"] {
+        let spec = format!("kube[queue={q}]");
+        assert_eq!(kube_starts(&spec, &Cluster::processor_pool(4), &jobs), vec![Some(0), Some(100)], "{q}");
+    }
+}
+
+#[test]
+fn fgd_protocol_ends_on_a_workload_without_gpu_pods() {
+    use policies::fgd_protocol::{Pod, run};
+    let pods: Vec<Pod> =
+        (0..3).map(|i| Pod { name: format!("p{i}"), task: shape(1000, 0, 0), models: vec![] }).collect();
+    let r = run(&node(8, 2, GpuSharing::Shared), &pods, "fgd", 42, 1.3).unwrap();
+    assert_eq!((r.placed, r.failed, r.samples.len()), (3, 0, 3));
+}
