@@ -155,7 +155,7 @@ pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64)
     for &k in &order {
         let pod = sorted[k];
         arrived += pod.total_milli();
-        let req = PodReq { task: pod.task, models: &pod.models, type_id: Some(type_of[k]) };
+        let req = PodReq { task: pod.task, models: &pod.models, type_id: Some(type_of[k]), constraints: None };
         match placement.place(ledger.nodes(), &|_| true, &req, &mut cx, &mut select) {
             Some(b) => {
                 let i = b.node.0 as usize;

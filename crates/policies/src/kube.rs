@@ -160,8 +160,10 @@ impl Policy for KubeScheduler {
             let job = view.job(j);
             let ends_before = reservation.as_ref().is_some_and(|(t, _)| now + view.requested(j) <= *t);
             let fenced = reservation.is_some() && !ends_before;
+            // Pods of one shape fail alike; pods with constraints are tried one by one.
             let key = (Self::pod_type(job), job.task.memory_mib, job.task.gpu_memory_mib, job.tasks, fenced);
-            if failed.contains(&key) {
+            let same_shape = job.constraints.is_none();
+            if same_shape && failed.contains(&key) {
                 continue;
             }
             let reserved: &[u32] = reservation.as_ref().map_or(&[], |r| r.1.as_slice());
@@ -180,7 +182,9 @@ impl Policy for KubeScheduler {
                     out.push(Decision::Bind { job: j, binding, reason });
                 }
                 None => {
-                    failed.insert(key);
+                    if same_shape {
+                        failed.insert(key);
+                    }
                     match self.queue {
                         1 => {
                             if view.logging() {
@@ -292,7 +296,8 @@ impl KubeScheduler {
 
     /// Places every task of `job` on `ledger` (taking what it places), or nothing.
     fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<Vec<TaskBinding>> {
-        let req = PodReq { task: job.task, models: &job.gpu_models, type_id: None };
+        let req =
+            PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
         let mut binding: Vec<TaskBinding> = Vec::with_capacity(job.tasks as usize);
         for _ in 0..job.tasks {
             match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {

@@ -43,6 +43,9 @@ pub struct NodeSpec {
     pub gpus: Vec<GpuSpec>,
     /// Labels (`key=value`), as Kubernetes node labels and Slurm node features.
     pub labels: BTreeMap<String, String>,
+    /// Taints (Kubernetes): pods that do not tolerate them are kept off or avoid it.
+    #[serde(default)]
+    pub taints: Vec<crate::constraints::Taint>,
     /// Network position.
     pub topology: TopologyPath,
 }
@@ -50,7 +53,14 @@ pub struct NodeSpec {
 impl NodeSpec {
     /// A node with `cores` cores and nothing else.
     pub fn cores_only(cores: u32) -> Self {
-        NodeSpec { cores, memory_mib: 0, gpus: Vec::new(), labels: BTreeMap::new(), topology: TopologyPath::default() }
+        NodeSpec {
+            cores,
+            memory_mib: 0,
+            gpus: Vec::new(),
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            topology: TopologyPath::default(),
+        }
     }
 }
 

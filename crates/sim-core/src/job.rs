@@ -118,6 +118,8 @@ pub struct Job {
     /// GPU models it may run on (Alibaba's `gpu_spec`, Kubernetes node affinity on
     /// `gpu-card-model`); empty = any.
     pub gpu_models: Vec<String>,
+    /// Node selector, node affinity and tolerations; `None` = none.
+    pub constraints: Option<Box<crate::constraints::PodConstraints>>,
 }
 
 impl Job {
@@ -144,6 +146,7 @@ impl Job {
             kind: JobKind::Batch,
             trace_status: TraceStatus::Completed,
             gpu_models: Vec::new(),
+            constraints: None,
         }
     }
 

@@ -86,6 +86,17 @@ pub struct NodeUse {
     pub affinity: Vec<(GpuAffinity, u32)>,
     /// Tasks placed on it.
     pub tasks: u32,
+    /// Its labels and taints, shared by the nodes of its pool.
+    pub meta: std::sync::Arc<NodeMeta>,
+}
+
+/// What placement constraints look at on a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeMeta {
+    /// Labels.
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// Taints.
+    pub taints: Vec<crate::constraints::Taint>,
 }
 
 impl NodeUse {
@@ -150,9 +161,16 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger of `cluster` (every node's CPU is its cores × 1000).
     pub fn new(cluster: &Cluster) -> Self {
+        let metas: Vec<std::sync::Arc<NodeMeta>> = cluster
+            .pools
+            .iter()
+            .map(|p| std::sync::Arc::new(NodeMeta { labels: p.spec.labels.clone(), taints: p.spec.taints.clone() }))
+            .collect();
+        let meta_of = cluster.pools.iter().enumerate().flat_map(|(i, p)| std::iter::repeat_n(i, p.count as usize));
         let nodes = cluster
             .nodes()
-            .map(|(_, spec, sharing)| NodeUse {
+            .zip(meta_of)
+            .map(|((_, spec, sharing), pool)| NodeUse {
                 cpu_milli: spec.cores as u64 * 1000,
                 cpu_milli_left: spec.cores as u64 * 1000,
                 memory_mib: spec.memory_mib,
@@ -172,6 +190,7 @@ impl Ledger {
                 sharing,
                 affinity: Vec::new(),
                 tasks: 0,
+                meta: metas[pool].clone(),
             })
             .collect();
         Ledger { nodes }

@@ -54,6 +54,7 @@
 //! tasks are bound in one decision or none.
 
 pub mod cluster;
+pub mod constraints;
 pub mod engine;
 pub mod event;
 pub mod job;

@@ -140,6 +140,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             kind: JobKind::Batch,
             trace_status: TraceStatus::Completed,
             gpu_models: Vec::new(),
+            constraints: None,
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

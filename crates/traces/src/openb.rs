@@ -240,6 +240,7 @@ pub fn cluster(nodes: &[OpenbNode], sharing: GpuSharing, default_gpu_mib: u64) -
                 })
                 .collect(),
             labels: BTreeMap::new(),
+            taints: Vec::new(),
             topology: Default::default(),
         };
         match pools.last_mut() {
@@ -290,6 +291,7 @@ impl OpenbPod {
             kind: if ls { JobKind::Inference } else { JobKind::DlTrain },
             trace_status: if self.phase == "Failed" { TraceStatus::Failed } else { TraceStatus::Completed },
             gpu_models: self.gpu_spec.clone(),
+            constraints: None,
         }
     }
 }

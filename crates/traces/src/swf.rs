@@ -94,6 +94,7 @@ impl SwfRecord {
                 _ => TraceStatus::Completed,
             },
             gpu_models: Vec::new(),
+            constraints: None,
         }
     }
 }

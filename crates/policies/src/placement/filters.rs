@@ -26,6 +26,36 @@ impl FilterPlugin for NodeResourcesFit {
     }
 }
 
+/// Kubernetes `NodeAffinity` filter: the pod's `nodeSelector` and required node affinity
+/// (terms ORed, expressions ANDed) match the node's labels.
+pub struct NodeAffinity;
+
+impl FilterPlugin for NodeAffinity {
+    fn name(&self) -> &'static str {
+        "NodeAffinity"
+    }
+    fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        pod.constraints.is_none_or(|c| c.node_matches(&node.meta.labels))
+    }
+}
+
+/// Kubernetes `TaintToleration` filter: every NoSchedule and NoExecute taint of the node
+/// is tolerated.
+pub struct TaintToleration;
+
+impl FilterPlugin for TaintToleration {
+    fn name(&self) -> &'static str {
+        "TaintToleration"
+    }
+    fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        if node.meta.taints.is_empty() {
+            return true;
+        }
+        let none = sim_core::constraints::PodConstraints::default();
+        pod.constraints.unwrap_or(&none).tolerates_all(&node.meta.taints)
+    }
+}
+
 /// GPU count and model, per GPU milli-GPU (Alibaba's Open-Gpu-Share filter, used by
 /// the FGD simulator): the node has a GPU model the pod accepts, and at least as many
 /// GPUs with enough milli-GPU left as the pod wants. This is the memory-oblivious

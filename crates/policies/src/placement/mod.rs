@@ -27,9 +27,9 @@ pub mod filters;
 pub mod frag;
 pub mod scores;
 
-use filters::{FilterPlugin, GpuMemoryFit, GpuShareFit, NodeResourcesFit};
+use filters::{FilterPlugin, GpuMemoryFit, GpuShareFit, NodeAffinity, NodeResourcesFit, TaintToleration};
 use frag::FragMeter;
-use scores::{ScorePlugin, Scored};
+use scores::{Normalize, ScorePlugin, Scored};
 use sim_core::job::TaskShape;
 use sim_core::ledger::{MILLI, NodeUse, TaskBinding};
 use sim_core::rng::{SimRng, uniform_index};
@@ -41,8 +41,11 @@ pub struct PodReq<'a> {
     pub task: TaskShape,
     /// GPU models it accepts (empty = any).
     pub models: &'a [String],
-    /// A dense id of its resource type, for the score cache (`None`: not cached).
+    /// A dense id of its resource type, for the score cache (`None`: not cached). Pods of
+    /// one id must have the same shape, models and constraints.
     pub type_id: Option<u32>,
+    /// Node selector, node affinity, tolerations.
+    pub constraints: Option<&'a sim_core::constraints::PodConstraints>,
 }
 
 impl PodReq<'_> {
@@ -119,7 +122,10 @@ impl Placement {
             "fgd" => (Box::new(scores::Fgd), GpuSelect::Scored),
             _ => return None,
         };
-        let mut filters: Vec<Box<dyn FilterPlugin>> = vec![Box::new(NodeResourcesFit), Box::new(GpuShareFit)];
+        let mut filters: Vec<Box<dyn FilterPlugin>> =
+            vec![Box::new(NodeResourcesFit), Box::new(NodeAffinity), Box::new(TaintToleration), Box::new(GpuShareFit)];
+        // The FGD paper runs its scores at weight 1000; Kubernetes' own at 1.
+        let weight = if name.contains("allocated") || name == "balanced" { 1 } else { 1000 };
         let gpu_select = if memory == MemoryFit::Aware {
             filters.push(Box::new(GpuMemoryFit));
             if select == GpuSelect::Scored { GpuSelect::Scored } else { GpuSelect::Memory }
@@ -130,7 +136,12 @@ impl Placement {
             name: name.to_string(),
             filters,
             random_node: name == "random",
-            scores: vec![(score, 1000)],
+            // Kubernetes' default weights: TaintToleration 3, NodeAffinity 2.
+            scores: vec![
+                (score, weight),
+                (Box::new(scores::TaintTolerationScore), 3),
+                (Box::new(scores::NodeAffinityScore), 2),
+            ],
             gpu_select,
         })
     }
@@ -218,17 +229,21 @@ impl Placement {
             let mut total = vec![0i64; m];
             for (k, (p, w)) in self.scores.iter().enumerate() {
                 let col = |i: usize| raw[i * n_scores + k];
-                if p.normalizes() {
-                    let hi = (0..m).map(col).max().expect("non-empty");
-                    let lo = (0..m).map(col).min().expect("non-empty");
-                    for (i, t) in total.iter_mut().enumerate() {
-                        let s = if hi == lo { 0 } else { (col(i) - lo) * scores::MAX_NODE_SCORE / (hi - lo) };
-                        *t += w * s;
-                    }
-                } else {
-                    for (i, t) in total.iter_mut().enumerate() {
-                        *t += w * col(i);
-                    }
+                let hi = (0..m).map(col).max().expect("non-empty");
+                let lo = (0..m).map(col).min().expect("non-empty");
+                let max = scores::MAX_NODE_SCORE;
+                for (i, t) in total.iter_mut().enumerate() {
+                    let s = col(i);
+                    let s = match p.normalize() {
+                        Normalize::None => s,
+                        Normalize::MinMax if hi == lo => 0,
+                        Normalize::MinMax => (s - lo) * max / (hi - lo),
+                        Normalize::Max if hi <= 0 => 0,
+                        Normalize::Max => s * max / hi,
+                        Normalize::MaxReversed if hi <= 0 => max,
+                        Normalize::MaxReversed => max - s * max / hi,
+                    };
+                    *t += w * s;
                 }
             }
             let best = *total.iter().max().expect("non-empty");

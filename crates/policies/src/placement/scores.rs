@@ -36,9 +36,55 @@ pub trait ScorePlugin: Send + Sync {
     fn name(&self) -> &'static str;
     /// Scores `node` for `pod`.
     fn score(&self, node: &NodeUse, pod: &PodReq<'_>, frag: &mut FragMeter) -> Scored;
-    /// Whether its scores go through min–max `NormalizeScore` over the feasible nodes.
-    fn normalizes(&self) -> bool {
-        false
+    /// How its raw scores are normalised over the feasible nodes.
+    fn normalize(&self) -> Normalize {
+        Normalize::None
+    }
+}
+
+/// A score plugin's `NormalizeScore`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Normalize {
+    /// Raw scores are final (0–100).
+    None,
+    /// `(s − min) × 100 / (max − min)`, 0 when all equal (the FGD simulator's).
+    MinMax,
+    /// `s × 100 / max`, 0 when max is 0 (Kubernetes' `DefaultNormalizeScore`).
+    Max,
+    /// `100 − s × 100 / max`, 100 when max is 0 (the same, reversed: fewer is better).
+    MaxReversed,
+}
+
+/// Kubernetes `NodeAffinity` score: the sum of the weights of the preferred terms the
+/// node matches, normalised by the best node (default plugin weight 2).
+pub struct NodeAffinityScore;
+
+impl ScorePlugin for NodeAffinityScore {
+    fn name(&self) -> &'static str {
+        "NodeAffinity"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        Scored::of(pod.constraints.map_or(0, |c| c.preferred_weight(&node.meta.labels)) as i64)
+    }
+    fn normalize(&self) -> Normalize {
+        Normalize::Max
+    }
+}
+
+/// Kubernetes `TaintToleration` score: the fewer PreferNoSchedule taints the pod does
+/// not tolerate, the better (default plugin weight 3).
+pub struct TaintTolerationScore;
+
+impl ScorePlugin for TaintTolerationScore {
+    fn name(&self) -> &'static str {
+        "TaintToleration"
+    }
+    fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
+        let none = sim_core::constraints::PodConstraints::default();
+        Scored::of(pod.constraints.unwrap_or(&none).untolerated_preferences(&node.meta.taints) as i64)
+    }
+    fn normalize(&self) -> Normalize {
+        Normalize::MaxReversed
     }
 }
 
@@ -228,8 +274,8 @@ impl ScorePlugin for BestFit {
         }
         Scored::of(((1.0 - s) * MAX_NODE_SCORE as f64) as i64)
     }
-    fn normalizes(&self) -> bool {
-        true
+    fn normalize(&self) -> Normalize {
+        Normalize::MinMax
     }
 }
 

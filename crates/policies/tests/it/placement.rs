@@ -27,6 +27,7 @@ fn node(cores: u32, gpus: usize, sharing: GpuSharing) -> Cluster {
         memory_mib: 16_000,
         gpus: vec![GpuSpec { model: "T4".into(), memory_mib: 15_000 }; gpus],
         labels: Default::default(),
+        taints: Vec::new(),
         topology: Default::default(),
     };
     Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing }] }
@@ -44,7 +45,7 @@ fn busy_node() -> NodeUse {
 }
 
 fn req(task: TaskShape) -> PodReq<'static> {
-    PodReq { task, models: &[], type_id: None }
+    PodReq { task, models: &[], type_id: None, constraints: None }
 }
 
 #[test]
@@ -176,6 +177,7 @@ fn cluster(pools: &[(u32, u32, u64)]) -> Cluster {
                     memory_mib: 64_000,
                     gpus: vec![GpuSpec { model: format!("M{}", i % 2), memory_mib: mem }; gpus as usize],
                     labels: Default::default(),
+                    taints: Vec::new(),
                     topology: Default::default(),
                 },
                 sharing: GpuSharing::Shared,
@@ -209,7 +211,7 @@ proptest! {
                 let milli = if gpus > 1 { 1000 } else { milli };
                 let task = TaskShape { gpu_memory_mib: declared, ..shape(cpu.max(1), gpus, milli) };
                 let m: &[String] = if constrained == 1 { &models } else { &[] };
-                let p = PodReq { task, models: m, type_id: None };
+                let p = PodReq { task, models: m, type_id: None, constraints: None };
                 if let Some(b) = placement.place(l.nodes(), &|_| true, &p, &mut cx, &mut rng) {
                     prop_assert_eq!(b.gpus.len(), gpus as usize);
                     l.take(&task, m, &b, true).unwrap();
@@ -307,4 +309,108 @@ fn fgd_protocol_ends_on_a_workload_without_gpu_pods() {
         (0..3).map(|i| Pod { name: format!("p{i}"), task: shape(1000, 0, 0), models: vec![] }).collect();
     let r = run(&node(8, 2, GpuSharing::Shared), &pods, "fgd", 42, 1.3).unwrap();
     assert_eq!((r.placed, r.failed, r.samples.len()), (3, 0, 3));
+}
+
+mod affinity {
+    use super::*;
+    use sim_core::constraints::{Operator, PodConstraints, Requirement, SelectorTerm, Taint, TaintEffect, Toleration};
+    use std::collections::BTreeMap;
+
+    /// Two identical nodes; node 1 carries `labels` and `taints`.
+    fn pair(labels: &[(&str, &str)], taints: Vec<Taint>) -> Ledger {
+        let plain = node(8, 1, GpuSharing::Exclusive).pools.remove(0);
+        let mut marked = plain.clone();
+        marked.spec.labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        marked.spec.taints = taints;
+        Ledger::new(&Cluster { pools: vec![plain, marked] })
+    }
+
+    /// The node chosen for a CPU pod with `c`, over 20 seeds (ties are drawn).
+    fn chosen(l: &Ledger, c: Option<&PodConstraints>) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..20)
+            .filter_map(|seed| {
+                let p = PodReq { task: shape(1000, 0, 0), models: &[], type_id: None, constraints: c };
+                let mut rng = RngStreams::new(seed).stream("t");
+                Placement::by_name("least-allocated", MemoryFit::Oblivious)
+                    .unwrap()
+                    .place(l.nodes(), &|_| true, &p, &mut PlaceCx::default(), &mut rng)
+                    .map(|b| b.node.0)
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    fn term(key: &str, operator: Operator, values: &[&str]) -> SelectorTerm {
+        SelectorTerm {
+            requirements: vec![Requirement {
+                key: key.into(),
+                operator,
+                values: values.iter().map(|s| s.to_string()).collect(),
+            }],
+        }
+    }
+
+    fn required(t: SelectorTerm) -> PodConstraints {
+        PodConstraints { required: vec![t], ..Default::default() }
+    }
+
+    #[test]
+    fn unconstrained_pods_use_both_nodes() {
+        assert_eq!(chosen(&pair(&[("gpu", "A100")], vec![]), None), vec![0, 1]);
+    }
+
+    #[test]
+    fn required_node_affinity_with_every_operator() {
+        let l = pair(&[("gpu", "A100"), ("mem", "80")], vec![]);
+        let cases = [
+            (term("gpu", Operator::In, &["A100"]), vec![1]),
+            (term("gpu", Operator::NotIn, &["A100"]), vec![0]),
+            (term("gpu", Operator::Exists, &[]), vec![1]),
+            (term("gpu", Operator::DoesNotExist, &[]), vec![0]),
+            (term("mem", Operator::Gt, &["40"]), vec![1]),
+            (term("mem", Operator::Lt, &["40"]), vec![]),
+        ];
+        for (t, want) in cases {
+            let c = required(t.clone());
+            assert_eq!(chosen(&l, Some(&c)), want, "{t:?}");
+        }
+        let sel =
+            PodConstraints { node_selector: [("gpu".to_string(), "A100".to_string())].into(), ..Default::default() };
+        assert_eq!(chosen(&l, Some(&sel)), vec![1], "nodeSelector");
+    }
+
+    #[test]
+    fn preferred_node_affinity_wins_ties() {
+        let l = pair(&[("zone", "a")], vec![]);
+        let c = PodConstraints { preferred: vec![(50, term("zone", Operator::In, &["a"]))], ..Default::default() };
+        assert_eq!(chosen(&l, Some(&c)), vec![1]);
+    }
+
+    #[test]
+    fn taint_effects() {
+        let t = |effect| Taint { key: "dedicated".into(), value: "train".into(), effect };
+        let tolerate = PodConstraints {
+            tolerations: vec![Toleration {
+                key: Some("dedicated".into()),
+                exists: true,
+                value: String::new(),
+                effect: None,
+            }],
+            ..Default::default()
+        };
+        for effect in [TaintEffect::NoSchedule, TaintEffect::NoExecute] {
+            let l = pair(&[], vec![t(effect)]);
+            assert_eq!(chosen(&l, None), vec![0], "{effect:?} keeps untolerating pods off");
+            assert_eq!(chosen(&l, Some(&tolerate)), vec![0, 1], "{effect:?} tolerated");
+        }
+        let l = pair(&[], vec![t(TaintEffect::PreferNoSchedule)]);
+        assert_eq!(chosen(&l, None), vec![0], "PreferNoSchedule is avoided when possible");
+        assert_eq!(chosen(&l, Some(&tolerate)), vec![0, 1]);
+        // ... but it is no filter: with node 0 full, the pod goes to node 1.
+        let mut full = l.clone();
+        full.take(&shape(8000, 0, 0), &[], &TaskBinding { node: NodeId(0), gpus: vec![] }, true).unwrap();
+        assert_eq!(chosen(&full, None), vec![1]);
+    }
 }

@@ -14,6 +14,7 @@ fn node(gpus: usize, sharing: GpuSharing) -> Cluster {
         memory_mib: 65_536,
         gpus: vec![GpuSpec { model: "V100M16".into(), memory_mib: 16_000 }; gpus],
         labels: Default::default(),
+        taints: Vec::new(),
         topology: Default::default(),
     };
     Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing }] }

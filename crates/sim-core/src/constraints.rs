@@ -1,0 +1,252 @@
+//! Placement constraints of a pod, as Kubernetes writes them: node selector, node
+//! affinity (required terms ORed, expressions ANDed, preferred terms weighted 1–100),
+//! and tolerations of node taints (real-schedulers.md §B3–B4).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A label-selector operator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operator {
+    /// The label's value is one of `values`.
+    In,
+    /// The label is absent or its value is none of `values`.
+    NotIn,
+    /// The label is present.
+    Exists,
+    /// The label is absent.
+    DoesNotExist,
+    /// The label's value, an integer, is greater than the one value.
+    Gt,
+    /// The label's value, an integer, is less than the one value.
+    Lt,
+}
+
+/// One `matchExpressions` entry.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Requirement {
+    /// Label key.
+    pub key: String,
+    /// Operator.
+    pub operator: Operator,
+    /// Values (one integer for Gt/Lt, none for Exists/DoesNotExist).
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+impl Requirement {
+    /// Whether `labels` satisfy it (Kubernetes' `NodeSelectorRequirement` semantics: a
+    /// non-integer value never satisfies Gt or Lt).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let v = labels.get(&self.key);
+        match self.operator {
+            Operator::In => v.is_some_and(|v| self.values.iter().any(|x| x == v)),
+            Operator::NotIn => v.is_none_or(|v| !self.values.iter().any(|x| x == v)),
+            Operator::Exists => v.is_some(),
+            Operator::DoesNotExist => v.is_none(),
+            Operator::Gt | Operator::Lt => {
+                let (Some(v), Some(bound)) = (v, self.values.first()) else { return false };
+                match (v.parse::<i64>(), bound.parse::<i64>()) {
+                    (Ok(v), Ok(b)) => {
+                        if self.operator == Operator::Gt {
+                            v > b
+                        } else {
+                            v < b
+                        }
+                    }
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+/// A node selector term: its requirements all hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SelectorTerm {
+    /// The requirements (ANDed).
+    pub requirements: Vec<Requirement>,
+}
+
+impl SelectorTerm {
+    /// Whether every requirement holds.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|r| r.matches(labels))
+    }
+}
+
+/// A taint's effect.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaintEffect {
+    /// Pods that do not tolerate it are not scheduled there (a filter).
+    NoSchedule,
+    /// The scheduler avoids the node for pods that do not tolerate it (a score).
+    PreferNoSchedule,
+    /// As NoSchedule, and running pods that do not tolerate it are evicted.
+    NoExecute,
+}
+
+/// A node taint.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Taint {
+    /// Key.
+    pub key: String,
+    /// Value ("" for none).
+    #[serde(default)]
+    pub value: String,
+    /// Effect.
+    pub effect: TaintEffect,
+}
+
+/// A pod's toleration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Toleration {
+    /// Key; `None` with `exists` tolerates every taint.
+    pub key: Option<String>,
+    /// `Exists` (any value) rather than `Equal`.
+    #[serde(default)]
+    pub exists: bool,
+    /// Value for `Equal`.
+    #[serde(default)]
+    pub value: String,
+    /// Effect it tolerates; `None` = every effect.
+    pub effect: Option<TaintEffect>,
+}
+
+impl Toleration {
+    /// Whether it tolerates `t` (Kubernetes' `ToleratesTaint`).
+    pub fn tolerates(&self, t: &Taint) -> bool {
+        if self.effect.is_some_and(|e| e != t.effect) {
+            return false;
+        }
+        match &self.key {
+            None => self.exists,
+            Some(k) if *k != t.key => false,
+            Some(_) => self.exists || self.value == t.value,
+        }
+    }
+}
+
+/// Everything that restricts where a pod may go.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodConstraints {
+    /// `nodeSelector`: every label must be equal.
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
+    /// Required node affinity: at least one term matches (no term = no constraint).
+    #[serde(default)]
+    pub required: Vec<SelectorTerm>,
+    /// Preferred node affinity: (weight 1–100, term).
+    #[serde(default)]
+    pub preferred: Vec<(u32, SelectorTerm)>,
+    /// Tolerations.
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+}
+
+impl PodConstraints {
+    /// Whether a node with `labels` passes the node selector and required affinity.
+    pub fn node_matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && (self.required.is_empty() || self.required.iter().any(|t| t.matches(labels)))
+    }
+    /// Sum of the weights of the preferred terms a node with `labels` matches.
+    pub fn preferred_weight(&self, labels: &BTreeMap<String, String>) -> u64 {
+        self.preferred.iter().filter(|(_, t)| t.matches(labels)).map(|(w, _)| *w as u64).sum()
+    }
+    /// Whether every taint with effect NoSchedule or NoExecute is tolerated.
+    pub fn tolerates_all(&self, taints: &[Taint]) -> bool {
+        taints
+            .iter()
+            .filter(|t| t.effect != TaintEffect::PreferNoSchedule)
+            .all(|t| self.tolerations.iter().any(|x| x.tolerates(t)))
+    }
+    /// How many PreferNoSchedule taints are not tolerated.
+    pub fn untolerated_preferences(&self, taints: &[Taint]) -> u64 {
+        taints
+            .iter()
+            .filter(|t| t.effect == TaintEffect::PreferNoSchedule)
+            .filter(|t| !self.tolerations.iter().any(|x| x.tolerates(t)))
+            .count() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+    fn req(key: &str, operator: Operator, values: &[&str]) -> Requirement {
+        Requirement { key: key.into(), operator, values: values.iter().map(|s| s.to_string()).collect() }
+    }
+
+    #[test]
+    fn every_operator() {
+        let l = labels(&[("gpu", "A100"), ("mem", "80")]);
+        assert!(req("gpu", Operator::In, &["A100", "H100"]).matches(&l));
+        assert!(!req("gpu", Operator::In, &["T4"]).matches(&l));
+        assert!(req("gpu", Operator::NotIn, &["T4"]).matches(&l));
+        assert!(!req("gpu", Operator::NotIn, &["A100"]).matches(&l));
+        assert!(req("zone", Operator::NotIn, &["a"]).matches(&l), "absent label: NotIn holds");
+        assert!(req("gpu", Operator::Exists, &[]).matches(&l));
+        assert!(!req("zone", Operator::Exists, &[]).matches(&l));
+        assert!(req("zone", Operator::DoesNotExist, &[]).matches(&l));
+        assert!(!req("gpu", Operator::DoesNotExist, &[]).matches(&l));
+        assert!(req("mem", Operator::Gt, &["40"]).matches(&l));
+        assert!(!req("mem", Operator::Gt, &["80"]).matches(&l));
+        assert!(req("mem", Operator::Lt, &["81"]).matches(&l));
+        assert!(!req("mem", Operator::Lt, &["80"]).matches(&l));
+        assert!(!req("gpu", Operator::Gt, &["1"]).matches(&l), "not an integer");
+    }
+
+    #[test]
+    fn taints_and_tolerations() {
+        let gpu = Taint { key: "nvidia.com/gpu".into(), value: "".into(), effect: TaintEffect::NoSchedule };
+        let soft = Taint { key: "spot".into(), value: "true".into(), effect: TaintEffect::PreferNoSchedule };
+        let none = PodConstraints::default();
+        assert!(!none.tolerates_all(std::slice::from_ref(&gpu)));
+        assert!(none.tolerates_all(std::slice::from_ref(&soft)), "PreferNoSchedule never filters");
+        assert_eq!(none.untolerated_preferences(&[gpu.clone(), soft.clone()]), 1);
+        let tol = PodConstraints {
+            tolerations: vec![Toleration {
+                key: Some("nvidia.com/gpu".into()),
+                exists: true,
+                value: "".into(),
+                effect: None,
+            }],
+            ..Default::default()
+        };
+        assert!(tol.tolerates_all(std::slice::from_ref(&gpu)));
+        let wrong_effect = Toleration {
+            key: Some("nvidia.com/gpu".into()),
+            exists: true,
+            value: "".into(),
+            effect: Some(TaintEffect::NoExecute),
+        };
+        assert!(!wrong_effect.tolerates(&gpu));
+        let equal = Toleration { key: Some("spot".into()), exists: false, value: "true".into(), effect: None };
+        assert!(equal.tolerates(&soft));
+        let everything = Toleration { key: None, exists: true, value: "".into(), effect: None };
+        assert!(everything.tolerates(&gpu) && everything.tolerates(&soft));
+    }
+
+    #[test]
+    fn selector_and_required_terms() {
+        let c = PodConstraints {
+            node_selector: labels(&[("pool", "train")]),
+            required: vec![
+                SelectorTerm { requirements: vec![req("gpu", Operator::In, &["A100"])] },
+                SelectorTerm { requirements: vec![req("gpu", Operator::In, &["H100"])] },
+            ],
+            preferred: vec![(30, SelectorTerm { requirements: vec![req("zone", Operator::In, &["a"])] })],
+            ..Default::default()
+        };
+        assert!(c.node_matches(&labels(&[("pool", "train"), ("gpu", "H100")])));
+        assert!(!c.node_matches(&labels(&[("pool", "infer"), ("gpu", "H100")])), "selector");
+        assert!(!c.node_matches(&labels(&[("pool", "train"), ("gpu", "T4")])), "no term matches");
+        assert_eq!(c.preferred_weight(&labels(&[("zone", "a")])), 30);
+        assert_eq!(c.preferred_weight(&labels(&[("zone", "b")])), 0);
+    }
+}
