@@ -113,6 +113,10 @@ pub struct RunArgs {
     /// Node list CSV for an openb pod list (`sn,cpu_milli,memory_mib,gpu,model`).
     #[arg(long)]
     pub nodes: Option<PathBuf>,
+    /// Cluster configuration (TOML: node pools, GPUs, labels, taints, sharing,
+    /// topology); replaces the machine the trace describes.
+    #[arg(long)]
+    pub cluster: Option<PathBuf>,
     /// How the nodes' GPUs are shared.
     #[arg(long, value_enum, default_value_t = SharingArg::Shared)]
     pub gpu_sharing: SharingArg,

@@ -68,21 +68,33 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         }
         _ => false,
     };
+    let cluster = match &a.cluster {
+        Some(p) => Some(traces::cluster_toml::load(p).map_err(|e| bad(e.to_string()))?.cluster),
+        None => None,
+    };
     let spec = a.policy.clone().unwrap_or_else(|| if openb { "kube".into() } else { "easy".into() });
     let mut policy = policies::build_seeded(&spec, a.seed).map_err(|e| bad(format!("--policy: {e}")))?;
     let (workload, trace_name) = match &a.trace {
-        Some(path) if openb => {
-            let nodes = a.nodes.as_ref().ok_or_else(|| {
-                bad(format!("{}: an openb pod list needs its node list: --nodes NODES.csv", path.display()))
-            })?;
-            (traces::load_openb(path, nodes, sharing), path.display().to_string())
-        }
+        Some(path) if openb => match (&cluster, &a.nodes) {
+            (Some(c), _) => (traces::load_openb_on(path, c.clone()), path.display().to_string()),
+            (None, Some(nodes)) => (traces::load_openb(path, nodes, sharing), path.display().to_string()),
+            (None, None) => {
+                return Err(bad(format!(
+                    "{}: an openb pod list needs its nodes: --nodes NODES.csv or --cluster CLUSTER.toml",
+                    path.display()
+                )));
+            }
+        },
         Some(path) => (traces::load(path, format, a.procs), path.display().to_string()),
         None => {
             (traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format, a.procs), DEFAULT_TRACE_NAME.to_string())
         }
     };
     let mut workload = workload.map_err(|e| bad(e.to_string()))?;
+    if let Some(c) = cluster {
+        workload.units = c.total_units();
+        workload.cluster = c;
+    }
     if a.gpu_memory == GpuMemoryArg::Synthetic {
         traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, a.seed);
     }

@@ -83,7 +83,7 @@ fn fgd_rejects_bad_input_with_status_2() {
 fn openb_replay_needs_its_node_list() {
     let (out, _d) = run_into(&["--trace", &pods(), "--policy", "kube"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("needs its node list"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs its nodes"));
 }
 
 #[test]
@@ -111,4 +111,24 @@ fn memory_aware_placement_avoids_out_of_memory_kills() {
     let (kills_aware, wasted_aware) = summary("aware");
     assert!(kills_aware < kills_blind, "{kills_aware} >= {kills_blind}");
     assert!(wasted_aware < wasted_blind, "{wasted_aware} >= {wasted_blind}");
+}
+
+#[test]
+fn a_toml_cluster_replaces_the_traces_machine() {
+    let cluster = crate::root().join("examples/gpu-cluster.toml").display().to_string();
+    let (out, d) = run_into(&["--trace", &pods(), "--cluster", &cluster, "--policy", "kube[score=bestfit]"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+    assert_eq!(s["machine_units"], 8 * 64 + 16 * 32 + 8 * 96);
+    // An SWF log on the same cluster: its processors are the cluster's cores.
+    let (out, d) = run_into(&["--trace", &data("KTH-SP2-1996-2.1-cln.first3000.swf.gz"), "--cluster", &cluster]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(read(&d, "summary.json").contains("\"machine_units\": 1792"));
+    // A bad key is an error naming the file and line.
+    let bad = d.path().join("bad.toml");
+    std::fs::write(&bad, "[[pool]]\nname = \"x\"\ncount = 1\ncores = 4\ngpu = 2\n").unwrap();
+    let (out, _d) = run_into(&["--cluster", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:5:") && err.contains("unknown field `gpu`"), "{err}");
 }

@@ -5,12 +5,14 @@
 //! * [`batsim`] — Batsim JSON workloads with `delay` profiles;
 //! * [`openb`] — Alibaba's openb GPU-sharing node and pod lists (CSV).
 //!
-//! [`gpumem`] generates GPU memory demand for traces that carry none.
+//! [`gpumem`] generates GPU memory demand for traces that carry none; [`cluster_toml`]
+//! reads cluster configurations.
 //!
 //! [`load`] reads either into a [`Workload`]: the jobs in file order, the machine size,
 //! and a checksum of the file.
 
 pub mod batsim;
+pub mod cluster_toml;
 pub mod error;
 pub mod gpumem;
 pub mod input;
@@ -104,25 +106,21 @@ pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
 /// running until deletion) on the nodes' cluster, every pool sharing its GPUs as
 /// `sharing`.
 pub fn load_openb(pods: &Path, nodes: &Path, sharing: sim_core::GpuSharing) -> Result<Workload, TraceError> {
-    let read = |path: &Path| -> Result<(Vec<u8>, String, String), TraceError> {
-        let name = path.display().to_string();
-        let mut input = input::open(path, &name)?;
-        let mut bytes = Vec::new();
-        let gzip = input.gzip;
-        input.reader.read_to_end(&mut bytes).map_err(|e| input::read_error(&name, 1, gzip, e))?;
-        Ok((bytes, name, input.checksum.hex()))
-    };
-    let (nb, nname, _) = read(nodes)?;
+    let (nb, nname, _) = read_whole(nodes)?;
     let node_list = openb::parse_nodes(&nname, &nb)?;
     if node_list.is_empty() {
         return Err(TraceError::malformed(&nname, None, None, "the node list has no nodes"));
     }
-    let (pb, pname, checksum) = read(pods)?;
+    load_openb_on(pods, openb::cluster(&node_list, sharing, 16_384))
+}
+
+/// Reads an openb pod list to replay on `cluster` (e.g. one read by [`cluster_toml`]).
+pub fn load_openb_on(pods: &Path, cluster: Cluster) -> Result<Workload, TraceError> {
+    let (pb, pname, checksum) = read_whole(pods)?;
     let jobs: Vec<Job> = openb::parse_pods(&pname, &pb)?.iter().map(openb::OpenbPod::to_job).collect();
-    let cluster = openb::cluster(&node_list, sharing, 16_384);
     let units = cluster.total_units();
     if units == 0 || units > u32::MAX as u64 {
-        return Err(TraceError::malformed(&nname, None, None, "the nodes have no CPU cores (or too many)"));
+        return Err(TraceError::malformed(&pname, None, None, "the cluster has no CPU cores (or too many)"));
     }
     Ok(Workload {
         format: Format::Openb,
@@ -133,6 +131,16 @@ pub fn load_openb(pods: &Path, nodes: &Path, sharing: sim_core::GpuSharing) -> R
         checksum,
         header: Vec::new(),
     })
+}
+
+/// A whole file (plain or gzip), its name and the SHA-256 of its bytes.
+fn read_whole(path: &Path) -> Result<(Vec<u8>, String, String), TraceError> {
+    let name = path.display().to_string();
+    let mut input = input::open(path, &name)?;
+    let mut bytes = Vec::new();
+    let gzip = input.gzip;
+    input.reader.read_to_end(&mut bytes).map_err(|e| input::read_error(&name, 1, gzip, e))?;
+    Ok((bytes, name, input.checksum.hex()))
 }
 
 /// Reads a trace file. `format: None` detects it; `procs` overrides the machine size.

@@ -1,0 +1,236 @@
+//! Cluster configuration in TOML: node pools with count, cores, memory, GPUs (count,
+//! model, memory), labels, taints, GPU sharing mode and network position, and the
+//! switch tree above them.
+//!
+//! ```toml
+//! [[switch]]                 # the topology tree (Slurm topology/tree): name and parent
+//! name = "spine"
+//! [[switch]]
+//! name = "leaf1"
+//! parent = "spine"
+//!
+//! [[pool]]
+//! name = "a100"
+//! count = 16
+//! cores = 64
+//! memory_mib = 524288
+//! sharing = "exclusive"       # exclusive | shared | isolated
+//! gpus = { count = 8, model = "A100-SXM4-80GB", memory_mib = 81251 }
+//! labels = { "nvidia.com/gpu.product" = "A100", pool = "train" }
+//! taints = [{ key = "nvidia.com/gpu", value = "", effect = "NoSchedule" }]
+//! topology = { zone = "z1", rack = "r1", switch = "leaf1" }
+//! ```
+//!
+//! Unknown keys are errors; every error names the file and, where the TOML parser
+//! knows it, the line.
+
+use crate::error::TraceError;
+use serde::Deserialize;
+use sim_core::constraints::Taint;
+use sim_core::{Cluster, GpuSharing, GpuSpec, NodePool, NodeSpec};
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    switch: Vec<Switch>,
+    pool: Vec<Pool>,
+}
+
+/// One switch of the topology tree.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Switch {
+    /// Its name.
+    pub name: String,
+    /// The switch above it (`None` at the root).
+    #[serde(default)]
+    pub parent: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pool {
+    name: String,
+    count: u32,
+    cores: u32,
+    #[serde(default)]
+    memory_mib: u64,
+    #[serde(default)]
+    sharing: Option<String>,
+    #[serde(default)]
+    gpus: Option<Gpus>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    taints: Vec<Taint>,
+    #[serde(default)]
+    topology: Option<Topology>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Gpus {
+    count: u32,
+    model: String,
+    memory_mib: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Topology {
+    zone: Option<String>,
+    rack: Option<String>,
+    switch: Option<String>,
+}
+
+/// A cluster read from TOML, with its switch tree.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// The cluster.
+    pub cluster: Cluster,
+    /// The switches, in file order.
+    pub switches: Vec<Switch>,
+}
+
+/// Parses a cluster config (`file` names it in errors).
+pub fn parse(file: &str, text: &str) -> Result<ClusterConfig, TraceError> {
+    let f: File = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1);
+        TraceError::malformed(file, line, None, e.message().to_string())
+    })?;
+    let bad = |what: String| TraceError::malformed(file, None, None, what);
+    let mut names: BTreeMap<&str, ()> = BTreeMap::new();
+    for s in &f.switch {
+        if names.insert(&s.name, ()).is_some() {
+            return Err(bad(format!("switch '{}' is defined twice", s.name)));
+        }
+    }
+    for s in &f.switch {
+        if let Some(p) = &s.parent
+            && !names.contains_key(p.as_str())
+        {
+            return Err(bad(format!("switch '{}': parent '{p}' is not a switch", s.name)));
+        }
+    }
+    if f.pool.is_empty() {
+        return Err(bad("expected at least one [[pool]]".into()));
+    }
+    let mut pools = Vec::with_capacity(f.pool.len());
+    for p in f.pool {
+        let at = |what: &str| bad(format!("pool '{}': {what}", p.name));
+        if p.count == 0 || p.cores == 0 {
+            return Err(at("count and cores must be at least 1"));
+        }
+        let sharing = match p.sharing.as_deref() {
+            None | Some("exclusive") => GpuSharing::Exclusive,
+            Some("shared") => GpuSharing::Shared,
+            Some("isolated") => GpuSharing::Isolated,
+            Some(o) => return Err(at(&format!("sharing: expected exclusive, shared or isolated, found '{o}'"))),
+        };
+        let gpus = match &p.gpus {
+            None => Vec::new(),
+            Some(g) if g.count > 256 => return Err(at("gpus.count: expected at most 256")),
+            Some(g) if g.count > 0 && (g.memory_mib == 0 || g.model.is_empty()) => {
+                return Err(at("gpus: expected a model and memory_mib > 0"));
+            }
+            Some(g) => (0..g.count).map(|_| GpuSpec { model: g.model.clone(), memory_mib: g.memory_mib }).collect(),
+        };
+        let topology = p.topology.map_or_else(Default::default, |t| sim_core::cluster::TopologyPath {
+            zone: t.zone,
+            rack: t.rack,
+            switch: t.switch,
+        });
+        if let Some(s) = &topology.switch
+            && !f.switch.is_empty()
+            && !names.contains_key(s.as_str())
+        {
+            return Err(at(&format!("topology.switch '{s}' is not a switch")));
+        }
+        pools.push(NodePool {
+            name: p.name,
+            count: p.count,
+            spec: NodeSpec {
+                cores: p.cores,
+                memory_mib: p.memory_mib,
+                gpus,
+                labels: p.labels,
+                taints: p.taints,
+                topology,
+            },
+            sharing,
+        });
+    }
+    let cluster = Cluster { pools };
+    if cluster.total_units() > u32::MAX as u64 {
+        return Err(bad("more than 4294967295 cores in all".into()));
+    }
+    Ok(ClusterConfig { cluster, switches: f.switch })
+}
+
+/// Reads a cluster config file.
+pub fn load(path: &std::path::Path) -> Result<ClusterConfig, TraceError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io { file: name.clone(), source: e })?;
+    parse(&name, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+[[switch]]
+name = "spine"
+[[switch]]
+name = "leaf1"
+parent = "spine"
+
+[[pool]]
+name = "a100"
+count = 2
+cores = 64
+memory_mib = 524288
+sharing = "shared"
+gpus = { count = 8, model = "A100", memory_mib = 81251 }
+labels = { pool = "train" }
+taints = [{ key = "nvidia.com/gpu", effect = "NoSchedule" }]
+topology = { rack = "r1", switch = "leaf1" }
+
+[[pool]]
+name = "cpu"
+count = 3
+cores = 32
+"#;
+
+    #[test]
+    fn reads_pools_gpus_labels_taints_topology() {
+        let c = parse("c.toml", EXAMPLE).unwrap();
+        assert_eq!(c.cluster.node_count(), 5);
+        assert_eq!(c.cluster.total_units(), 2 * 64 + 3 * 32);
+        let a = &c.cluster.pools[0];
+        assert_eq!((a.sharing, a.spec.gpus.len(), a.spec.gpus[0].memory_mib), (GpuSharing::Shared, 8, 81251));
+        assert_eq!(a.spec.labels["pool"], "train");
+        assert_eq!(a.spec.taints[0].effect, sim_core::constraints::TaintEffect::NoSchedule);
+        assert_eq!(a.spec.topology.switch.as_deref(), Some("leaf1"));
+        assert_eq!(c.switches[1].parent.as_deref(), Some("spine"));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let e = parse("c.toml", "[[pool]]\nname = \"x\"\ncount = 1\ncores = 4\nsize = 3\n").unwrap_err().to_string();
+        assert!(e.starts_with("c.toml:5:") && e.contains("unknown field `size`"), "{e}");
+        let e = parse("c.toml", "[[pool]]\nname = \"x\"\ncount = 0\ncores = 4\n").unwrap_err().to_string();
+        assert!(e.contains("pool 'x': count and cores must be at least 1"), "{e}");
+        let e = parse("c.toml", "[[pool]]\nname = \"x\"\ncount = 1\ncores = 4\nsharing = \"mig\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected exclusive, shared or isolated, found 'mig'"), "{e}");
+        let e =
+            parse("c.toml", "[[switch]]\nname = \"a\"\nparent = \"b\"\n[[pool]]\nname = \"x\"\ncount = 1\ncores = 4\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("parent 'b' is not a switch"), "{e}");
+    }
+}
