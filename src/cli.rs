@@ -19,6 +19,9 @@ pub enum Command {
     Run(RunArgs),
     /// List every policy with its options.
     Policies,
+    /// Work on trace files.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     /// The FGD paper's placement experiments on openb node and pod lists: pods arrive
     /// in a seeded shuffled order with no departures, each is placed or fails; writes
     /// allocation.csv, fragmentation.csv and fragmentation_ratio.csv.
@@ -63,8 +66,10 @@ pub enum FormatArg {
     Swf,
     /// Batsim JSON workload.
     Batsim,
-    /// Alibaba openb pod list (CSV); needs --nodes.
+    /// Alibaba openb pod list (CSV); needs --nodes or --cluster.
     Openb,
+    /// schedlab's native JSON Lines workload; needs --cluster.
+    Native,
 }
 
 /// GPU sharing modes.
@@ -97,9 +102,9 @@ pub enum JobsFormat {
     Batsim,
 }
 
-/// `sim run`.
+/// Where the workload and the cluster come from (`sim run`, `sim trace convert`).
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub struct InputArgs {
     /// Trace file (SWF, .swf.gz, or Batsim JSON). Without it, an embedded slice of the
     /// KTH-SP2 log is replayed.
     #[arg(long)]
@@ -123,6 +128,45 @@ pub struct RunArgs {
     /// GPU memory demand of the jobs.
     #[arg(long, value_enum, default_value_t = GpuMemoryArg::Trace)]
     pub gpu_memory: GpuMemoryArg,
+}
+
+/// `sim trace`.
+#[derive(Subcommand, Debug)]
+pub enum TraceCommand {
+    /// Write a workload in another format (`--to native`: schedlab's JSON Lines).
+    Convert(ConvertArgs),
+}
+
+/// Output formats of `sim trace convert`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvertTo {
+    /// schedlab's native JSON Lines workload.
+    Native,
+}
+
+/// `sim trace convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// The workload and the cluster.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub to: ConvertTo,
+    /// Output file.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed (for `--gpu-memory synthetic`).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `sim run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The workload and the cluster.
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Requeues of a job killed for running out of GPU memory before it ends
     /// oom_killed (Kubernetes Job backoffLimit 6; Volcano maxRetry 3).
     #[arg(long, default_value_t = 6)]

@@ -6,6 +6,7 @@
 
 mod cli;
 mod fgd;
+mod input;
 mod output;
 mod run;
 
@@ -47,9 +48,20 @@ fn try_main() -> Result<(), Failure> {
     match args.command {
         cli::Command::Run(r) => run::run(&r),
         cli::Command::Fgd(f) => fgd::fgd(&f),
+        cli::Command::Trace(cli::TraceCommand::Convert(c)) => convert(&c),
         cli::Command::Policies => {
             print!("{}", cli::policies_text());
             Ok(())
         }
     }
+}
+
+/// `sim trace convert`: the workload in another format, written whole or not at all.
+fn convert(c: &cli::ConvertArgs) -> Result<(), Failure> {
+    let (w, _) = input::load(&c.input, c.seed)?;
+    let f = output::write_finished(&c.out, |out| match c.to {
+        cli::ConvertTo::Native => traces::native::write(out, &w.jobs),
+    })
+    .map_err(|e| Failure::Other(format!("{}: {e}", c.out.display())))?;
+    f.rename().map_err(|e| Failure::Other(format!("{}: {e}", c.out.display())))
 }

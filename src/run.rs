@@ -1,18 +1,12 @@
 //! `sim run`.
 
 use crate::Failure;
-use crate::cli::{FormatArg, GpuMemoryArg, JobsFormat, RunArgs, SharingArg};
+use crate::cli::{JobsFormat, RunArgs};
 use crate::output::{AtomicFile, write_finished};
 use reports::{RunMeta, Summary};
 use sim_core::log::{LogEvent, LogSink};
 use sim_core::{Hooks, SimConfig, SimTime};
 use std::io::Write;
-
-/// The embedded default trace: the first 3,000 jobs of the Parallel Workloads Archive's
-/// KTH-SP2 log (cleaned version 2.1), donated by Lars Malinowsky (KTH); see data/README.md.
-pub const DEFAULT_TRACE: &[u8] = include_bytes!("../data/KTH-SP2-1996-2.1-cln.first3000.swf.gz");
-/// Its name in outputs.
-pub const DEFAULT_TRACE_NAME: &str = "embedded:KTH-SP2-1996-2.1-cln.first3000.swf.gz";
 
 struct JsonLines<'a> {
     out: &'a mut dyn Write,
@@ -31,16 +25,8 @@ impl LogSink for JsonLines<'_> {
 
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let bad = Failure::BadInput;
-    let format = a.format.map(|f| match f {
-        FormatArg::Swf => traces::Format::Swf,
-        FormatArg::Batsim => traces::Format::Batsim,
-        FormatArg::Openb => traces::Format::Openb,
-    });
     let oom_after = sim_core::time::parse_secs_micros(&a.oom_after)
         .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", a.oom_after)))?;
-    if a.procs == Some(0) {
-        return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
-    }
     let horizon = match &a.horizon {
         None => None,
         Some(h) => Some(SimTime(
@@ -54,50 +40,10 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p.enable_steady_tick(std::time::Duration::from_millis(120));
         p
     });
-    let sharing = match a.gpu_sharing {
-        SharingArg::Exclusive => sim_core::GpuSharing::Exclusive,
-        SharingArg::Shared => sim_core::GpuSharing::Shared,
-        SharingArg::Isolated => sim_core::GpuSharing::Isolated,
-    };
-    let openb = match (&a.trace, format) {
-        (Some(_), Some(traces::Format::Openb)) => true,
-        (Some(path), None) => {
-            let mut head = [0u8; 64];
-            let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
-            traces::detect_format(&path.display().to_string(), &head[..n]) == traces::Format::Openb
-        }
-        _ => false,
-    };
-    let cluster = match &a.cluster {
-        Some(p) => Some(traces::cluster_toml::load(p).map_err(|e| bad(e.to_string()))?.cluster),
-        None => None,
-    };
+    let openb = crate::input::is_openb(&a.input);
     let spec = a.policy.clone().unwrap_or_else(|| if openb { "kube".into() } else { "easy".into() });
     let mut policy = policies::build_seeded(&spec, a.seed).map_err(|e| bad(format!("--policy: {e}")))?;
-    let (workload, trace_name) = match &a.trace {
-        Some(path) if openb => match (&cluster, &a.nodes) {
-            (Some(c), _) => (traces::load_openb_on(path, c.clone()), path.display().to_string()),
-            (None, Some(nodes)) => (traces::load_openb(path, nodes, sharing), path.display().to_string()),
-            (None, None) => {
-                return Err(bad(format!(
-                    "{}: an openb pod list needs its nodes: --nodes NODES.csv or --cluster CLUSTER.toml",
-                    path.display()
-                )));
-            }
-        },
-        Some(path) => (traces::load(path, format, a.procs), path.display().to_string()),
-        None => {
-            (traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format, a.procs), DEFAULT_TRACE_NAME.to_string())
-        }
-    };
-    let mut workload = workload.map_err(|e| bad(e.to_string()))?;
-    if let Some(c) = cluster {
-        workload.units = c.total_units();
-        workload.cluster = c;
-    }
-    if a.gpu_memory == GpuMemoryArg::Synthetic {
-        traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, a.seed);
-    }
+    let (workload, trace_name) = crate::input::load(&a.input, a.seed)?;
     if let Some(p) = spinner {
         p.finish_and_clear();
     }

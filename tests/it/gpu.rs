@@ -132,3 +132,43 @@ fn a_toml_cluster_replaces_the_traces_machine() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml:5:") && err.contains("unknown field `gpu`"), "{err}");
 }
+
+#[test]
+fn native_format_round_trips_through_convert() {
+    let cluster = crate::root().join("examples/gpu-cluster.toml").display().to_string();
+    let d = tempfile::tempdir().unwrap();
+    let native = d.path().join("w.jsonl");
+    let out = sim(&[
+        "trace",
+        "convert",
+        "--trace",
+        &pods(),
+        "--nodes",
+        &nodes(),
+        "--gpu-memory",
+        "synthetic",
+        "--seed",
+        "3",
+        "--to",
+        "native",
+        "--out",
+        native.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&native).unwrap();
+    assert_eq!(text.lines().count(), 400);
+    assert!(text.lines().next().unwrap().contains("\"gpu_peak_mib\""));
+    // The same replay from the native file and from the openb file.
+    let run = |trace: &str, extra: &[&str]| {
+        let mut args = vec!["--trace", trace, "--cluster", &cluster, "--policy", "kube", "--seed", "3"];
+        args.extend_from_slice(extra);
+        let (out, d) = run_into(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        read(&d, "jobs.csv")
+    };
+    assert_eq!(run(native.to_str().unwrap(), &[]), run(&pods(), &["--gpu-memory", "synthetic"]));
+    // A native workload needs a cluster.
+    let (out, _d) = run_into(&["--trace", native.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs its cluster"));
+}

@@ -16,6 +16,7 @@ pub mod cluster_toml;
 pub mod error;
 pub mod gpumem;
 pub mod input;
+pub mod native;
 pub mod openb;
 pub mod swf;
 
@@ -34,6 +35,8 @@ pub enum Format {
     Batsim,
     /// Alibaba openb pod list (CSV), with a node list.
     Openb,
+    /// schedlab's native JSON Lines workload, with a cluster config.
+    Native,
 }
 
 impl Format {
@@ -43,6 +46,7 @@ impl Format {
             Format::Swf => "swf",
             Format::Batsim => "batsim",
             Format::Openb => "openb",
+            Format::Native => "native",
         }
     }
 }
@@ -85,6 +89,9 @@ pub struct Workload {
 pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
     let lower = name.to_ascii_lowercase();
     let lower = lower.strip_suffix(".gz").unwrap_or(&lower);
+    if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
+        return Format::Native;
+    }
     if lower.ends_with(".json") {
         return Format::Batsim;
     }
@@ -124,6 +131,26 @@ pub fn load_openb_on(pods: &Path, cluster: Cluster) -> Result<Workload, TraceErr
     }
     Ok(Workload {
         format: Format::Openb,
+        jobs,
+        units,
+        size_source: SizeSource::NodeList,
+        cluster,
+        checksum,
+        header: Vec::new(),
+    })
+}
+
+/// Reads a native JSON Lines workload to replay on `cluster`.
+pub fn load_native(path: &Path, cluster: Cluster) -> Result<Workload, TraceError> {
+    let (bytes, name, checksum) = read_whole(path)?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        TraceError::malformed(&name, Some(line), None, "not UTF-8 text")
+    })?;
+    let jobs = native::parse(&name, text)?;
+    let units = cluster.total_units();
+    Ok(Workload {
+        format: Format::Native,
         jobs,
         units,
         size_source: SizeSource::NodeList,
@@ -180,6 +207,12 @@ fn load_input(
             None,
             None,
             "an openb pod list needs its node list (sim run --nodes openb_node_list_gpu_node.csv)",
+        )),
+        Format::Native => Err(TraceError::malformed(
+            name,
+            None,
+            None,
+            "a native workload needs its cluster (sim run --cluster CLUSTER.toml)",
         )),
         Format::Swf => {
             let mut r = swf::SwfReader::new(input, name);

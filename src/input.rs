@@ -1,0 +1,84 @@
+//! Reading the workload and the cluster (`sim run`, `sim trace convert`).
+
+use crate::Failure;
+use crate::cli::{FormatArg, GpuMemoryArg, InputArgs, SharingArg};
+use traces::{Format, Workload};
+
+/// The embedded default trace: the first 3,000 jobs of the Parallel Workloads Archive's
+/// KTH-SP2 log (cleaned version 2.1), donated by Lars Malinowsky (KTH); see data/README.md.
+pub const DEFAULT_TRACE: &[u8] = include_bytes!("../data/KTH-SP2-1996-2.1-cln.first3000.swf.gz");
+/// Its name in outputs.
+pub const DEFAULT_TRACE_NAME: &str = "embedded:KTH-SP2-1996-2.1-cln.first3000.swf.gz";
+
+fn format(i: &InputArgs) -> Option<Format> {
+    i.format.map(|f| match f {
+        FormatArg::Swf => Format::Swf,
+        FormatArg::Batsim => Format::Batsim,
+        FormatArg::Openb => Format::Openb,
+        FormatArg::Native => Format::Native,
+    })
+}
+
+/// The trace's format, from `--format`, else its name, else its first bytes.
+fn detected(i: &InputArgs) -> Option<Format> {
+    let path = i.trace.as_ref()?;
+    format(i).or_else(|| {
+        let mut head = [0u8; 64];
+        let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
+        Some(traces::detect_format(&path.display().to_string(), &head[..n]))
+    })
+}
+
+/// Whether the trace is an openb pod list.
+pub fn is_openb(i: &InputArgs) -> bool {
+    detected(i) == Some(Format::Openb)
+}
+
+/// Reads the workload (and `--cluster`), with synthetic GPU memory when asked; returns it
+/// and the trace's name.
+pub fn load(i: &InputArgs, seed: u64) -> Result<(Workload, String), Failure> {
+    let bad = Failure::BadInput;
+    if i.procs == Some(0) {
+        return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
+    }
+    let sharing = match i.gpu_sharing {
+        SharingArg::Exclusive => sim_core::GpuSharing::Exclusive,
+        SharingArg::Shared => sim_core::GpuSharing::Shared,
+        SharingArg::Isolated => sim_core::GpuSharing::Isolated,
+    };
+    let cluster = match &i.cluster {
+        Some(p) => Some(traces::cluster_toml::load(p).map_err(|e| bad(e.to_string()))?.cluster),
+        None => None,
+    };
+    let kind = detected(i);
+    let (workload, name) = match &i.trace {
+        Some(path) => {
+            let name = path.display().to_string();
+            let w = match (kind, &cluster, &i.nodes) {
+                (Some(Format::Native), Some(c), _) => traces::load_native(path, c.clone()),
+                (Some(Format::Native), None, _) => {
+                    return Err(bad(format!("{name}: a native workload needs its cluster: --cluster CLUSTER.toml")));
+                }
+                (Some(Format::Openb), Some(c), _) => traces::load_openb_on(path, c.clone()),
+                (Some(Format::Openb), None, Some(nodes)) => traces::load_openb(path, nodes, sharing),
+                (Some(Format::Openb), None, None) => {
+                    return Err(bad(format!(
+                        "{name}: an openb pod list needs its nodes: --nodes NODES.csv or --cluster CLUSTER.toml"
+                    )));
+                }
+                _ => traces::load(path, format(i), i.procs),
+            };
+            (w, name)
+        }
+        None => (traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format(i), i.procs), DEFAULT_TRACE_NAME.into()),
+    };
+    let mut workload = workload.map_err(|e| bad(e.to_string()))?;
+    if let Some(c) = cluster {
+        workload.units = c.total_units();
+        workload.cluster = c;
+    }
+    if i.gpu_memory == GpuMemoryArg::Synthetic {
+        traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, seed);
+    }
+    Ok((workload, name))
+}
