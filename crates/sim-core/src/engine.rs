@@ -111,6 +111,7 @@ enum Ev {
     End(JobId),
     Node(NodeId, NodeState),
     Retry(JobId),
+    HoldTimeout(JobId, u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,6 +137,19 @@ struct JobState {
     oom_kills: u32,
     wasted: u64,
     gpu_milli_held: u64,
+    hold: HoldState,
+}
+
+/// A gang being held in parts.
+#[derive(Default)]
+struct HoldState {
+    oom: bool,
+    first: Option<SimTime>,
+    milli: u64,
+    since: SimTime,
+    acc: u64,
+    epoch: u32,
+    wait: Option<u64>,
 }
 
 /// Runs `jobs` on `cluster` under `policy`.
@@ -219,6 +233,7 @@ struct Engine<'a> {
     allocated: u64,
     node_state: Vec<NodeState>,
     ledger: Ledger,
+    holds: Vec<Vec<TaskBinding>>,
     nodes_not_up: usize,
     start_seq: u64,
     info: PassInfo,
@@ -288,6 +303,7 @@ impl<'a> Engine<'a> {
                     oom_kills: 0,
                     wasted: 0,
                     gpu_milli_held: 0,
+                    hold: HoldState::default(),
                 })
                 .collect(),
             queue: Vec::new(),
@@ -300,6 +316,7 @@ impl<'a> Engine<'a> {
             allocated: 0,
             node_state: vec![NodeState::Up; node_count as usize],
             ledger: Ledger::new(cluster),
+            holds: vec![Vec::new(); jobs.len()],
             nodes_not_up: 0,
             start_seq: 0,
             info: PassInfo::default(),
@@ -358,6 +375,17 @@ impl<'a> Engine<'a> {
         match ev {
             Ev::End(j) => self.end_job(j),
             Ev::Node(n, st) => self.node_change(n, st),
+            Ev::HoldTimeout(j, epoch) => {
+                let st = &self.state[j.idx()];
+                if st.phase == Phase::Waiting && st.hold.epoch == epoch && !self.holds[j.idx()].is_empty() {
+                    self.release_holds(j);
+                    if let Some(log) = self.log.as_deref_mut() {
+                        let reason = "gang incomplete at its permit timeout: released its held tasks".to_string();
+                        log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason })?;
+                    }
+                }
+                Ok(())
+            }
             Ev::Retry(j) => {
                 let st = &mut self.state[j.idx()];
                 st.phase = Phase::Waiting;
@@ -471,42 +499,113 @@ impl<'a> Engine<'a> {
 
     /// Starts a job on named nodes and GPUs, checked against the ledger; decides at once
     /// whether this attempt runs out of GPU memory.
-    fn bind_job(&mut self, j: JobId, binding: Vec<TaskBinding>, reason: StartReason) -> Result<(), EngineError> {
+    /// Holds some tasks of a waiting job; starts it once all its tasks are held.
+    fn hold_tasks(
+        &mut self,
+        j: JobId,
+        new: Vec<TaskBinding>,
+        timeout: Option<SimDuration>,
+        complete: bool,
+        reason: StartReason,
+    ) -> Result<(), EngineError> {
         let job = &self.jobs[j.idx()];
         if self.state[j.idx()].phase != Phase::Waiting {
             return Err(self.invalid(format!("start of job {} which is not waiting", job.trace_id)));
         }
-        if binding.len() != job.tasks as usize {
+        let have = self.holds[j.idx()].len();
+        if have + new.len() > job.tasks as usize || (complete && have + new.len() != job.tasks as usize) {
             return Err(self.invalid(format!(
-                "job {} has {} tasks, binding names {}",
+                "job {} has {} tasks ({} held), binding names {}",
                 job.trace_id,
                 job.tasks,
-                binding.len()
+                have,
+                new.len()
             )));
         }
-        let mut oom = false;
-        for (k, b) in binding.iter().enumerate() {
+        // Peaks count in the GPUs' sums unless the gang already failed its allocation.
+        let was_oom = self.state[j.idx()].hold.oom;
+        let mut oom = was_oom;
+        for (k, b) in new.iter().enumerate() {
             let state = self.node_state.get(b.node.0 as usize).copied();
             let err = if state != Some(NodeState::Up) {
                 Some(format!("node {} is not up", b.node.0))
             } else {
                 oom |= self.ledger.runs_out_of_memory(&job.task, b);
-                self.ledger.take(&job.task, &job.gpu_models, b, true).err().map(|e| e.to_string())
+                self.ledger.take(&job.task, &job.gpu_models, b, !was_oom).err().map(|e| e.to_string())
             };
             if let Some(e) = err {
-                for prev in &binding[..k] {
-                    self.ledger.give(&job.task, prev, true);
+                for prev in &new[..k] {
+                    self.ledger.give(&job.task, prev, !was_oom);
                 }
                 return Err(self.invalid(format!("binding of job {}: {e}", job.trace_id)));
             }
         }
-        if oom {
-            // The allocation that failed does not hold memory: its peak leaves the sums.
-            for b in &binding {
+        if oom && !was_oom {
+            // The gang's allocation failed: none of its peaks count in the sums.
+            for b in self.holds[j.idx()].iter().chain(&new) {
                 self.ledger.give(&job.task, b, true);
                 self.ledger.take(&job.task, &job.gpu_models, b, false).expect("just fitted");
             }
         }
+        let milli: u64 =
+            new.iter().map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64).sum();
+        let now = self.now;
+        let h = &mut self.state[j.idx()].hold;
+        h.acc = h.acc.saturating_add(h.milli.saturating_mul((now - h.since).0));
+        h.since = now;
+        h.milli += milli;
+        h.oom = oom;
+        let first_hold = h.first.is_none();
+        h.first.get_or_insert(now);
+        let epoch = h.epoch;
+        self.holds[j.idx()].extend(new);
+        if self.holds[j.idx()].len() < job.tasks as usize {
+            if first_hold && let Some(t) = timeout {
+                self.events.schedule(now + t, EventClass::JobArrival, Ev::HoldTimeout(j, epoch));
+            }
+            return Ok(());
+        }
+        let binding = std::mem::take(&mut self.holds[j.idx()]);
+        let h = &mut self.state[j.idx()].hold;
+        h.wait = h.first.map(|f| (now - f).0);
+        let (oom, held) = (h.oom, h.milli);
+        h.oom = false;
+        h.first = None;
+        h.milli = 0;
+        h.epoch += 1;
+        self.start_bound(j, binding, oom, held, reason)
+    }
+
+    /// Gives back the tasks a waiting job holds.
+    fn release_holds(&mut self, j: JobId) {
+        let job = &self.jobs[j.idx()];
+        let now = self.now;
+        let h = &mut self.state[j.idx()].hold;
+        h.acc = h.acc.saturating_add(h.milli.saturating_mul((now - h.since).0));
+        let counted = !h.oom;
+        h.oom = false;
+        h.first = None;
+        h.milli = 0;
+        h.epoch += 1;
+        for b in std::mem::take(&mut self.holds[j.idx()]) {
+            self.ledger.give(&job.task, &b, counted);
+        }
+        self.info.released.push(j);
+    }
+
+    fn bind_job(&mut self, j: JobId, binding: Vec<TaskBinding>, reason: StartReason) -> Result<(), EngineError> {
+        self.hold_tasks(j, binding, None, true, reason)
+    }
+
+    /// Starts a job whose tasks all hold their resources.
+    fn start_bound(
+        &mut self,
+        j: JobId,
+        binding: Vec<TaskBinding>,
+        oom: bool,
+        held: u64,
+        reason: StartReason,
+    ) -> Result<(), EngineError> {
         let where_ = binding
             .iter()
             .map(|b| {
@@ -519,8 +618,6 @@ impl<'a> Engine<'a> {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let held: u64 =
-            binding.iter().map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64).sum();
         let st = &mut self.state[j.idx()];
         st.binding = Some(binding);
         st.oom = oom;
@@ -695,6 +792,15 @@ impl<'a> Engine<'a> {
                     (first..first + cores).any(|u| units.contains(u))
                 })
                 .collect();
+            let holders: Vec<JobId> = self
+                .queue
+                .iter()
+                .copied()
+                .filter(|j| self.holds[j.idx()].iter().any(|t| t.node == node))
+                .collect();
+            for j in holders {
+                self.release_holds(j);
+            }
             // Mark first so the victims' units on this node do not return to the pool.
             self.node_state[node.0 as usize] = to;
             self.nodes_not_up += usize::from(from == NodeState::Up);
@@ -778,6 +884,7 @@ impl<'a> Engine<'a> {
                 running_by_requested_end: &self.running_by_requested_end,
                 free: &self.free,
                 ledger: &self.ledger,
+                holds: &self.holds,
                 node_state: &self.node_state,
                 capacity: self.capacity,
                 walltime_kill: self.cfg.walltime_kill,
@@ -801,6 +908,13 @@ impl<'a> Engine<'a> {
                         return Err(self.invalid(format!("unknown job index {}", job.0)));
                     }
                     self.bind_job(job, binding, reason)?;
+                    started = true;
+                }
+                Decision::Hold { job, binding, timeout } => {
+                    if job.idx() >= self.jobs.len() {
+                        return Err(self.invalid(format!("unknown job index {}", job.0)));
+                    }
+                    self.hold_tasks(job, binding, timeout, false, StartReason::Placed)?;
                     started = true;
                 }
                 Decision::Preempt { job } => {
@@ -837,6 +951,7 @@ impl<'a> Engine<'a> {
     }
 
     fn finish(mut self) -> Result<RunResult, EngineError> {
+        let now = self.now;
         let records = self
             .state
             .iter_mut()
@@ -856,6 +971,12 @@ impl<'a> Engine<'a> {
                     oom_kills: st.oom_kills,
                     wasted_gpu_milli_us: st.wasted,
                     gpu_milli_held: st.gpu_milli_held,
+                    gang_held_gpu_milli_us: st
+                        .hold
+                        .acc
+                        .saturating_add(st.hold.milli.saturating_mul((now - st.hold.since.min(now)).0)),
+                    gang_wait_us: st.hold.wait,
+                    stuck_holding: !self.holds[i].is_empty(),
                 }
             })
             .collect();

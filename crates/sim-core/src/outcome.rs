@@ -102,4 +102,10 @@ pub struct JobRecord {
     /// Milli-GPU its last bound attempt held over all its GPUs (an exclusive pool gives
     /// whole GPUs whatever the request); 0 when it was never bound.
     pub gpu_milli_held: u64,
+    /// GPU time its tasks held while its gang was incomplete (milli-GPU microseconds).
+    pub gang_held_gpu_milli_us: u64,
+    /// From its first held task to its start (a full gang), when it was held in parts.
+    pub gang_wait_us: Option<u64>,
+    /// Whether the run ended with some of its tasks held and the gang incomplete.
+    pub stuck_holding: bool,
 }

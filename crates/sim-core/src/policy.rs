@@ -93,6 +93,18 @@ pub enum Decision {
         /// Why.
         reason: StartReason,
     },
+    /// Bind some tasks of a waiting job (pod-at-a-time gang scheduling): they take their
+    /// resources now and wait; the job starts when all its tasks are held. With a
+    /// `timeout` (scheduler-plugins Coscheduling's `scheduleTimeoutSeconds`), a gang not
+    /// complete that long after its first hold releases everything.
+    Hold {
+        /// The job.
+        job: JobId,
+        /// Where the newly placed tasks go.
+        binding: Vec<TaskBinding>,
+        /// Release the partial gang after this long.
+        timeout: Option<SimDuration>,
+    },
     /// Stop a running job and put it back in the queue (it restarts from the beginning).
     Preempt {
         /// The job.
@@ -170,6 +182,7 @@ pub struct SchedView<'a> {
     pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId, u64)>,
     pub(crate) free: &'a FreePool,
     pub(crate) ledger: &'a Ledger,
+    pub(crate) holds: &'a [Vec<TaskBinding>],
     pub(crate) node_state: &'a [crate::cluster::NodeState],
     pub(crate) capacity: u64,
     pub(crate) walltime_kill: bool,
@@ -201,6 +214,10 @@ impl<'a> SchedView<'a> {
     /// Per-node use by bound jobs (milli-CPU, memory, per-GPU milli and declared memory).
     pub fn ledger(&self) -> &'a Ledger {
         self.ledger
+    }
+    /// The tasks of a waiting job already held (placed, waiting for the rest of the gang).
+    pub fn held(&self, id: JobId) -> &'a [TaskBinding] {
+        &self.holds[id.idx()]
     }
     /// Node states, in node-id order.
     pub fn node_states(&self) -> &'a [crate::cluster::NodeState] {
