@@ -50,6 +50,19 @@ pub const QUEUE: OptionInfo = OptionInfo {
           resources are free of running jobs and of earlier pods' reservations, and starts only if that is now",
 };
 
+/// `gang=atomic|none|permit-wait`.
+pub const GANG: OptionInfo = OptionInfo {
+    key: "gang",
+    values: &["atomic", "none", "permit-wait"],
+    doc: "atomic: all of a job's tasks are bound in one decision or none (Slurm, Volcano minMember); none: \
+          pod-at-a-time, the Kubernetes default: tasks are bound as they fit and hold their resources until \
+          the whole gang runs; permit-wait: as none, but a gang not complete 60 s after its first task was \
+          held releases everything and is tried again (scheduler-plugins Coscheduling, scheduleTimeoutSeconds)",
+};
+
+/// Coscheduling's default `scheduleTimeoutSeconds`.
+pub const PERMIT_TIMEOUT_SECS: u64 = 60;
+
 /// Kubernetes' scheduling loop over a placement: the queue in `PrioritySort` order,
 /// each pod filtered, scored and bound (ties broken by the seeded stream `kube-ties`).
 /// A pod that fits nowhere is skipped (`queue=skip`: Kubernetes has no head-of-line
@@ -65,6 +78,7 @@ pub struct KubeScheduler {
     memory: MemoryFit,
     order: usize,
     queue: usize,
+    gang: usize,
     cx: PlaceCx,
     rng: SimRng,
     types: BTreeMap<PodType, u64>,
@@ -75,7 +89,7 @@ pub struct KubeScheduler {
 
 impl KubeScheduler {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE];
+    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG];
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
@@ -89,6 +103,7 @@ impl KubeScheduler {
             memory,
             order: c.index(ORDER),
             queue: c.index(QUEUE),
+            gang: c.index(GANG),
             cx: PlaceCx::new(FragMeter::default()),
             rng: RngStreams::new(seed).stream("kube-ties"),
             types: BTreeMap::new(),
@@ -112,7 +127,13 @@ impl Policy for KubeScheduler {
     fn spec(&self) -> String {
         canonical(
             "kube",
-            &[(SCORE, self.score), (MEMORY, self.memory as usize), (ORDER, self.order), (QUEUE, self.queue)],
+            &[
+                (SCORE, self.score),
+                (MEMORY, self.memory as usize),
+                (ORDER, self.order),
+                (QUEUE, self.queue),
+                (GANG, self.gang),
+            ],
         )
     }
 
@@ -168,6 +189,16 @@ impl Policy for KubeScheduler {
             }
             let reserved: &[u32] = reservation.as_ref().map_or(&[], |r| r.1.as_slice());
             let allowed = |i: usize| up(i) && !(fenced && reserved.contains(&(i as u32)));
+            if self.gang > 0 && job.tasks > 1 {
+                // Pod at a time: bind what fits now; the tasks wait for the rest.
+                let left = job.tasks as usize - view.held(j).len();
+                let placed = self.bind_some(&mut ledger, job, left, &allowed);
+                if !placed.is_empty() {
+                    let timeout = (self.gang == 2).then(|| sim_core::SimDuration::from_secs(PERMIT_TIMEOUT_SECS));
+                    out.push(Decision::Hold { job: j, binding: placed, timeout });
+                }
+                continue;
+            }
             match self.bind(&mut ledger, job, &allowed) {
                 Some(binding) => {
                     bound_now.push((now + view.requested(j), j, binding.clone()));
@@ -314,6 +345,29 @@ impl KubeScheduler {
             }
         }
         (!binding.is_empty()).then_some(binding)
+    }
+
+    /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
+    fn bind_some(
+        &mut self,
+        ledger: &mut Ledger,
+        job: &Job,
+        n: usize,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> Vec<TaskBinding> {
+        let req =
+            PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
+        let mut placed = Vec::new();
+        for _ in 0..n {
+            match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
+                Some(b) => {
+                    ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    placed.push(b);
+                }
+                None => break,
+            }
+        }
+        placed
     }
 
     /// EASY's reservation for a pod that fits nowhere now: release the running jobs (and

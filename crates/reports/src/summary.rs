@@ -65,6 +65,13 @@ pub struct Summary {
     pub oom_retries: u64,
     /// GPU-hours the out-of-memory attempts used before they were killed.
     pub wasted_gpu_hours: f64,
+    /// GPU-hours held by gangs waiting for the rest of their tasks.
+    pub gang_held_gpu_hours: f64,
+    /// Mean time from a gang's first held task to its start, seconds (gangs held in parts).
+    pub gang_wait_mean: f64,
+    /// Jobs that ended the run holding part of their gang, waiting for the rest: with no
+    /// event left to free resources, a deadlock.
+    pub stuck_partial_gangs: u64,
 }
 
 impl Summary {
@@ -79,7 +86,14 @@ impl Summary {
         let first_submit = jobs.iter().map(|j| j.submit.0).min();
         let mut last_end: Option<u64> = None;
         let (mut gpu_milli_us, mut wasted_milli_us, mut oom_kills, mut oom_retries) = (0u128, 0u128, 0u64, 0u64);
+        let (mut held_milli_us, mut gang_wait, mut gang_n, mut stuck) = (0u128, 0u128, 0u64, 0u64);
         for (job, rec) in jobs.iter().zip(records) {
+            held_milli_us += rec.gang_held_gpu_milli_us as u128;
+            if let Some(w) = rec.gang_wait_us {
+                gang_wait += w as u128;
+                gang_n += 1;
+            }
+            stuck += u64::from(rec.stuck_holding);
             oom_kills += rec.oom_kills as u64;
             oom_retries += rec.oom_kills as u64 - u64::from(rec.outcome == Outcome::OomKilled);
             wasted_milli_us += rec.wasted_gpu_milli_us as u128;
@@ -147,6 +161,9 @@ impl Summary {
             oom_kills,
             oom_retries,
             wasted_gpu_hours: wasted_milli_us as f64 / 1000.0 / 3.6e9,
+            gang_held_gpu_hours: held_milli_us as f64 / 1000.0 / 3.6e9,
+            gang_wait_mean: if gang_n == 0 { 0.0 } else { gang_wait as f64 / gang_n as f64 / 1e6 },
+            stuck_partial_gangs: stuck,
         }
     }
 
@@ -171,6 +188,11 @@ impl Summary {
             row(&mut s, "GPU-hours", format!("{:.1}", self.gpu_hours));
             row(&mut s, "OOM kills / retries", format!("{} / {}", self.oom_kills, self.oom_retries));
             row(&mut s, "wasted GPU-hours", format!("{:.2}", self.wasted_gpu_hours));
+        }
+        if self.gang_held_gpu_hours > 0.0 || self.stuck_partial_gangs > 0 {
+            row(&mut s, "GPU-hours held by gangs", format!("{:.2}", self.gang_held_gpu_hours));
+            row(&mut s, "gang wait mean (s)", format!("{:.1}", self.gang_wait_mean));
+            row(&mut s, "stuck partial gangs", self.stuck_partial_gangs.to_string());
         }
         s
     }

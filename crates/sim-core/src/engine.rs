@@ -558,6 +558,15 @@ impl<'a> Engine<'a> {
         let first_hold = h.first.is_none();
         h.first.get_or_insert(now);
         let epoch = h.epoch;
+        if let Some(log) = self.log.as_deref_mut() {
+            let held = (self.holds[j.idx()].len() + new.len()) as u32;
+            if (held as usize) < job.tasks as usize {
+                log.record(
+                    now,
+                    &LogEvent::Hold { job: &job.trace_id, units: describe_binding(&new), held, tasks: job.tasks },
+                )?;
+            }
+        }
         self.holds[j.idx()].extend(new);
         if self.holds[j.idx()].len() < job.tasks as usize {
             if first_hold && let Some(t) = timeout {
@@ -606,18 +615,7 @@ impl<'a> Engine<'a> {
         held: u64,
         reason: StartReason,
     ) -> Result<(), EngineError> {
-        let where_ = binding
-            .iter()
-            .map(|b| {
-                let gpus: Vec<String> = b.gpus.iter().map(|g| g.to_string()).collect();
-                if gpus.is_empty() {
-                    format!("node {}", b.node.0)
-                } else {
-                    format!("node {} gpu {}", b.node.0, gpus.join("+"))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
+        let where_ = describe_binding(&binding);
         let st = &mut self.state[j.idx()];
         st.binding = Some(binding);
         st.oom = oom;
@@ -792,12 +790,8 @@ impl<'a> Engine<'a> {
                     (first..first + cores).any(|u| units.contains(u))
                 })
                 .collect();
-            let holders: Vec<JobId> = self
-                .queue
-                .iter()
-                .copied()
-                .filter(|j| self.holds[j.idx()].iter().any(|t| t.node == node))
-                .collect();
+            let holders: Vec<JobId> =
+                self.queue.iter().copied().filter(|j| self.holds[j.idx()].iter().any(|t| t.node == node)).collect();
             for j in holders {
                 self.release_holds(j);
             }
@@ -982,6 +976,21 @@ impl<'a> Engine<'a> {
             .collect();
         Ok(RunResult { records, passes: self.passes, events: self.event_count, max_queue: self.max_queue })
     }
+}
+
+fn describe_binding(binding: &[TaskBinding]) -> String {
+    binding
+        .iter()
+        .map(|b| {
+            let gpus: Vec<String> = b.gpus.iter().map(|g| g.to_string()).collect();
+            if gpus.is_empty() {
+                format!("node {}", b.node.0)
+            } else {
+                format!("node {} gpu {}", b.node.0, gpus.join("+"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn describe_start(r: StartReason) -> String {

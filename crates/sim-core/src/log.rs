@@ -51,6 +51,17 @@ pub enum LogEvent<'a> {
         /// Outcome name.
         outcome: &'static str,
     },
+    /// Some tasks of a gang were bound and wait for the rest.
+    Hold {
+        /// Trace id.
+        job: &'a str,
+        /// Where the tasks went.
+        units: String,
+        /// Tasks held now, of the gang's size.
+        held: u32,
+        /// The gang's size.
+        tasks: u32,
+    },
     /// A running job went back to the queue.
     Requeue {
         /// Trace id.

@@ -1,0 +1,41 @@
+//! The runnable examples under `examples/`, each with its expected outcome.
+
+use crate::{read, root, run_into};
+
+fn example(dir: &str, policy: &str) -> (String, serde_json::Value) {
+    let base = root().join("examples").join(dir);
+    let (out, d) = run_into(&[
+        "--cluster",
+        base.join("cluster.toml").to_str().unwrap(),
+        "--trace",
+        base.join("workload.jsonl").to_str().unwrap(),
+        "--policy",
+        policy,
+        "--log",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (read(&d, "jobs.csv"), serde_json::from_str(&read(&d, "summary.json")).unwrap())
+}
+
+#[test]
+fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
+    // Pod at a time: both gangs hold 4 GPUs each and wait for ever.
+    let (jobs, s) = example("gang-deadlock", "kube[gang=none]");
+    assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
+    assert_eq!(s["stuck_partial_gangs"], 2);
+    assert_eq!(s["outcomes"]["unfinished"], 2);
+    assert!(jobs.contains("train-a,1,,,,,50,6,unfinished,"), "{jobs}");
+    // All or nothing: nothing is held, every job completes (train-b first, by priority).
+    let (jobs, s) = example("gang-deadlock", "kube[gang=atomic]");
+    assert_eq!(s["gang_held_gpu_hours"].as_f64().unwrap(), 0.0);
+    assert_eq!((s["stuck_partial_gangs"].as_u64(), s["outcomes"]["completed"].as_u64()), (Some(0), Some(3)));
+    assert!(jobs.contains("train-b,2,100,150,"), "{jobs}");
+    assert!(jobs.contains("train-a,1,150,200,"), "{jobs}");
+    // Permit-wait: train-a's partial gang is released at its 60 s timeout; it completes
+    // later, after train-b.
+    let (jobs, s) = example("gang-deadlock", "kube[gang=permit-wait]");
+    assert_eq!(s["outcomes"]["completed"], 3);
+    assert_eq!(s["stuck_partial_gangs"], 0);
+    assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
+    assert!(jobs.contains("train-a,1,150,200,"), "{jobs}");
+}
