@@ -60,6 +60,14 @@ pub const GANG: OptionInfo = OptionInfo {
           held releases everything and is tried again (scheduler-plugins Coscheduling, scheduleTimeoutSeconds)",
 };
 
+/// Records a pod placed on the pass's scratch ledger, so the next pods of the pass see
+/// it in their inter-pod affinity and spread (the engine records it for real at Bind).
+fn label(ledger: &mut Ledger, job: &Job, b: &TaskBinding) {
+    if let Some(c) = job.constraints.as_deref().filter(|c| !c.labels.is_empty()) {
+        ledger.label_pod(b.node, u32::MAX, std::sync::Arc::new(c.labels.clone()));
+    }
+}
+
 /// Coscheduling's default `scheduleTimeoutSeconds`.
 pub const PERMIT_TIMEOUT_SECS: u64 = 60;
 
@@ -334,11 +342,13 @@ impl KubeScheduler {
             match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
                 Some(b) => {
                     ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    label(ledger, job, &b);
                     binding.push(b);
                 }
                 None => {
                     for b in &binding {
                         ledger.give(&job.task, b, false);
+                        ledger.unlabel_pod(b.node, u32::MAX);
                     }
                     return None;
                 }
@@ -362,6 +372,7 @@ impl KubeScheduler {
             match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
                 Some(b) => {
                     ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    label(ledger, job, &b);
                     placed.push(b);
                 }
                 None => break,

@@ -127,6 +127,54 @@ impl Toleration {
     }
 }
 
+/// Inter-pod affinity or anti-affinity: pods matching `selector` in the same topology
+/// domain (`topology_key`: `node`, `rack`, `zone`, `switch` or a node label) attract
+/// (`anti = false`) or repel the pod. `weight` 0 = required (a filter), 1–100 = preferred.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PodAffinityTerm {
+    /// Label requirements on the other pods (ANDed).
+    pub selector: Vec<Requirement>,
+    /// The domain: `node`, `rack`, `zone`, `switch`, or a node label key.
+    pub topology_key: String,
+    /// 0 = required; 1–100 = preferred with that weight.
+    #[serde(default)]
+    pub weight: u32,
+    /// Anti-affinity rather than affinity.
+    #[serde(default)]
+    pub anti: bool,
+}
+
+/// What PodTopologySpread does when a placement would exceed `max_skew`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WhenUnsatisfiable {
+    /// A filter (the default).
+    #[default]
+    DoNotSchedule,
+    /// Only a score.
+    ScheduleAnyway,
+}
+
+/// A PodTopologySpread constraint: the pods matching `selector` stay spread over the
+/// domains of `topology_key` within `max_skew` (count in a domain − fewest in any).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SpreadConstraint {
+    /// Largest allowed skew.
+    pub max_skew: u32,
+    /// The domain key.
+    pub topology_key: String,
+    /// Filter or score.
+    #[serde(default)]
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// Label requirements on the pods counted (ANDed).
+    pub selector: Vec<Requirement>,
+}
+
+/// Whether pod labels satisfy a selector (all requirements; an empty selector matches
+/// every pod).
+pub fn selector_matches(selector: &[Requirement], labels: &BTreeMap<String, String>) -> bool {
+    selector.iter().all(|r| r.matches(labels))
+}
+
 /// Everything that restricts where a pod may go.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodConstraints {
@@ -142,6 +190,15 @@ pub struct PodConstraints {
     /// Tolerations.
     #[serde(default)]
     pub tolerations: Vec<Toleration>,
+    /// The pod's own labels (what other pods' affinity terms select).
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Inter-pod affinity and anti-affinity.
+    #[serde(default)]
+    pub pod_affinity: Vec<PodAffinityTerm>,
+    /// Topology spread constraints.
+    #[serde(default)]
+    pub spread: Vec<SpreadConstraint>,
 }
 
 impl PodConstraints {

@@ -540,6 +540,12 @@ impl<'a> Engine<'a> {
                 return Err(self.invalid(format!("binding of job {}: {e}", job.trace_id)));
             }
         }
+        if let Some(c) = job.constraints.as_deref().filter(|c| !c.labels.is_empty()) {
+            let labels = std::sync::Arc::new(c.labels.clone());
+            for b in &new {
+                self.ledger.label_pod(b.node, j.0, labels.clone());
+            }
+        }
         if oom && !was_oom {
             // The gang's allocation failed: none of its peaks count in the sums.
             for b in self.holds[j.idx()].iter().chain(&new) {
@@ -598,6 +604,7 @@ impl<'a> Engine<'a> {
         h.epoch += 1;
         for b in std::mem::take(&mut self.holds[j.idx()]) {
             self.ledger.give(&job.task, &b, counted);
+            self.ledger.unlabel_pod(b.node, j.0);
         }
         self.info.released.push(j);
     }
@@ -671,6 +678,7 @@ impl<'a> Engine<'a> {
             let job = &self.jobs[j.idx()];
             for b in &binding {
                 self.ledger.give(&job.task, b, !self.state[j.idx()].oom);
+                self.ledger.unlabel_pod(b.node, j.0);
             }
         }
         let seq = self.state[j.idx()].start_seq;

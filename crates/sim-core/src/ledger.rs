@@ -88,6 +88,8 @@ pub struct NodeUse {
     pub tasks: u32,
     /// Its labels and taints, shared by the nodes of its pool.
     pub meta: std::sync::Arc<NodeMeta>,
+    /// Labels of the labelled pods (tasks) on it, with their job index.
+    pub pods: Vec<(u32, std::sync::Arc<std::collections::BTreeMap<String, String>>)>,
 }
 
 /// What placement constraints look at on a node.
@@ -97,6 +99,24 @@ pub struct NodeMeta {
     pub labels: std::collections::BTreeMap<String, String>,
     /// Taints.
     pub taints: Vec<crate::constraints::Taint>,
+    /// Network position.
+    pub topology: crate::cluster::TopologyPath,
+}
+
+impl NodeUse {
+    /// The node's domain for a topology key: `node` (or `kubernetes.io/hostname`) is the
+    /// node itself, `zone`, `rack` and `switch` (or their `topology.kubernetes.io/` names)
+    /// its network position, any other key a node label. `None` when it has none.
+    pub fn domain(&self, node: usize, key: &str) -> Option<String> {
+        let t = &self.meta.topology;
+        match key {
+            "node" | "kubernetes.io/hostname" => Some(node.to_string()),
+            "zone" | "topology.kubernetes.io/zone" => t.zone.clone().or_else(|| self.meta.labels.get(key).cloned()),
+            "rack" => t.rack.clone().or_else(|| self.meta.labels.get(key).cloned()),
+            "switch" => t.switch.clone().or_else(|| self.meta.labels.get(key).cloned()),
+            _ => self.meta.labels.get(key).cloned(),
+        }
+    }
 }
 
 impl NodeUse {
@@ -164,7 +184,13 @@ impl Ledger {
         let metas: Vec<std::sync::Arc<NodeMeta>> = cluster
             .pools
             .iter()
-            .map(|p| std::sync::Arc::new(NodeMeta { labels: p.spec.labels.clone(), taints: p.spec.taints.clone() }))
+            .map(|p| {
+                std::sync::Arc::new(NodeMeta {
+                    labels: p.spec.labels.clone(),
+                    taints: p.spec.taints.clone(),
+                    topology: p.spec.topology.clone(),
+                })
+            })
             .collect();
         let meta_of = cluster.pools.iter().enumerate().flat_map(|(i, p)| std::iter::repeat_n(i, p.count as usize));
         let nodes = cluster
@@ -191,6 +217,7 @@ impl Ledger {
                 affinity: Vec::new(),
                 tasks: 0,
                 meta: metas[pool].clone(),
+                pods: Vec::new(),
             })
             .collect();
         Ledger { nodes }
@@ -204,6 +231,24 @@ impl Ledger {
     /// One node's use.
     pub fn node(&self, id: NodeId) -> &NodeUse {
         &self.nodes[id.0 as usize]
+    }
+
+    /// Records a labelled pod (a task of job `job`) on `node`.
+    pub fn label_pod(
+        &mut self,
+        node: NodeId,
+        job: u32,
+        labels: std::sync::Arc<std::collections::BTreeMap<String, String>>,
+    ) {
+        self.nodes[node.0 as usize].pods.push((job, labels));
+    }
+
+    /// Forgets one labelled pod of job `job` on `node`.
+    pub fn unlabel_pod(&mut self, node: NodeId, job: u32) {
+        let pods = &mut self.nodes[node.0 as usize].pods;
+        if let Some(i) = pods.iter().position(|p| p.0 == job) {
+            pods.remove(i);
+        }
     }
 
     /// Checks that a task fits at `b` (memory limits are the scheduler's business, not

@@ -25,6 +25,9 @@
 //! | `required` | node affinity terms (ORed), each a list of `{key, operator, values}` (ANDed); operators `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt` | none |
 //! | `preferred` | `[[weight, term], ...]`, weight 1–100 | none |
 //! | `tolerations` | `{key, exists, value, effect}`; effect `NoSchedule`, `PreferNoSchedule`, `NoExecute` or absent (all) | none |
+//! | `labels` | the pod's own labels `{key: value}` | none |
+//! | `pod_affinity` | `{selector: [requirements], topology_key, weight, anti}`: weight 0 = required, 1–100 preferred; `anti: true` for anti-affinity; keys `node`, `rack`, `zone`, `switch` or a node label | none |
+//! | `spread` | `{max_skew, topology_key, when_unsatisfiable: DoNotSchedule\|ScheduleAnyway, selector}` | none |
 
 use crate::error::TraceError;
 use serde::Deserialize;
@@ -86,6 +89,12 @@ struct Line<'a> {
     preferred: Vec<(u32, Vec<sim_core::constraints::Requirement>)>,
     #[serde(default)]
     tolerations: Vec<Toleration>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pod_affinity: Vec<sim_core::constraints::PodAffinityTerm>,
+    #[serde(default)]
+    spread: Vec<sim_core::constraints::SpreadConstraint>,
 }
 
 fn one() -> u32 {
@@ -148,6 +157,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
             required: j.required.into_iter().map(|requirements| SelectorTerm { requirements }).collect(),
             preferred: j.preferred.into_iter().map(|(w, requirements)| (w, SelectorTerm { requirements })).collect(),
             tolerations: j.tolerations,
+            labels: j.labels,
+            pod_affinity: j.pod_affinity,
+            spread: j.spread,
         };
         let constraints = (constraints != PodConstraints::default()).then(|| Box::new(constraints));
         jobs.push(Job {
@@ -255,8 +267,12 @@ pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
                 let terms: Vec<_> = c.preferred.iter().map(|(w, t)| (*w, t.requirements.clone())).collect();
                 m.insert("preferred".into(), serde_json::to_value(terms).map_err(std::io::Error::other)?);
             }
-            if !c.tolerations.is_empty() {
-                m.insert("tolerations".into(), v["tolerations"].clone());
+            for k in ["tolerations", "labels", "pod_affinity", "spread"] {
+                let empty =
+                    v[k].as_array().is_some_and(|a| a.is_empty()) || v[k].as_object().is_some_and(|o| o.is_empty());
+                if !empty {
+                    m.insert(k.into(), v[k].clone());
+                }
             }
         }
         serde_json::to_writer(&mut *out, &serde_json::Value::Object(m)).map_err(std::io::Error::other)?;

@@ -26,6 +26,7 @@
 pub mod filters;
 pub mod frag;
 pub mod scores;
+pub mod topology;
 
 use filters::{FilterPlugin, GpuMemoryFit, GpuShareFit, NodeAffinity, NodeResourcesFit, TaintToleration};
 use frag::FragMeter;
@@ -191,7 +192,10 @@ impl Placement {
         cx: &mut PlaceCx,
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
-        let n_scores = self.scores.len();
+        let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c));
+        let n_plugins = self.scores.len();
+        // Two more columns with inter-pod terms: InterPodAffinity and PodTopologySpread.
+        let n_scores = n_plugins + if topo.is_some() { 2 } else { 0 };
         let mut feasible: Vec<usize> = Vec::new();
         let mut raw: Vec<i64> = Vec::new();
         let PlaceCx { frag, cache, .. } = cx;
@@ -213,11 +217,15 @@ impl Placement {
                 }
                 _ => self.eval(node, pod, frag),
             };
-            if !ok {
+            if !ok || topo.as_ref().is_some_and(|t| !t.pass(i, node)) {
                 continue;
             }
             feasible.push(i);
-            raw.extend_from_slice(&s[..n_scores]);
+            raw.extend_from_slice(&s[..n_plugins]);
+            if let Some(t) = &topo {
+                let (aff, spread) = t.scores(i, node);
+                raw.extend_from_slice(&[aff, spread]);
+            }
         }
         if feasible.is_empty() {
             return None;
@@ -227,14 +235,17 @@ impl Placement {
         } else {
             let m = feasible.len();
             let mut total = vec![0i64; m];
-            for (k, (p, w)) in self.scores.iter().enumerate() {
+            // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
+            let extra = [(Normalize::MinMax, 2), (Normalize::MaxReversed, 2)];
+            let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
+            for (k, (norm, w)) in columns.enumerate() {
                 let col = |i: usize| raw[i * n_scores + k];
                 let hi = (0..m).map(col).max().expect("non-empty");
                 let lo = (0..m).map(col).min().expect("non-empty");
                 let max = scores::MAX_NODE_SCORE;
                 for (i, t) in total.iter_mut().enumerate() {
                     let s = col(i);
-                    let s = match p.normalize() {
+                    let s = match norm {
                         Normalize::None => s,
                         Normalize::MinMax if hi == lo => 0,
                         Normalize::MinMax => (s - lo) * max / (hi - lo),

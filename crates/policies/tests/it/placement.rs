@@ -414,3 +414,123 @@ mod affinity {
         assert_eq!(chosen(&full, None), vec![1]);
     }
 }
+
+mod inter_pod {
+    use super::*;
+    use sim_core::constraints::{
+        Operator, PodAffinityTerm, PodConstraints, Requirement, SpreadConstraint, WhenUnsatisfiable,
+    };
+    use std::sync::Arc;
+
+    /// Four identical CPU nodes, two per rack; `pods` = (node, app label) already running.
+    fn racks(pods: &[(u32, &str)]) -> Ledger {
+        let mut pools = Vec::new();
+        for rack in ["r1", "r2"] {
+            let mut p = node(8, 0, GpuSharing::Exclusive).pools.remove(0);
+            p.count = 2;
+            p.name = rack.into();
+            p.spec.topology.rack = Some(rack.into());
+            pools.push(p);
+        }
+        let mut l = Ledger::new(&Cluster { pools });
+        for &(n, app) in pods {
+            l.take(&shape(1000, 0, 0), &[], &TaskBinding { node: NodeId(n), gpus: vec![] }, true).unwrap();
+            l.label_pod(NodeId(n), 0, Arc::new([("app".to_string(), app.to_string())].into()));
+        }
+        l
+    }
+
+    fn app(v: &str) -> Vec<Requirement> {
+        vec![Requirement { key: "app".into(), operator: Operator::In, values: vec![v.into()] }]
+    }
+
+    fn web(pod_affinity: Vec<PodAffinityTerm>, spread: Vec<SpreadConstraint>) -> PodConstraints {
+        PodConstraints {
+            labels: [("app".to_string(), "web".to_string())].into(),
+            pod_affinity,
+            spread,
+            ..Default::default()
+        }
+    }
+
+    fn term(selector: &str, key: &str, weight: u32, anti: bool) -> PodAffinityTerm {
+        PodAffinityTerm { selector: app(selector), topology_key: key.into(), weight, anti }
+    }
+
+    /// Where a one-core pod with `c` may go under `placement`, over 30 seeds: with
+    /// `random` that is every node passing the filters.
+    fn chosen_by(l: &Ledger, c: &PodConstraints, placement: &str) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..30)
+            .filter_map(|seed| {
+                let p = PodReq { task: shape(1000, 0, 0), models: &[], type_id: None, constraints: Some(c) };
+                let mut rng = RngStreams::new(seed).stream("t");
+                Placement::by_name(placement, MemoryFit::Oblivious)
+                    .unwrap()
+                    .place(l.nodes(), &|_| true, &p, &mut PlaceCx::default(), &mut rng)
+                    .map(|b| b.node.0)
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    fn feasible(l: &Ledger, c: &PodConstraints) -> Vec<u32> {
+        chosen_by(l, c, "random")
+    }
+
+    #[test]
+    fn required_anti_affinity_keeps_replicas_apart() {
+        let l = racks(&[(0, "web")]);
+        assert_eq!(feasible(&l, &web(vec![term("web", "node", 0, true)], vec![])), vec![1, 2, 3]);
+        assert_eq!(feasible(&l, &web(vec![term("web", "rack", 0, true)], vec![])), vec![2, 3]);
+        assert_eq!(feasible(&l, &web(vec![], vec![])), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn required_affinity_follows_the_selected_pods() {
+        let l = racks(&[(2, "db")]);
+        assert_eq!(feasible(&l, &web(vec![term("db", "rack", 0, false)], vec![])), vec![2, 3]);
+        assert_eq!(feasible(&l, &web(vec![term("db", "node", 0, false)], vec![])), vec![2]);
+        // No pod selected anywhere: a pod that matches its own term may go anywhere (the
+        // first replica of a group), one that does not may go nowhere.
+        let empty = racks(&[]);
+        assert_eq!(feasible(&empty, &web(vec![term("web", "rack", 0, false)], vec![])), vec![0, 1, 2, 3]);
+        assert_eq!(feasible(&empty, &web(vec![term("db", "rack", 0, false)], vec![])), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn preferred_terms_outweigh_least_allocated() {
+        // Least-allocated alone goes to the empty node 1.
+        let l = racks(&[(0, "web"), (2, "db"), (3, "db")]);
+        assert_eq!(chosen_by(&l, &web(vec![], vec![]), "least-allocated"), vec![1]);
+        // Preferred anti-affinity with web pods by rack: rack r2.
+        assert_eq!(chosen_by(&l, &web(vec![term("web", "rack", 50, true)], vec![]), "least-allocated"), vec![2, 3]);
+        // Preferred affinity with db pods on their node.
+        assert_eq!(chosen_by(&l, &web(vec![term("db", "node", 50, false)], vec![]), "least-allocated"), vec![2, 3]);
+    }
+
+    #[test]
+    fn topology_spread() {
+        let spread = |skew, when| SpreadConstraint {
+            max_skew: skew,
+            topology_key: "rack".into(),
+            when_unsatisfiable: when,
+            selector: app("web"),
+        };
+        // Two web pods in r1, none in r2: one more in r1 would make the skew 3.
+        let l = racks(&[(0, "web"), (1, "web")]);
+        assert_eq!(feasible(&l, &web(vec![], vec![spread(1, WhenUnsatisfiable::DoNotSchedule)])), vec![2, 3]);
+        assert_eq!(feasible(&l, &web(vec![], vec![spread(3, WhenUnsatisfiable::DoNotSchedule)])), vec![0, 1, 2, 3]);
+        // Balanced racks: both allowed.
+        let l = racks(&[(0, "web"), (2, "web")]);
+        assert_eq!(feasible(&l, &web(vec![], vec![spread(1, WhenUnsatisfiable::DoNotSchedule)])), vec![0, 1, 2, 3]);
+        // ScheduleAnyway only scores: r2's nodes are busier (least-allocated would pick
+        // r1) but hold no web pod.
+        let l = racks(&[(0, "web"), (1, "web"), (2, "db"), (2, "db"), (3, "db"), (3, "db")]);
+        assert_eq!(chosen_by(&l, &web(vec![], vec![]), "least-allocated"), vec![0, 1]);
+        let c = web(vec![], vec![spread(1, WhenUnsatisfiable::ScheduleAnyway)]);
+        assert_eq!(chosen_by(&l, &c, "least-allocated"), vec![2, 3]);
+        assert_eq!(feasible(&l, &c), vec![0, 1, 2, 3], "no filter");
+    }
+}
