@@ -39,3 +39,40 @@ fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
     assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
     assert!(jobs.contains("train-a,1,150,200,"), "{jobs}");
 }
+
+/// (job, node) of every start in a run's decision log.
+fn starts(dir: &str, policy: &str) -> Vec<(String, String)> {
+    let base = root().join("examples").join(dir);
+    let (out, d) = run_into(&[
+        "--cluster",
+        base.join("cluster.toml").to_str().unwrap(),
+        "--trace",
+        base.join("workload.jsonl").to_str().unwrap(),
+        "--policy",
+        policy,
+        "--log",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    read(&d, "decisions.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["event"] == "start")
+        .map(|v| {
+            let units = v["units"].as_str().unwrap();
+            (v["job"].as_str().unwrap().to_string(), units.split(" gpu").next().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn anti_affinity_spreads_inference_replicas() {
+    let s = starts("inference-spread", "kube[score=bestfit]");
+    let nodes = |prefix: &str| {
+        let mut v: Vec<&String> = s.iter().filter(|(j, _)| j.starts_with(prefix)).map(|(_, n)| n).collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    assert_eq!(nodes("spread-"), 4, "{s:?}");
+    assert_eq!(nodes("packed-"), 1, "{s:?}");
+}
