@@ -171,6 +171,10 @@ pub struct RunArgs {
     /// oom_killed (Kubernetes Job backoffLimit 6; Volcano maxRetry 3).
     #[arg(long, default_value_t = 6)]
     pub oom_retries: u32,
+    /// How much longer (percent) a distributed training job runs when its tasks sit
+    /// under more than one leaf switch.
+    #[arg(long, default_value_t = 0)]
+    pub cross_switch_slowdown: u32,
     /// Seconds after its start at which a job that runs out of GPU memory is killed.
     #[arg(long, default_value = "120")]
     pub oom_after: String,

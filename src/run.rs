@@ -65,6 +65,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         track_units: a.jobs_format == JobsFormat::Batsim,
         oom_retries: a.oom_retries,
         oom_after: sim_core::SimDuration(oom_after),
+        cross_switch_slowdown_permille: a.cross_switch_slowdown.saturating_mul(10),
     };
     let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {

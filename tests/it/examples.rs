@@ -76,3 +76,24 @@ fn anti_affinity_spreads_inference_replicas() {
     assert_eq!(nodes("spread-"), 4, "{s:?}");
     assert_eq!(nodes("packed-"), 1, "{s:?}");
 }
+
+#[test]
+fn rack_local_training_avoids_the_cross_switch_slowdown() {
+    let base = root().join("examples/rack-local");
+    let run = |policy: &str| {
+        let (out, d) = run_into(&[
+            "--cluster",
+            base.join("cluster.toml").to_str().unwrap(),
+            "--trace",
+            base.join("workload.jsonl").to_str().unwrap(),
+            "--cross-switch-slowdown",
+            "25",
+            "--policy",
+            policy,
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        read(&d, "jobs.csv").lines().find(|l| l.starts_with("train,")).unwrap().to_string()
+    };
+    assert_eq!(run("kube[topology=tree]"), "train,1,1,1001,0,1000,1000,16,completed,");
+    assert_eq!(run("kube[topology=none]"), "train,1,1,1251,0,1250,1000,16,completed,");
+}

@@ -68,6 +68,15 @@ fn label(ledger: &mut Ledger, job: &Job, b: &TaskBinding) {
     }
 }
 
+/// `topology=none|tree`.
+pub const TOPOLOGY: OptionInfo = OptionInfo {
+    key: "topology",
+    values: &["none", "tree"],
+    doc: "none: a gang's tasks go wherever the placement puts them; tree: a gang is placed under the lowest \
+          common level of the topology that fits it — one leaf switch, else one rack, else one zone, else \
+          anywhere — choosing the fullest domain that fits (Slurm topology/tree, --switches)",
+};
+
 /// Coscheduling's default `scheduleTimeoutSeconds`.
 pub const PERMIT_TIMEOUT_SECS: u64 = 60;
 
@@ -87,6 +96,7 @@ pub struct KubeScheduler {
     order: usize,
     queue: usize,
     gang: usize,
+    topology: usize,
     cx: PlaceCx,
     rng: SimRng,
     types: BTreeMap<PodType, u64>,
@@ -97,7 +107,7 @@ pub struct KubeScheduler {
 
 impl KubeScheduler {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG];
+    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG, TOPOLOGY];
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
@@ -112,6 +122,7 @@ impl KubeScheduler {
             order: c.index(ORDER),
             queue: c.index(QUEUE),
             gang: c.index(GANG),
+            topology: c.index(TOPOLOGY),
             cx: PlaceCx::new(FragMeter::default()),
             rng: RngStreams::new(seed).stream("kube-ties"),
             types: BTreeMap::new(),
@@ -141,6 +152,7 @@ impl Policy for KubeScheduler {
                 (ORDER, self.order),
                 (QUEUE, self.queue),
                 (GANG, self.gang),
+                (TOPOLOGY, self.topology),
             ],
         )
     }
@@ -333,8 +345,47 @@ impl KubeScheduler {
         }
     }
 
-    /// Places every task of `job` on `ledger` (taking what it places), or nothing.
+    /// Places every task of `job` on `ledger` (taking what it places), or nothing; with
+    /// `topology=tree` a gang first tries to stay under one switch, then one rack, then
+    /// one zone.
     fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<Vec<TaskBinding>> {
+        if self.topology == 1 && job.tasks > 1 {
+            for key in ["switch", "rack", "zone"] {
+                // Domains of the allowed nodes, fullest first (least milli-GPU free, then
+                // least milli-CPU free), ties by name.
+                let mut free: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+                for (i, n) in ledger.nodes().iter().enumerate() {
+                    if allowed(i)
+                        && let Some(d) = n.domain(i, key)
+                    {
+                        let e = free.entry(d).or_default();
+                        e.0 += n.gpu_milli_left();
+                        e.1 += n.cpu_milli_left;
+                    }
+                }
+                let mut domains: Vec<(String, (u64, u64))> = free.into_iter().collect();
+                domains.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+                for (d, _) in domains {
+                    let nodes = ledger.nodes();
+                    let inside: Vec<bool> = (0..nodes.len())
+                        .map(|i| allowed(i) && nodes[i].domain(i, key).as_deref() == Some(d.as_str()))
+                        .collect();
+                    if let Some(b) = self.bind_all(ledger, job, &|i| inside[i]) {
+                        return Some(b);
+                    }
+                }
+            }
+        }
+        self.bind_all(ledger, job, allowed)
+    }
+
+    /// Places every task of `job` on `ledger` among `allowed` nodes, or nothing.
+    fn bind_all(
+        &mut self,
+        ledger: &mut Ledger,
+        job: &Job,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> Option<Vec<TaskBinding>> {
         let req =
             PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
         let mut binding: Vec<TaskBinding> = Vec::with_capacity(job.tasks as usize);

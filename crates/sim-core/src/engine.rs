@@ -36,6 +36,10 @@ pub struct SimConfig {
     /// and is killed (at most its run time). A modelling choice, default 120 s: training
     /// jobs allocate the bulk of their memory in the first steps, after loading.
     pub oom_after: SimDuration,
+    /// How much slower (per mille) a distributed training job (kind `dl_train`, more
+    /// than one task) runs when its tasks sit under more than one leaf switch: its
+    /// gradient exchange crosses the spine. 0 by default; e.g. 250 = 25 % longer.
+    pub cross_switch_slowdown_permille: u32,
 }
 
 impl Default for SimConfig {
@@ -47,6 +51,7 @@ impl Default for SimConfig {
             track_units: true,
             oom_retries: 6,
             oom_after: SimDuration::from_secs(120),
+            cross_switch_slowdown_permille: 0,
         }
     }
 }
@@ -138,6 +143,7 @@ struct JobState {
     wasted: u64,
     gpu_milli_held: u64,
     hold: HoldState,
+    cross_switch: bool,
 }
 
 /// A gang being held in parts.
@@ -304,6 +310,7 @@ impl<'a> Engine<'a> {
                     wasted: 0,
                     gpu_milli_held: 0,
                     hold: HoldState::default(),
+                    cross_switch: false,
                 })
                 .collect(),
             queue: Vec::new(),
@@ -623,7 +630,13 @@ impl<'a> Engine<'a> {
         reason: StartReason,
     ) -> Result<(), EngineError> {
         let where_ = describe_binding(&binding);
+        let job = &self.jobs[j.idx()];
+        let cross = job.kind == crate::job::JobKind::DlTrain && job.tasks > 1 && {
+            let switch = |b: &TaskBinding| self.cluster.node_spec(b.node).and_then(|(s, _)| s.topology.switch.as_ref());
+            binding.iter().any(|b| switch(b) != switch(&binding[0]))
+        };
         let st = &mut self.state[j.idx()];
+        st.cross_switch = cross;
         st.binding = Some(binding);
         st.oom = oom;
         st.gpu_milli_held = held;
@@ -641,7 +654,7 @@ impl<'a> Engine<'a> {
     ) -> Result<(), EngineError> {
         let job = &self.jobs[j.idx()];
         let requested = self.requested(j);
-        let runtime = job.runtime.unwrap_or_default();
+        let runtime = self.effective_runtime(j);
         let mut run = if self.cfg.walltime_kill { runtime.min(requested) } else { runtime };
         if oom {
             run = run.min(self.cfg.oom_after);
@@ -669,6 +682,18 @@ impl<'a> Engine<'a> {
         self.running[j.idx()] =
             Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need, binding });
         Ok(())
+    }
+
+    /// The job's run time in this attempt: longer for distributed training spread over
+    /// several leaf switches.
+    fn effective_runtime(&self, j: JobId) -> SimDuration {
+        let r = self.jobs[j.idx()].runtime.unwrap_or_default();
+        if self.state[j.idx()].cross_switch && self.cfg.cross_switch_slowdown_permille > 0 {
+            let p = self.cfg.cross_switch_slowdown_permille as u128;
+            SimDuration((r.0 as u128 * (1000 + p) / 1000).min(u64::MAX as u128) as u64)
+        } else {
+            r
+        }
     }
 
     /// Takes a running job off its units; returns them to the pool where their node is up.
@@ -741,7 +766,7 @@ impl<'a> Engine<'a> {
             return Ok(());
         }
         let requested = self.requested(j);
-        let runtime = job.runtime.unwrap_or_default();
+        let runtime = self.effective_runtime(j);
         let outcome = if self.cfg.walltime_kill && runtime > requested {
             Outcome::Killed
         } else if job.trace_status == TraceStatus::Failed {
