@@ -182,6 +182,16 @@ pub struct RunArgs {
     /// `kube` for an openb pod list.
     #[arg(long)]
     pub policy: Option<String>,
+    /// Placement for `--policy fcfs|easy|conservative` (or kube): a score and plugin
+    /// weights, e.g. `bestfit,nodeaffinity=2,interpodaffinity=2,memory=aware`.
+    #[arg(long)]
+    pub placement: Option<String>,
+    /// Gang mode with a placement: atomic, none (pod at a time) or permit-wait.
+    #[arg(long)]
+    pub gang: Option<String>,
+    /// Topology rule with a placement: none or tree (a gang under one switch/rack/zone).
+    #[arg(long)]
+    pub topology: Option<String>,
     /// Master random seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -216,5 +226,12 @@ pub fn policies_text() -> String {
         s.push('\n');
     }
     s.push_str("Specs: name or name[key=value,...], e.g. easy[pass=per-event,reservation=nodes]\n");
+    s.push_str(
+        "\nComposed: sim run --policy fcfs|easy|conservative --placement SCORE[=W][,PLUGIN=W...][,memory=aware] \\\n\
+         \x20   --gang atomic|none|permit-wait --topology none|tree\n\
+         \x20   SCORE: least-allocated, most-allocated, balanced, random, dotprod, gpuclustering, gpupacking, bestfit, fgd\n\
+         \x20   PLUGIN: tainttoleration (default 3), nodeaffinity (2), interpodaffinity (2), podtopologyspread (2)\n\
+         \x20   e.g. --policy easy --placement 'bestfit,nodeaffinity=2,interpodaffinity=2' --gang atomic\n",
+    );
     s
 }

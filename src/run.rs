@@ -42,7 +42,11 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     });
     let openb = crate::input::is_openb(&a.input);
     let spec = a.policy.clone().unwrap_or_else(|| if openb { "kube".into() } else { "easy".into() });
-    let mut policy = policies::build_seeded(&spec, a.seed).map_err(|e| bad(format!("--policy: {e}")))?;
+    if let Some(p) = &a.placement {
+        policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
+    }
+    let mut policy = policies::compose(&spec, a.placement.as_deref(), a.gang.as_deref(), a.topology.as_deref(), a.seed)
+        .map_err(|e| bad(format!("--policy: {e}")))?;
     let (workload, trace_name) = crate::input::load(&a.input, a.seed)?;
     if let Some(p) = spinner {
         p.finish_and_clear();

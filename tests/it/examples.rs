@@ -97,3 +97,33 @@ fn rack_local_training_avoids_the_cross_switch_slowdown() {
     assert_eq!(run("kube[topology=tree]"), "train,1,1,1001,0,1000,1000,16,completed,");
     assert_eq!(run("kube[topology=none]"), "train,1,1,1251,0,1250,1000,16,completed,");
 }
+
+#[test]
+fn policy_parts_compose_on_the_command_line() {
+    let base = root().join("examples/gang-deadlock");
+    let (out, d) = run_into(&[
+        "--cluster",
+        base.join("cluster.toml").to_str().unwrap(),
+        "--trace",
+        base.join("workload.jsonl").to_str().unwrap(),
+        "--policy",
+        "easy",
+        "--placement",
+        "bestfit,nodeaffinity=2,interpodaffinity=2",
+        "--gang",
+        "atomic",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+    assert_eq!(s["policy"], "easy+placement[bestfit,nodeaffinity=2,interpodaffinity=2]+gang[atomic]+topology[none]");
+    // In arrival order (EASY's), train-a goes first once 6 GPUs are free.
+    let jobs = read(&d, "jobs.csv");
+    assert!(jobs.contains("train-a,1,100,150,") && jobs.contains("train-b,2,150,200,"), "{jobs}");
+    let (out, _d) = run_into(&["--policy", "easy", "--placement", "bestfit,affinity=2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--placement 'bestfit,affinity=2': unknown plugin 'affinity'")
+    );
+    let (out, _d) = run_into(&["--policy", "easy", "--gang", "sometimes"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -97,6 +97,7 @@ pub struct KubeScheduler {
     queue: usize,
     gang: usize,
     topology: usize,
+    label: Option<String>,
     cx: PlaceCx,
     rng: SimRng,
     types: BTreeMap<PodType, u64>,
@@ -123,6 +124,7 @@ impl KubeScheduler {
             queue: c.index(QUEUE),
             gang: c.index(GANG),
             topology: c.index(TOPOLOGY),
+            label: None,
             cx: PlaceCx::new(FragMeter::default()),
             rng: RngStreams::new(seed).stream("kube-ties"),
             types: BTreeMap::new(),
@@ -130,6 +132,40 @@ impl KubeScheduler {
             seen: 0,
             rebuilt_at: 0,
         })
+    }
+
+    /// A queue discipline of the batch world (`fcfs`, `easy`, `conservative`) over a
+    /// placement, with a gang mode and a topology rule (`sim run --policy easy
+    /// --placement bestfit,nodeaffinity=2 --gang atomic`). Queue order is arrival order.
+    pub fn composed(
+        queue: &str,
+        placement: Placement,
+        gang: &str,
+        topology: &str,
+        seed: u64,
+    ) -> Result<Self, PolicyError> {
+        let bad = |key: &str, value: &str, expected: &[&str]| PolicyError::BadValue {
+            policy: "kube".into(),
+            key: key.into(),
+            value: value.into(),
+            expected: expected.join(", "),
+        };
+        let q = QUEUE.values.iter().position(|v| *v == queue).ok_or_else(|| bad("queue", queue, QUEUE.values))?;
+        let g = GANG.values.iter().position(|v| *v == gang).ok_or_else(|| bad("gang", gang, GANG.values))?;
+        let t = TOPOLOGY
+            .values
+            .iter()
+            .position(|v| *v == topology)
+            .ok_or_else(|| bad("topology", topology, TOPOLOGY.values))?;
+        let mut k = KubeScheduler::from_spec(&PolicySpec { name: "kube".into(), options: Default::default() }, seed)?;
+        let label = format!("{queue}+placement[{}]+gang[{gang}]+topology[{topology}]", placement.name());
+        k.placement = placement;
+        k.queue = q;
+        k.gang = g;
+        k.topology = t;
+        k.order = 1;
+        k.label = Some(label);
+        Ok(k)
     }
 
     fn pod_type(job: &Job) -> PodType {
@@ -144,6 +180,9 @@ impl KubeScheduler {
 
 impl Policy for KubeScheduler {
     fn spec(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
         canonical(
             "kube",
             &[

@@ -81,6 +81,50 @@ pub const REGISTRY: &[PolicyEntry] = &[
     },
 ];
 
+/// A policy composed from its parts, as `sim run` takes them: a queue discipline
+/// (`--policy fcfs|easy|conservative`, or a `kube[...]` spec), a placement
+/// (`--placement bestfit,nodeaffinity=2,...`, see [`placement::Placement::from_spec`]), a
+/// gang mode (`--gang atomic|none|permit-wait`) and a topology rule (`--topology
+/// none|tree`). Without placement, gang and topology it is [`build_seeded`].
+///
+/// ```
+/// let p = policies::compose("easy", Some("bestfit,nodeaffinity=2"), Some("atomic"), None, 0).unwrap();
+/// assert_eq!(p.spec(), "easy+placement[bestfit,nodeaffinity=2]+gang[atomic]+topology[none]");
+/// assert!(policies::compose("easy[pass=per-event]", Some("fgd"), None, None, 0).is_err());
+/// ```
+pub fn compose(
+    policy: &str,
+    placement: Option<&str>,
+    gang: Option<&str>,
+    topology: Option<&str>,
+    seed: u64,
+) -> Result<Box<dyn Policy>, PolicyError> {
+    if placement.is_none() && gang.is_none() && topology.is_none() {
+        return build_seeded(policy, seed);
+    }
+    let parsed: PolicySpec = policy.parse()?;
+    let malformed = |what: String| PolicyError::Malformed { spec: placement.unwrap_or_default().to_string(), what };
+    let queue = match parsed.name.as_str() {
+        "fcfs" | "easy" | "conservative" if parsed.options.is_empty() => parsed.name.clone(),
+        "fcfs" | "easy" | "conservative" => {
+            return Err(PolicyError::Malformed {
+                spec: policy.to_string(),
+                what: "options of the processor-unit policies do not apply with --placement/--gang/--topology".into(),
+            });
+        }
+        "kube" => parsed.options.get("queue").cloned().unwrap_or_else(|| "skip".into()),
+        other => {
+            return Err(PolicyError::UnknownPolicy {
+                name: other.to_string(),
+                known: "fcfs, easy, conservative, kube".into(),
+            });
+        }
+    };
+    let placement = placement::Placement::from_spec(placement.unwrap_or("least-allocated")).map_err(malformed)?;
+    let k = KubeScheduler::composed(&queue, placement, gang.unwrap_or("atomic"), topology.unwrap_or("none"), seed)?;
+    Ok(Box::new(k))
+}
+
 /// Builds a policy from a spec such as `conservative[replan=rebuild]`, with seed 0.
 pub fn build(spec: &str) -> Result<Box<dyn Policy>, PolicyError> {
     build_seeded(spec, 0)

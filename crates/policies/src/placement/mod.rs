@@ -90,6 +90,8 @@ pub struct Placement {
     scores: Vec<(Box<dyn ScorePlugin>, i64)>,
     random_node: bool,
     gpu_select: GpuSelect,
+    /// Weights of InterPodAffinity and PodTopologySpread (Kubernetes' defaults: 2, 2).
+    topology_weights: [i64; 2],
 }
 
 /// Most score plugins one placement combines.
@@ -144,7 +146,59 @@ impl Placement {
                 (Box::new(scores::NodeAffinityScore), 2),
             ],
             gpu_select,
+            topology_weights: [2, 2],
         })
+    }
+
+    /// A placement from a spec such as `bestfit,nodeaffinity=2,interpodaffinity=2`: the
+    /// main score (see [`PLACEMENTS`]), optionally `=weight`, then the weights of the
+    /// Kubernetes plugins every placement carries — `tainttoleration` (default 3),
+    /// `nodeaffinity` (2), `interpodaffinity` (2), `podtopologyspread` (2) — and
+    /// `memory=aware|oblivious`.
+    pub fn from_spec(spec: &str) -> Result<Self, String> {
+        let mut parts = spec.split(',').map(str::trim).filter(|p| !p.is_empty());
+        let first = parts.next().ok_or("expected a score name")?;
+        let (name, main_weight) = match first.split_once('=') {
+            Some((n, w)) => (n, Some(w.parse::<i64>().map_err(|_| format!("'{first}': expected name=weight"))?)),
+            None => (first, None),
+        };
+        if !PLACEMENTS.contains(&name) {
+            return Err(format!("unknown score '{name}' (expected one of: {})", PLACEMENTS.join(", ")));
+        }
+        let mut memory = MemoryFit::Oblivious;
+        let mut weights: Vec<(String, i64)> = Vec::new();
+        for p in parts {
+            let (k, v) = p.split_once('=').ok_or_else(|| format!("'{p}': expected key=value"))?;
+            if k == "memory" {
+                memory = match v {
+                    "aware" => MemoryFit::Aware,
+                    "oblivious" => MemoryFit::Oblivious,
+                    _ => return Err(format!("'{p}': memory is aware or oblivious")),
+                };
+                continue;
+            }
+            let w: i64 = v.parse().map_err(|_| format!("'{p}': expected an integer weight"))?;
+            if !["tainttoleration", "nodeaffinity", "interpodaffinity", "podtopologyspread"].contains(&k) {
+                return Err(format!(
+                    "unknown plugin '{k}' (expected tainttoleration, nodeaffinity, interpodaffinity, podtopologyspread or memory)"
+                ));
+            }
+            weights.push((k.to_string(), w));
+        }
+        let mut pl = Placement::by_name(name, memory).expect("listed placement");
+        pl.name = spec.to_string();
+        for (k, w) in weights {
+            match k.as_str() {
+                "tainttoleration" => pl.scores[1].1 = w,
+                "nodeaffinity" => pl.scores[2].1 = w,
+                "interpodaffinity" => pl.topology_weights[0] = w,
+                _ => pl.topology_weights[1] = w,
+            }
+        }
+        if let Some(w) = main_weight {
+            pl.scores[0].1 = w;
+        }
+        Ok(pl)
     }
 
     /// A placement from explicit plugins (at most [`MAX_SCORES`] scores).
@@ -155,7 +209,7 @@ impl Placement {
         gpu_select: GpuSelect,
     ) -> Self {
         scores.truncate(MAX_SCORES);
-        Placement { name: name.to_string(), filters, scores, random_node: false, gpu_select }
+        Placement { name: name.to_string(), filters, scores, random_node: false, gpu_select, topology_weights: [2, 2] }
     }
 
     /// Its name.
@@ -236,7 +290,8 @@ impl Placement {
             let m = feasible.len();
             let mut total = vec![0i64; m];
             // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
-            let extra = [(Normalize::MinMax, 2), (Normalize::MaxReversed, 2)];
+            let extra =
+                [(Normalize::MinMax, self.topology_weights[0]), (Normalize::MaxReversed, self.topology_weights[1])];
             let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
             for (k, (norm, w)) in columns.enumerate() {
                 let col = |i: usize| raw[i * n_scores + k];
