@@ -2,18 +2,19 @@
 
 use crate::{read, root, run_into};
 
-fn example(dir: &str, policy: &str) -> (String, serde_json::Value) {
+/// `sim run` on an example's cluster and workload with `extra` flags; it must succeed.
+fn run_example(dir: &str, extra: &[&str]) -> tempfile::TempDir {
     let base = root().join("examples").join(dir);
-    let (out, d) = run_into(&[
-        "--cluster",
-        base.join("cluster.toml").to_str().unwrap(),
-        "--trace",
-        base.join("workload.jsonl").to_str().unwrap(),
-        "--policy",
-        policy,
-        "--log",
-    ]);
+    let (cluster, trace) = (base.join("cluster.toml"), base.join("workload.jsonl"));
+    let mut args = vec!["--cluster", cluster.to_str().unwrap(), "--trace", trace.to_str().unwrap(), "--log"];
+    args.extend_from_slice(extra);
+    let (out, d) = run_into(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    d
+}
+
+fn example(dir: &str, policy: &str) -> (String, serde_json::Value) {
+    let d = run_example(dir, &["--policy", policy]);
     (read(&d, "jobs.csv"), serde_json::from_str(&read(&d, "summary.json")).unwrap())
 }
 
@@ -42,17 +43,7 @@ fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
 
 /// (job, node) of every start in a run's decision log.
 fn starts(dir: &str, policy: &str) -> Vec<(String, String)> {
-    let base = root().join("examples").join(dir);
-    let (out, d) = run_into(&[
-        "--cluster",
-        base.join("cluster.toml").to_str().unwrap(),
-        "--trace",
-        base.join("workload.jsonl").to_str().unwrap(),
-        "--policy",
-        policy,
-        "--log",
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = run_example(dir, &["--policy", policy]);
     read(&d, "decisions.jsonl")
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -79,19 +70,8 @@ fn anti_affinity_spreads_inference_replicas() {
 
 #[test]
 fn rack_local_training_avoids_the_cross_switch_slowdown() {
-    let base = root().join("examples/rack-local");
     let run = |policy: &str| {
-        let (out, d) = run_into(&[
-            "--cluster",
-            base.join("cluster.toml").to_str().unwrap(),
-            "--trace",
-            base.join("workload.jsonl").to_str().unwrap(),
-            "--cross-switch-slowdown",
-            "25",
-            "--policy",
-            policy,
-        ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let d = run_example("rack-local", &["--cross-switch-slowdown", "25", "--policy", policy]);
         read(&d, "jobs.csv").lines().find(|l| l.starts_with("train,")).unwrap().to_string()
     };
     assert_eq!(run("kube[topology=tree]"), "train,1,1,1001,0,1000,1000,16,completed,");
@@ -100,20 +80,10 @@ fn rack_local_training_avoids_the_cross_switch_slowdown() {
 
 #[test]
 fn policy_parts_compose_on_the_command_line() {
-    let base = root().join("examples/gang-deadlock");
-    let (out, d) = run_into(&[
-        "--cluster",
-        base.join("cluster.toml").to_str().unwrap(),
-        "--trace",
-        base.join("workload.jsonl").to_str().unwrap(),
-        "--policy",
-        "easy",
-        "--placement",
-        "bestfit,nodeaffinity=2,interpodaffinity=2",
-        "--gang",
-        "atomic",
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = run_example(
+        "gang-deadlock",
+        &["--policy", "easy", "--placement", "bestfit,nodeaffinity=2,interpodaffinity=2", "--gang", "atomic"],
+    );
     let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
     assert_eq!(s["policy"], "easy+placement[bestfit,nodeaffinity=2,interpodaffinity=2]+gang[atomic]+topology[none]");
     // In arrival order (EASY's), train-a goes first once 6 GPUs are free.

@@ -311,6 +311,24 @@ fn fgd_protocol_ends_on_a_workload_without_gpu_pods() {
     assert_eq!((r.placed, r.failed, r.samples.len()), (3, 0, 3));
 }
 
+/// The nodes a one-core pod with `c` goes to under `placement`, over 30 seeds (ties are
+/// drawn): with `random`, every node that passes the filters.
+fn chosen_by(l: &Ledger, c: Option<&sim_core::constraints::PodConstraints>, placement: &str) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..30)
+        .filter_map(|seed| {
+            let p = PodReq { task: shape(1000, 0, 0), models: &[], type_id: None, constraints: c };
+            let mut rng = RngStreams::new(seed).stream("t");
+            Placement::by_name(placement, MemoryFit::Oblivious)
+                .unwrap()
+                .place(l.nodes(), &|_| true, &p, &mut PlaceCx::default(), &mut rng)
+                .map(|b| b.node.0)
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 mod affinity {
     use super::*;
     use sim_core::constraints::{Operator, PodConstraints, Requirement, SelectorTerm, Taint, TaintEffect, Toleration};
@@ -325,21 +343,9 @@ mod affinity {
         Ledger::new(&Cluster { pools: vec![plain, marked] })
     }
 
-    /// The node chosen for a CPU pod with `c`, over 20 seeds (ties are drawn).
+    /// The nodes a CPU pod with `c` goes to under least-allocated, over 30 seeds.
     fn chosen(l: &Ledger, c: Option<&PodConstraints>) -> Vec<u32> {
-        let mut v: Vec<u32> = (0..20)
-            .filter_map(|seed| {
-                let p = PodReq { task: shape(1000, 0, 0), models: &[], type_id: None, constraints: c };
-                let mut rng = RngStreams::new(seed).stream("t");
-                Placement::by_name("least-allocated", MemoryFit::Oblivious)
-                    .unwrap()
-                    .place(l.nodes(), &|_| true, &p, &mut PlaceCx::default(), &mut rng)
-                    .map(|b| b.node.0)
-            })
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
+        super::chosen_by(l, c, "least-allocated")
     }
 
     fn term(key: &str, operator: Operator, values: &[&str]) -> SelectorTerm {
@@ -457,22 +463,8 @@ mod inter_pod {
         PodAffinityTerm { selector: app(selector), topology_key: key.into(), weight, anti }
     }
 
-    /// Where a one-core pod with `c` may go under `placement`, over 30 seeds: with
-    /// `random` that is every node passing the filters.
     fn chosen_by(l: &Ledger, c: &PodConstraints, placement: &str) -> Vec<u32> {
-        let mut v: Vec<u32> = (0..30)
-            .filter_map(|seed| {
-                let p = PodReq { task: shape(1000, 0, 0), models: &[], type_id: None, constraints: Some(c) };
-                let mut rng = RngStreams::new(seed).stream("t");
-                Placement::by_name(placement, MemoryFit::Oblivious)
-                    .unwrap()
-                    .place(l.nodes(), &|_| true, &p, &mut PlaceCx::default(), &mut rng)
-                    .map(|b| b.node.0)
-            })
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
+        super::chosen_by(l, Some(c), placement)
     }
 
     fn feasible(l: &Ledger, c: &PodConstraints) -> Vec<u32> {
