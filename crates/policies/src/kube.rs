@@ -228,9 +228,27 @@ impl Policy for KubeScheduler {
             self.conservative(view, &queue, out);
             return;
         }
-        let mut ledger = view.ledger().clone();
         let states = view.node_states();
         let up = |i: usize| states[i] == NodeState::Up;
+        if let [j] = queue[..] {
+            // One pod of one task waiting (the usual pass at low load): place it on the
+            // engine's ledger directly, with no scratch copy. Same draws as below; if it
+            // fits nowhere, the full path handles it.
+            let job = view.job(j);
+            if job.tasks == 1 && view.held(j).is_empty() {
+                let req = PodReq {
+                    task: job.task,
+                    models: &job.gpu_models,
+                    type_id: None,
+                    constraints: job.constraints.as_deref(),
+                };
+                if let Some(b) = self.placement.place(view.ledger().nodes(), &up, &req, &mut self.cx, &mut self.rng) {
+                    out.push(Decision::Bind { job: j, binding: vec![b], reason: StartReason::Placed });
+                    return;
+                }
+            }
+        }
+        let mut ledger = view.ledger().clone();
         let now = view.now();
         // Jobs bound in this pass, for the reservation's release profile.
         let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
