@@ -77,6 +77,10 @@ pub const TOPOLOGY: OptionInfo = OptionInfo {
           anywhere — choosing the fullest domain that fits (Slurm topology/tree, --switches)",
 };
 
+/// What a pod's cached scores depend on besides its node: milli-CPU, memory, GPUs,
+/// milli-GPU, declared GPU memory, GPU models.
+type PodShape = (u64, u64, u32, u32, u64, Vec<String>);
+
 /// Coscheduling's default `scheduleTimeoutSeconds`.
 pub const PERMIT_TIMEOUT_SECS: u64 = 60;
 
@@ -99,6 +103,7 @@ pub struct KubeScheduler {
     topology: usize,
     label: Option<String>,
     cx: PlaceCx,
+    type_ids: std::collections::HashMap<PodShape, u32>,
     rng: SimRng,
     types: BTreeMap<PodType, u64>,
     counted: Vec<bool>,
@@ -125,6 +130,7 @@ impl KubeScheduler {
             gang: c.index(GANG),
             topology: c.index(TOPOLOGY),
             label: None,
+            type_ids: std::collections::HashMap::new(),
             cx: PlaceCx::new(FragMeter::default()),
             rng: RngStreams::new(seed).stream("kube-ties"),
             types: BTreeMap::new(),
@@ -166,6 +172,18 @@ impl KubeScheduler {
         k.order = 1;
         k.label = Some(label);
         Ok(k)
+    }
+
+    /// A dense id of the job's pod shape for the score cache; `None` for pods with
+    /// constraints, whose scores depend on more than the node.
+    fn type_id(&mut self, job: &Job) -> Option<u32> {
+        if job.constraints.is_some() {
+            return None;
+        }
+        let t = &job.task;
+        let key = (t.cpu_milli(), t.memory_mib, t.gpus, t.gpu_milli(), t.gpu_memory_mib, job.gpu_models.clone());
+        let n = self.type_ids.len() as u32;
+        Some(*self.type_ids.entry(key).or_insert(n))
     }
 
     fn pod_type(job: &Job) -> PodType {
@@ -217,6 +235,7 @@ impl Policy for KubeScheduler {
                 all.extend(std::iter::repeat_n(t, n.min(1 << 20) as usize));
             }
             self.cx.frag = FragMeter::new(TypicalPods::from_pods(all, 95.0));
+            self.cx.clear_cache();
             self.rebuilt_at = self.seen;
         }
         let mut queue: Vec<JobId> = view.queue().to_vec();
@@ -230,6 +249,12 @@ impl Policy for KubeScheduler {
         }
         let states = view.node_states();
         let up = |i: usize| states[i] == NodeState::Up;
+        if !self.cx.has_cache() {
+            let n = view.ledger().nodes().len();
+            let cx = std::mem::take(&mut self.cx);
+            self.cx = cx.with_cache(n, 4);
+        }
+        self.cx.sync(view.ledger().versions());
         if let [j] = queue[..] {
             // One pod of one task waiting (the usual pass at low load): place it on the
             // engine's ledger directly, with no scratch copy. Same draws as below; if it
@@ -239,7 +264,7 @@ impl Policy for KubeScheduler {
                 let req = PodReq {
                     task: job.task,
                     models: &job.gpu_models,
-                    type_id: None,
+                    type_id: self.type_id(job),
                     constraints: job.constraints.as_deref(),
                 };
                 if let Some(b) = self.placement.place(view.ledger().nodes(), &up, &req, &mut self.cx, &mut self.rng) {
@@ -327,6 +352,8 @@ impl KubeScheduler {
     /// ended by then released and every reservation overlapping its run taken; it starts
     /// if that is now, else it holds that reservation for the rest of the pass.
     fn conservative(&mut self, view: &SchedView<'_>, queue: &[JobId], out: &mut Vec<Decision>) {
+        // Placements here run on copies with released and reserved resources.
+        self.cx.mark_all_dirty();
         let now = view.now();
         let states = view.node_states();
         let up = |i: usize| states[i] == NodeState::Up;
@@ -443,13 +470,14 @@ impl KubeScheduler {
         job: &Job,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Option<Vec<TaskBinding>> {
-        let req =
-            PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
+        let type_id = self.type_id(job);
+        let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
         let mut binding: Vec<TaskBinding> = Vec::with_capacity(job.tasks as usize);
         for _ in 0..job.tasks {
             match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
                 Some(b) => {
                     ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    self.cx.mark_dirty(b.node.0 as usize);
                     label(ledger, job, &b);
                     binding.push(b);
                 }
@@ -473,13 +501,14 @@ impl KubeScheduler {
         n: usize,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Vec<TaskBinding> {
-        let req =
-            PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
+        let type_id = self.type_id(job);
+        let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
         let mut placed = Vec::new();
         for _ in 0..n {
             match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
                 Some(b) => {
                     ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    self.cx.mark_dirty(b.node.0 as usize);
                     label(ledger, job, &b);
                     placed.push(b);
                 }
@@ -501,6 +530,8 @@ impl KubeScheduler {
         job: &Job,
         up: &dyn Fn(usize) -> bool,
     ) -> Option<(SimTime, Vec<u32>)> {
+        // Placements here run on copies with running jobs released.
+        self.cx.mark_all_dirty();
         // A job past its requested end still runs: it is expected to end at the next tick.
         let now = view.now();
         let mut ends: Vec<(SimTime, JobId, &[TaskBinding])> = view

@@ -176,6 +176,7 @@ pub enum BindError {
 #[derive(Clone, Debug)]
 pub struct Ledger {
     nodes: Vec<NodeUse>,
+    versions: Vec<u64>,
 }
 
 impl Ledger {
@@ -219,8 +220,14 @@ impl Ledger {
                 meta: metas[pool].clone(),
                 pods: Vec::new(),
             })
-            .collect();
-        Ledger { nodes }
+            .collect::<Vec<_>>();
+        let versions = vec![0; nodes.len()];
+        Ledger { nodes, versions }
+    }
+
+    /// A counter per node, bumped by every change to it (for caches of per-node results).
+    pub fn versions(&self) -> &[u64] {
+        &self.versions
     }
 
     /// Every node's use, in node-id order.
@@ -241,6 +248,7 @@ impl Ledger {
         labels: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     ) {
         self.nodes[node.0 as usize].pods.push((job, labels));
+        self.versions[node.0 as usize] += 1;
     }
 
     /// Forgets one labelled pod of job `job` on `node`.
@@ -248,6 +256,7 @@ impl Ledger {
         let pods = &mut self.nodes[node.0 as usize].pods;
         if let Some(i) = pods.iter().position(|p| p.0 == job) {
             pods.remove(i);
+            self.versions[node.0 as usize] += 1;
         }
     }
 
@@ -287,6 +296,7 @@ impl Ledger {
         peak_counts: bool,
     ) -> Result<(), BindError> {
         self.check(task, models, b)?;
+        self.versions[b.node.0 as usize] += 1;
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left -= task.cpu_milli();
         n.memory_mib_left = n.memory_mib_left.saturating_sub(task.memory_mib);
@@ -313,6 +323,7 @@ impl Ledger {
 
     /// Gives back what [`Ledger::take`] took.
     pub fn give(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool) {
+        self.versions[b.node.0 as usize] += 1;
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left += task.cpu_milli();
         n.memory_mib_left = (n.memory_mib_left + task.memory_mib).min(n.memory_mib);

@@ -258,8 +258,11 @@ impl Placement {
                 continue;
             }
             let (ok, s) = match (cache.as_mut(), pod.type_id) {
-                (Some(c), Some(ty)) => {
-                    let at = i * c.types + ty as usize;
+                (Some(c), Some(ty)) if !c.dirty[i] => {
+                    let at = ty as usize * c.nodes + i;
+                    if at >= c.entries.len() {
+                        c.entries.resize((ty as usize + 1) * c.nodes, (0, false, [0; MAX_SCORES]));
+                    }
                     let v = c.versions[i];
                     if c.entries[at].0 == v {
                         (c.entries[at].1, c.entries[at].2)
@@ -361,9 +364,10 @@ pub struct PlaceCx {
 }
 
 struct ScoreCache {
-    versions: Vec<u32>,
-    types: usize,
-    entries: Vec<(u32, bool, [i64; MAX_SCORES])>,
+    versions: Vec<u64>,
+    dirty: Vec<bool>,
+    nodes: usize,
+    entries: Vec<(u64, bool, [i64; MAX_SCORES])>,
 }
 
 impl PlaceCx {
@@ -386,16 +390,55 @@ impl PlaceCx {
     pub fn with_cache(mut self, nodes: usize, types: usize) -> Self {
         self.cache = Some(ScoreCache {
             versions: vec![1; nodes],
-            types,
+            dirty: vec![false; nodes],
+            nodes,
             entries: vec![(0, false, [0; MAX_SCORES]); nodes * types],
         });
         self
+    }
+
+    /// Whether a score cache is on.
+    pub fn has_cache(&self) -> bool {
+        self.cache.is_some()
     }
 
     /// Marks a node as changed.
     pub fn touch(&mut self, node: usize) {
         if let Some(c) = &mut self.cache {
             c.versions[node] += 1;
+        }
+    }
+
+    /// Takes the nodes' versions from a ledger (whose versions are bumped on every change)
+    /// and forgets which nodes were marked dirty.
+    pub fn sync(&mut self, versions: &[u64]) {
+        if let Some(c) = &mut self.cache {
+            for (v, &w) in c.versions.iter_mut().zip(versions) {
+                *v = w + 1;
+            }
+            c.dirty.iter_mut().for_each(|d| *d = false);
+        }
+    }
+
+    /// Marks a node as changed on a scratch copy: until the next [`PlaceCx::sync`] its
+    /// results are computed afresh and not cached.
+    pub fn mark_dirty(&mut self, node: usize) {
+        if let Some(c) = &mut self.cache {
+            c.dirty[node] = true;
+        }
+    }
+
+    /// Marks every node as changed until the next [`PlaceCx::sync`].
+    pub fn mark_all_dirty(&mut self) {
+        if let Some(c) = &mut self.cache {
+            c.dirty.iter_mut().for_each(|d| *d = true);
+        }
+    }
+
+    /// Forgets every cached result (the scores changed, e.g. new typical pods).
+    pub fn clear_cache(&mut self) {
+        if let Some(c) = &mut self.cache {
+            c.entries.iter_mut().for_each(|e| e.0 = 0);
         }
     }
 }
