@@ -8,8 +8,8 @@ use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
 use sim_core::SimTime;
 use sim_core::job::{Job, JobId};
-use sim_core::ledger::Ledger;
 use sim_core::ledger::TaskBinding;
+use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -273,7 +273,10 @@ impl Policy for KubeScheduler {
                 }
             }
         }
-        let mut ledger = view.ledger().clone();
+        // The pass's own copy of the ledger, made at its first binding (a pass where
+        // nothing fits copies nothing).
+        let base = view.ledger();
+        let mut owned: Option<Ledger> = None;
         let now = view.now();
         // Jobs bound in this pass, for the reservation's release profile.
         let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
@@ -294,14 +297,27 @@ impl Policy for KubeScheduler {
             if self.gang > 0 && job.tasks > 1 {
                 // Pod at a time: bind what fits now; the tasks wait for the rest.
                 let left = job.tasks as usize - view.held(j).len();
-                let placed = self.bind_some(&mut ledger, job, left, &allowed);
+                let ledger = owned.get_or_insert_with(|| base.clone());
+                let placed = self.bind_some(ledger, job, left, &allowed);
                 if !placed.is_empty() {
                     let timeout = (self.gang == 2).then(|| sim_core::SimDuration::from_secs(PERMIT_TIMEOUT_SECS));
                     out.push(Decision::Hold { job: j, binding: placed, timeout });
                 }
                 continue;
             }
-            match self.bind(&mut ledger, job, &allowed) {
+            let bound = if job.tasks == 1 {
+                let nodes = owned.as_ref().unwrap_or(base).nodes();
+                self.place_one(nodes, job, &allowed).map(|b| {
+                    let ledger = owned.get_or_insert_with(|| base.clone());
+                    ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
+                    self.cx.mark_dirty(b.node.0 as usize);
+                    label(ledger, job, &b);
+                    vec![b]
+                })
+            } else {
+                self.bind(owned.get_or_insert_with(|| base.clone()), job, &allowed)
+            };
+            match bound {
                 Some(binding) => {
                     bound_now.push((now + view.requested(j), j, binding.clone()));
                     let reason = if fenced || ends_before {
@@ -327,7 +343,7 @@ impl Policy for KubeScheduler {
                             break;
                         }
                         2 if reservation.is_none() => {
-                            reservation = self.reserve(view, &ledger, &bound_now, job, &up);
+                            reservation = self.reserve(view, owned.as_ref().unwrap_or(base), &bound_now, job, &up);
                             if let (Some((at, _)), true) = (&reservation, view.logging()) {
                                 let free = view.free_units();
                                 out.push(Decision::Wait { job: j, reason: WaitReason::HeadReserved { at: *at, free } });
@@ -491,6 +507,13 @@ impl KubeScheduler {
             }
         }
         (!binding.is_empty()).then_some(binding)
+    }
+
+    /// Where one task of `job` would go on `nodes`, taking nothing.
+    fn place_one(&mut self, nodes: &[NodeUse], job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<TaskBinding> {
+        let type_id = self.type_id(job);
+        let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
+        self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
     }
 
     /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
