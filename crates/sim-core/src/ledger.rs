@@ -77,9 +77,11 @@ pub struct NodeUse {
     /// Host memory not requested.
     pub memory_mib_left: u64,
     /// The GPUs.
-    pub gpus: Vec<GpuUse>,
+    /// (Shared until changed: copies of a ledger share the GPU lists of the nodes they do
+    /// not change.)
+    pub gpus: std::sync::Arc<Vec<GpuUse>>,
     /// GPU model name of the node ("" without GPUs).
-    pub gpu_model: String,
+    pub gpu_model: std::sync::Arc<str>,
     /// How its GPUs are shared.
     pub sharing: GpuSharing,
     /// Tasks placed on it, by GPU affinity (sorted, no zero counts).
@@ -212,8 +214,9 @@ impl Ledger {
                         peak_mib: 0,
                         tenants: 0,
                     })
-                    .collect(),
-                gpu_model: spec.gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
+                    .collect::<Vec<_>>()
+                    .into(),
+                gpu_model: std::sync::Arc::from(spec.gpus.first().map_or("", |g| g.model.as_str())),
                 sharing,
                 affinity: Vec::new(),
                 tasks: 0,
@@ -270,7 +273,7 @@ impl Ledger {
         if n.cpu_milli_left < task.cpu_milli() || (n.memory_mib > 0 && n.memory_mib_left < task.memory_mib) {
             return Err(BindError::NodeFull(b.node.0));
         }
-        if task.gpus > 0 && !models.is_empty() && !models.contains(&n.gpu_model) {
+        if task.gpus > 0 && !models.is_empty() && !models.iter().any(|m| *m == *n.gpu_model) {
             return Err(BindError::Model(b.node.0));
         }
         let take = n.milli_taken(task);
@@ -303,7 +306,7 @@ impl Ledger {
         let take = n.milli_taken(task);
         for &g in &b.gpus {
             let declared = n.declared_of(task, g as usize);
-            let gpu = &mut n.gpus[g as usize];
+            let gpu = &mut std::sync::Arc::make_mut(&mut n.gpus)[g as usize];
             gpu.milli_left -= take;
             gpu.declared_mib += declared;
             if peak_counts {
@@ -330,7 +333,7 @@ impl Ledger {
         let take = n.milli_taken(task);
         for &g in &b.gpus {
             let declared = n.declared_of(task, g as usize);
-            let gpu = &mut n.gpus[g as usize];
+            let gpu = &mut std::sync::Arc::make_mut(&mut n.gpus)[g as usize];
             gpu.milli_left += take;
             gpu.declared_mib -= declared;
             if peak_counted {

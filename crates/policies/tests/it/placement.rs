@@ -218,7 +218,7 @@ proptest! {
                 }
                 for n in l.nodes() {
                     prop_assert!(n.cpu_milli_left <= n.cpu_milli);
-                    for g in &n.gpus {
+                    for g in n.gpus.iter() {
                         prop_assert!(g.milli_left <= 1000);
                         if memory == MemoryFit::Aware {
                             prop_assert!(g.declared_mib <= g.memory_mib, "{} > {}", g.declared_mib, g.memory_mib);
