@@ -12,7 +12,7 @@ use std::path::Path;
 pub const PAPER_POLICIES: &[&str] = &["random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd"];
 
 fn read(path: &Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", path.display())))
+    traces::read_file(path).map(|(bytes, _, _)| bytes).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
 /// Parses `42..51` (inclusive, as the paper's seeds 42–51) or `42,43` or `42`.

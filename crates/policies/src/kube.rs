@@ -60,14 +60,6 @@ pub const GANG: OptionInfo = OptionInfo {
           held releases everything and is tried again (scheduler-plugins Coscheduling, scheduleTimeoutSeconds)",
 };
 
-/// Records a pod placed on the pass's scratch ledger, so the next pods of the pass see
-/// it in their inter-pod affinity and spread (the engine records it for real at Bind).
-fn label(ledger: &mut Ledger, job: &Job, b: &TaskBinding) {
-    if let Some(c) = job.constraints.as_deref().filter(|c| !c.labels.is_empty()) {
-        ledger.label_pod(b.node, u32::MAX, std::sync::Arc::new(c.labels.clone()));
-    }
-}
-
 /// `topology=none|tree`.
 pub const TOPOLOGY: OptionInfo = OptionInfo {
     key: "topology",
@@ -255,26 +247,8 @@ impl Policy for KubeScheduler {
             self.cx = cx.with_cache(n, 4);
         }
         self.cx.sync(view.ledger().versions());
-        if let [j] = queue[..] {
-            // One pod of one task waiting (the usual pass at low load): place it on the
-            // engine's ledger directly, with no scratch copy. Same draws as below; if it
-            // fits nowhere, the full path handles it.
-            let job = view.job(j);
-            if job.tasks == 1 && view.held(j).is_empty() {
-                let req = PodReq {
-                    task: job.task,
-                    models: &job.gpu_models,
-                    type_id: self.type_id(job),
-                    constraints: job.constraints.as_deref(),
-                };
-                if let Some(b) = self.placement.place(view.ledger().nodes(), &up, &req, &mut self.cx, &mut self.rng) {
-                    out.push(Decision::Bind { job: j, binding: vec![b], reason: StartReason::Placed });
-                    return;
-                }
-            }
-        }
-        // The pass's own copy of the ledger, made at its first binding (a pass where
-        // nothing fits copies nothing).
+        // The pass's own copy of the ledger, made when a binding must be seen by a later
+        // placement of the pass (a pass that binds only its last pod copies nothing).
         let base = view.ledger();
         let mut owned: Option<Ledger> = None;
         let now = view.now();
@@ -282,7 +256,8 @@ impl Policy for KubeScheduler {
         let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
         let mut reservation: Option<(SimTime, Vec<u32>)> = None;
         let mut failed: BTreeSet<(PodType, u64, u64, u32, bool)> = BTreeSet::new();
-        for j in queue {
+        for (k, &j) in queue.iter().enumerate() {
+            let last = k + 1 == queue.len();
             let job = view.job(j);
             let ends_before = reservation.as_ref().is_some_and(|(t, _)| now + view.requested(j) <= *t);
             let fenced = reservation.is_some() && !ends_before;
@@ -308,10 +283,9 @@ impl Policy for KubeScheduler {
             let bound = if job.tasks == 1 {
                 let nodes = owned.as_ref().unwrap_or(base).nodes();
                 self.place_one(nodes, job, &allowed).map(|b| {
-                    let ledger = owned.get_or_insert_with(|| base.clone());
-                    ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
-                    self.cx.mark_dirty(b.node.0 as usize);
-                    label(ledger, job, &b);
+                    if !last {
+                        self.keep(owned.get_or_insert_with(|| base.clone()), job, &b);
+                    }
                     vec![b]
                 })
             } else {
@@ -486,27 +460,15 @@ impl KubeScheduler {
         job: &Job,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Option<Vec<TaskBinding>> {
-        let type_id = self.type_id(job);
-        let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
-        let mut binding: Vec<TaskBinding> = Vec::with_capacity(job.tasks as usize);
-        for _ in 0..job.tasks {
-            match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
-                Some(b) => {
-                    ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
-                    self.cx.mark_dirty(b.node.0 as usize);
-                    label(ledger, job, &b);
-                    binding.push(b);
-                }
-                None => {
-                    for b in &binding {
-                        ledger.give(&job.task, b, false);
-                        ledger.unlabel_pod(b.node, u32::MAX);
-                    }
-                    return None;
-                }
+        let placed = self.bind_some(ledger, job, job.tasks as usize, allowed);
+        if placed.len() < job.tasks as usize {
+            for b in &placed {
+                ledger.give(&job.task, b, false);
+                ledger.unlabel_pod(b.node, u32::MAX);
             }
+            return None;
         }
-        (!binding.is_empty()).then_some(binding)
+        Some(placed)
     }
 
     /// Where one task of `job` would go on `nodes`, taking nothing.
@@ -514,6 +476,16 @@ impl KubeScheduler {
         let type_id = self.type_id(job);
         let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
         self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
+    }
+
+    /// Takes a placed task's resources on the pass's copy of the ledger, so the next
+    /// placements of the pass see them (and the score cache recomputes that node).
+    fn keep(&mut self, ledger: &mut Ledger, job: &Job, b: &TaskBinding) {
+        ledger.take(&job.task, &job.gpu_models, b, false).expect("placement passed the filters");
+        self.cx.mark_dirty(b.node.0 as usize);
+        if let Some(c) = job.constraints.as_deref().filter(|c| !c.labels.is_empty()) {
+            ledger.label_pod(b.node, u32::MAX, std::sync::Arc::new(c.labels.clone()));
+        }
     }
 
     /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
@@ -524,19 +496,11 @@ impl KubeScheduler {
         n: usize,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Vec<TaskBinding> {
-        let type_id = self.type_id(job);
-        let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
         let mut placed = Vec::new();
-        for _ in 0..n {
-            match self.placement.place(ledger.nodes(), allowed, &req, &mut self.cx, &mut self.rng) {
-                Some(b) => {
-                    ledger.take(&job.task, &job.gpu_models, &b, false).expect("placement passed the filters");
-                    self.cx.mark_dirty(b.node.0 as usize);
-                    label(ledger, job, &b);
-                    placed.push(b);
-                }
-                None => break,
-            }
+        while placed.len() < n {
+            let Some(b) = self.place_one(ledger.nodes(), job, allowed) else { break };
+            self.keep(ledger, job, &b);
+            placed.push(b);
         }
         placed
     }
@@ -569,8 +533,8 @@ impl KubeScheduler {
             for b in binding {
                 scratch.give(&view.job(j).task, b, false);
             }
-            let mut trial = scratch.clone();
-            if let Some(b) = self.bind(&mut trial, job, up) {
+            // `bind` takes nothing when it fails, so the released copy serves every step.
+            if let Some(b) = self.bind(&mut scratch, job, up) {
                 let mut nodes: Vec<u32> = b.iter().map(|x| x.node.0).collect();
                 nodes.sort_unstable();
                 nodes.dedup();

@@ -83,17 +83,6 @@ pub enum GpuSharing {
     Isolated,
 }
 
-impl GpuSharing {
-    /// Stable name: `exclusive`, `shared`, `isolated`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GpuSharing::Exclusive => "exclusive",
-            GpuSharing::Shared => "shared",
-            GpuSharing::Isolated => "isolated",
-        }
-    }
-}
-
 /// `count` identical nodes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodePool {

@@ -150,11 +150,6 @@ impl Job {
         }
     }
 
-    /// Whether a GPU of `model` satisfies its model constraint.
-    pub fn accepts_gpu_model(&self, model: &str) -> bool {
-        self.gpu_models.is_empty() || self.gpu_models.iter().any(|m| m == model)
-    }
-
     /// Units (cores) the whole gang needs.
     pub fn units(&self) -> u64 {
         self.tasks as u64 * self.task.cores as u64

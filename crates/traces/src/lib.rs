@@ -113,7 +113,7 @@ pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
 /// running until deletion) on the nodes' cluster, every pool sharing its GPUs as
 /// `sharing`.
 pub fn load_openb(pods: &Path, nodes: &Path, sharing: sim_core::GpuSharing) -> Result<Workload, TraceError> {
-    let (nb, nname, _) = read_whole(nodes)?;
+    let (nb, nname, _) = read_file(nodes)?;
     let node_list = openb::parse_nodes(&nname, &nb)?;
     if node_list.is_empty() {
         return Err(TraceError::malformed(&nname, None, None, "the node list has no nodes"));
@@ -123,45 +123,40 @@ pub fn load_openb(pods: &Path, nodes: &Path, sharing: sim_core::GpuSharing) -> R
 
 /// Reads an openb pod list to replay on `cluster` (e.g. one read by [`cluster_toml`]).
 pub fn load_openb_on(pods: &Path, cluster: Cluster) -> Result<Workload, TraceError> {
-    let (pb, pname, checksum) = read_whole(pods)?;
+    let (pb, pname, checksum) = read_file(pods)?;
     let jobs: Vec<Job> = openb::parse_pods(&pname, &pb)?.iter().map(openb::OpenbPod::to_job).collect();
-    let units = cluster.total_units();
-    if units == 0 || units > u32::MAX as u64 {
-        return Err(TraceError::malformed(&pname, None, None, "the cluster has no CPU cores (or too many)"));
-    }
-    Ok(Workload {
-        format: Format::Openb,
-        jobs,
-        units,
-        size_source: SizeSource::NodeList,
-        cluster,
-        checksum,
-        header: Vec::new(),
-    })
+    on_cluster(Format::Openb, &pname, jobs, cluster, checksum)
 }
 
 /// Reads a native JSON Lines workload to replay on `cluster`.
 pub fn load_native(path: &Path, cluster: Cluster) -> Result<Workload, TraceError> {
-    let (bytes, name, checksum) = read_whole(path)?;
+    let (bytes, name, checksum) = read_file(path)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
         TraceError::malformed(&name, Some(line), None, "not UTF-8 text")
     })?;
     let jobs = native::parse(&name, text)?;
-    let units = cluster.total_units();
-    Ok(Workload {
-        format: Format::Native,
-        jobs,
-        units,
-        size_source: SizeSource::NodeList,
-        cluster,
-        checksum,
-        header: Vec::new(),
-    })
+    on_cluster(Format::Native, &name, jobs, cluster, checksum)
 }
 
-/// A whole file (plain or gzip), its name and the SHA-256 of its bytes.
-fn read_whole(path: &Path) -> Result<(Vec<u8>, String, String), TraceError> {
+/// A workload of `jobs` on a cluster given with them (node list or cluster config).
+fn on_cluster(
+    format: Format,
+    name: &str,
+    jobs: Vec<Job>,
+    cluster: Cluster,
+    checksum: String,
+) -> Result<Workload, TraceError> {
+    let units = cluster.total_units();
+    if units == 0 || units > u32::MAX as u64 {
+        return Err(TraceError::malformed(name, None, None, "the cluster has no CPU cores (or too many)"));
+    }
+    Ok(Workload { format, jobs, units, size_source: SizeSource::NodeList, cluster, checksum, header: Vec::new() })
+}
+
+/// A whole file (plain or gzip, detected by its bytes), its name as errors give it, and
+/// the SHA-256 of its bytes.
+pub fn read_file(path: &Path) -> Result<(Vec<u8>, String, String), TraceError> {
     let name = path.display().to_string();
     let mut input = input::open(path, &name)?;
     let mut bytes = Vec::new();

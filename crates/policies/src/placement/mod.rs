@@ -90,6 +90,7 @@ pub struct Placement {
     scores: Vec<(Box<dyn ScorePlugin>, i64)>,
     random_node: bool,
     gpu_select: GpuSelect,
+    memory: MemoryFit,
     /// Weights of InterPodAffinity and PodTopologySpread (Kubernetes' defaults: 2, 2).
     topology_weights: [i64; 2],
 }
@@ -146,6 +147,7 @@ impl Placement {
                 (Box::new(scores::NodeAffinityScore), 2),
             ],
             gpu_select,
+            memory,
             topology_weights: [2, 2],
         })
     }
@@ -199,17 +201,6 @@ impl Placement {
             pl.scores[0].1 = w;
         }
         Ok(pl)
-    }
-
-    /// A placement from explicit plugins (at most [`MAX_SCORES`] scores).
-    pub fn custom(
-        name: &str,
-        filters: Vec<Box<dyn FilterPlugin>>,
-        mut scores: Vec<(Box<dyn ScorePlugin>, i64)>,
-        gpu_select: GpuSelect,
-    ) -> Self {
-        scores.truncate(MAX_SCORES);
-        Placement { name: name.to_string(), filters, scores, random_node: false, gpu_select, topology_weights: [2, 2] }
     }
 
     /// Its name.
@@ -334,7 +325,7 @@ impl Placement {
         }
         let milli = node.milli_taken(t);
         let fits_mem = |i: usize| node.gpus[i].declared_left() >= node.declared_of(t, i);
-        let memory = self.gpu_select == GpuSelect::Memory || self.filters.iter().any(|f| f.name() == "GpuMemoryFit");
+        let memory = self.memory == MemoryFit::Aware;
         let ok = |i: usize| node.gpus[i].milli_left >= milli && (!memory || fits_mem(i));
         if milli >= MILLI || t.gpus > 1 {
             // AllocateExclusiveGpuId: the lowest-indexed GPUs that fit.
