@@ -206,6 +206,10 @@ impl Policy for KubeScheduler {
         )
     }
 
+    fn binds_nodes(&self) -> bool {
+        true
+    }
+
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
         if info.queued.is_empty() && !info.resources_released() {
             // Nothing arrived and nothing was freed: every waiting pod still fits nowhere.

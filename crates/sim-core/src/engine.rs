@@ -280,6 +280,7 @@ impl<'a> Engine<'a> {
             return Err(EngineError::TooManyGpus(n.0));
         }
         let mode = policy.pass_mode();
+        let binds = policy.binds_nodes();
         let track = cfg.track_units || policy.places_units() || !cfg.node_events.is_empty();
         Ok(Engine {
             cluster,
@@ -322,8 +323,8 @@ impl<'a> Engine<'a> {
             capacity: total_units,
             allocated: 0,
             node_state: vec![NodeState::Up; node_count as usize],
-            ledger: Ledger::new(cluster),
-            holds: vec![Vec::new(); jobs.len()],
+            ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
+            holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },
             nodes_not_up: 0,
             start_seq: 0,
             info: PassInfo::default(),
@@ -516,6 +517,12 @@ impl<'a> Engine<'a> {
         reason: StartReason,
     ) -> Result<(), EngineError> {
         let job = &self.jobs[j.idx()];
+        if self.holds.is_empty() {
+            return Err(self.invalid(format!(
+                "binding of job {}: the policy binds nodes but does not say so (Policy::binds_nodes)",
+                job.trace_id
+            )));
+        }
         if self.state[j.idx()].phase != Phase::Waiting {
             return Err(self.invalid(format!("start of job {} which is not waiting", job.trace_id)));
         }
@@ -823,8 +830,12 @@ impl<'a> Engine<'a> {
                     (first..first + cores).any(|u| units.contains(u))
                 })
                 .collect();
-            let holders: Vec<JobId> =
-                self.queue.iter().copied().filter(|j| self.holds[j.idx()].iter().any(|t| t.node == node)).collect();
+            let holders: Vec<JobId> = self
+                .queue
+                .iter()
+                .copied()
+                .filter(|j| self.holds.get(j.idx()).is_some_and(|h| h.iter().any(|t| t.node == node)))
+                .collect();
             for j in holders {
                 self.release_holds(j);
             }
@@ -1003,7 +1014,7 @@ impl<'a> Engine<'a> {
                         .acc
                         .saturating_add(st.hold.milli.saturating_mul((now - st.hold.since.min(now)).0)),
                     gang_wait_us: st.hold.wait,
-                    stuck_holding: !self.holds[i].is_empty(),
+                    stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
                 }
             })
             .collect();

@@ -233,6 +233,11 @@ impl Ledger {
         &self.versions
     }
 
+    /// A ledger of no node (for runs whose policy binds nothing).
+    pub fn empty() -> Self {
+        Ledger { nodes: Vec::new(), versions: Vec::new() }
+    }
+
     /// Every node's use, in node-id order.
     pub fn nodes(&self) -> &[NodeUse] {
         &self.nodes

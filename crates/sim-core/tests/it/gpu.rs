@@ -41,6 +41,9 @@ impl Policy for OnGpuZero {
     fn spec(&self) -> String {
         "on-gpu-zero".into()
     }
+    fn binds_nodes(&self) -> bool {
+        true
+    }
     fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
         let mut left = v.ledger().node(NodeId(0)).gpus[0].milli_left;
         for &j in v.queue() {
@@ -129,6 +132,9 @@ struct BadGpu;
 impl Policy for BadGpu {
     fn spec(&self) -> String {
         "bad-gpu".into()
+    }
+    fn binds_nodes(&self) -> bool {
+        true
     }
     fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
         for &j in v.queue() {
