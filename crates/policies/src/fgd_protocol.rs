@@ -152,11 +152,12 @@ pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64)
     let mut arrived = 0u64;
     let mut run = ProtocolRun { total_gpus, ..ProtocolRun::default() };
     run.samples.reserve(order.len());
+    let all = vec![true; n_nodes];
     for &k in &order {
         let pod = sorted[k];
         arrived += pod.total_milli();
         let req = PodReq { task: pod.task, models: &pod.models, type_id: Some(type_of[k]), constraints: None };
-        match placement.place(ledger.nodes(), &|_| true, &req, &mut cx, &mut select) {
+        match placement.place(ledger.nodes(), &all, &req, &mut cx, &mut select) {
             Some(b) => {
                 let i = b.node.0 as usize;
                 let before = ledger.node(NodeId(b.node.0)).gpu_milli_left();

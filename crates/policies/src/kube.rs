@@ -101,6 +101,8 @@ pub struct KubeScheduler {
     counted: Vec<bool>,
     seen: u64,
     rebuilt_at: u64,
+    /// The pass's copy of the ledger, kept between passes.
+    scratch: Ledger,
 }
 
 impl KubeScheduler {
@@ -129,6 +131,7 @@ impl KubeScheduler {
             counted: Vec::new(),
             seen: 0,
             rebuilt_at: 0,
+            scratch: Ledger::empty(),
         })
     }
 
@@ -166,12 +169,9 @@ impl KubeScheduler {
         Ok(k)
     }
 
-    /// A dense id of the job's pod shape for the score cache; `None` for pods with
-    /// constraints, whose scores depend on more than the node.
+    /// A dense id of the job's pod shape for the score cache (which holds what depends
+    /// on the shape and the node's use; constraints are looked at per pod).
     fn type_id(&mut self, job: &Job) -> Option<u32> {
-        if job.constraints.is_some() {
-            return None;
-        }
         let t = &job.task;
         let key = (t.cpu_milli(), t.memory_mib, t.gpus, t.gpu_milli(), t.gpu_memory_mib, job.gpu_models.clone());
         let n = self.type_ids.len() as u32;
@@ -243,18 +243,21 @@ impl Policy for KubeScheduler {
             self.conservative(view, &queue, out);
             return;
         }
-        let states = view.node_states();
-        let up = |i: usize| states[i] == NodeState::Up;
+        let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
+        // The nodes up and not reserved (set with the reservation).
+        let mut unreserved: Vec<bool> = Vec::new();
         if !self.cx.has_cache() {
             let n = view.ledger().nodes().len();
             let cx = std::mem::take(&mut self.cx);
             self.cx = cx.with_cache(n, 4);
         }
         self.cx.sync(view.ledger().versions());
-        // The pass's own copy of the ledger, made when a binding must be seen by a later
-        // placement of the pass (a pass that binds only its last pod copies nothing).
+        // The pass's own copy of the ledger, kept between passes and brought in line with
+        // the engine's by copying the nodes that changed; placements of the pass see the
+        // bindings made before them there.
         let base = view.ledger();
-        let mut owned: Option<Ledger> = None;
+        let mut scratch = std::mem::replace(&mut self.scratch, Ledger::empty());
+        scratch.sync_from(base);
         let now = view.now();
         // Jobs bound in this pass, for the reservation's release profile.
         let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
@@ -271,13 +274,12 @@ impl Policy for KubeScheduler {
             if same_shape && failed.contains(&key) {
                 continue;
             }
-            let reserved: &[u32] = reservation.as_ref().map_or(&[], |r| r.1.as_slice());
-            let allowed = |i: usize| up(i) && !(fenced && reserved.contains(&(i as u32)));
+            let allowed: &[bool] = if fenced { &unreserved } else { &up };
             if self.gang > 0 && job.tasks > 1 {
                 // Pod at a time: bind what fits now; the tasks wait for the rest.
                 let left = job.tasks as usize - view.held(j).len();
-                let ledger = owned.get_or_insert_with(|| base.clone());
-                let placed = self.bind_some(ledger, job, left, &allowed);
+                let ledger = &mut scratch;
+                let placed = self.bind_some(ledger, job, left, allowed);
                 if !placed.is_empty() {
                     let timeout = (self.gang == 2).then(|| sim_core::SimDuration::from_secs(PERMIT_TIMEOUT_SECS));
                     out.push(Decision::Hold { job: j, binding: placed, timeout });
@@ -285,15 +287,15 @@ impl Policy for KubeScheduler {
                 continue;
             }
             let bound = if job.tasks == 1 {
-                let nodes = owned.as_ref().unwrap_or(base).nodes();
-                self.place_one(nodes, job, &allowed).map(|b| {
+                let nodes = scratch.nodes();
+                self.place_one(nodes, job, allowed).map(|b| {
                     if !last {
-                        self.keep(owned.get_or_insert_with(|| base.clone()), job, &b);
+                        self.keep(&mut scratch, job, &b);
                     }
                     vec![b]
                 })
             } else {
-                self.bind(owned.get_or_insert_with(|| base.clone()), job, &allowed)
+                self.bind(&mut scratch, job, allowed)
             };
             match bound {
                 Some(binding) => {
@@ -321,7 +323,13 @@ impl Policy for KubeScheduler {
                             break;
                         }
                         2 if reservation.is_none() => {
-                            reservation = self.reserve(view, owned.as_ref().unwrap_or(base), &bound_now, job, &up);
+                            reservation = self.reserve(view, &scratch, &bound_now, job, &up);
+                            if let Some((_, nodes)) = &reservation {
+                                unreserved = up.clone();
+                                for &n in nodes {
+                                    unreserved[n as usize] = false;
+                                }
+                            }
                             if let (Some((at, _)), true) = (&reservation, view.logging()) {
                                 let free = view.free_units();
                                 out.push(Decision::Wait { job: j, reason: WaitReason::HeadReserved { at: *at, free } });
@@ -332,6 +340,7 @@ impl Policy for KubeScheduler {
                 }
             }
         }
+        self.scratch = scratch;
     }
 }
 
@@ -349,8 +358,7 @@ impl KubeScheduler {
         // Placements here run on copies with released and reserved resources.
         self.cx.mark_all_dirty();
         let now = view.now();
-        let states = view.node_states();
-        let up = |i: usize| states[i] == NodeState::Up;
+        let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
         let base = view.ledger().clone();
         // A job past its requested end still runs: it is expected to end at the next tick.
         let mut running: Vec<(SimTime, JobId, &[TaskBinding])> = view
@@ -426,14 +434,14 @@ impl KubeScheduler {
     /// Places every task of `job` on `ledger` (taking what it places), or nothing; with
     /// `topology=tree` a gang first tries to stay under one switch, then one rack, then
     /// one zone.
-    fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<Vec<TaskBinding>> {
+    fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &[bool]) -> Option<Vec<TaskBinding>> {
         if self.topology == 1 && job.tasks > 1 {
             for key in ["switch", "rack", "zone"] {
                 // Domains of the allowed nodes, fullest first (least milli-GPU free, then
                 // least milli-CPU free), ties by name.
                 let mut free: BTreeMap<String, (u64, u64)> = BTreeMap::new();
                 for (i, n) in ledger.nodes().iter().enumerate() {
-                    if allowed(i)
+                    if allowed[i]
                         && let Some(d) = n.domain(i, key)
                     {
                         let e = free.entry(d).or_default();
@@ -446,9 +454,9 @@ impl KubeScheduler {
                 for (d, _) in domains {
                     let nodes = ledger.nodes();
                     let inside: Vec<bool> = (0..nodes.len())
-                        .map(|i| allowed(i) && nodes[i].domain(i, key).as_deref() == Some(d.as_str()))
+                        .map(|i| allowed[i] && nodes[i].domain(i, key).as_deref() == Some(d.as_str()))
                         .collect();
-                    if let Some(b) = self.bind_all(ledger, job, &|i| inside[i]) {
+                    if let Some(b) = self.bind_all(ledger, job, &inside) {
                         return Some(b);
                     }
                 }
@@ -458,17 +466,13 @@ impl KubeScheduler {
     }
 
     /// Places every task of `job` on `ledger` among `allowed` nodes, or nothing.
-    fn bind_all(
-        &mut self,
-        ledger: &mut Ledger,
-        job: &Job,
-        allowed: &dyn Fn(usize) -> bool,
-    ) -> Option<Vec<TaskBinding>> {
+    fn bind_all(&mut self, ledger: &mut Ledger, job: &Job, allowed: &[bool]) -> Option<Vec<TaskBinding>> {
         let placed = self.bind_some(ledger, job, job.tasks as usize, allowed);
         if placed.len() < job.tasks as usize {
             for b in &placed {
                 ledger.give(&job.task, b, false);
                 ledger.unlabel_pod(b.node, u32::MAX);
+                self.cx.mark_dirty(b.node.0 as usize);
             }
             return None;
         }
@@ -476,7 +480,7 @@ impl KubeScheduler {
     }
 
     /// Where one task of `job` would go on `nodes`, taking nothing.
-    fn place_one(&mut self, nodes: &[NodeUse], job: &Job, allowed: &dyn Fn(usize) -> bool) -> Option<TaskBinding> {
+    fn place_one(&mut self, nodes: &[NodeUse], job: &Job, allowed: &[bool]) -> Option<TaskBinding> {
         let type_id = self.type_id(job);
         let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
         self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
@@ -493,13 +497,7 @@ impl KubeScheduler {
     }
 
     /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
-    fn bind_some(
-        &mut self,
-        ledger: &mut Ledger,
-        job: &Job,
-        n: usize,
-        allowed: &dyn Fn(usize) -> bool,
-    ) -> Vec<TaskBinding> {
+    fn bind_some(&mut self, ledger: &mut Ledger, job: &Job, n: usize, allowed: &[bool]) -> Vec<TaskBinding> {
         let mut placed = Vec::new();
         while placed.len() < n {
             let Some(b) = self.place_one(ledger.nodes(), job, allowed) else { break };
@@ -519,7 +517,7 @@ impl KubeScheduler {
         ledger: &Ledger,
         bound_now: &[(SimTime, JobId, Vec<TaskBinding>)],
         job: &Job,
-        up: &dyn Fn(usize) -> bool,
+        up: &[bool],
     ) -> Option<(SimTime, Vec<u32>)> {
         // Placements here run on copies with running jobs released.
         self.cx.mark_all_dirty();

@@ -179,7 +179,13 @@ pub enum BindError {
 pub struct Ledger {
     nodes: Vec<NodeUse>,
     versions: Vec<u64>,
+    /// Or-ed into the version of every node this ledger changes: 0 for an original,
+    /// [`SCRATCH`] for a scratch copy.
+    mark: u64,
 }
+
+/// The version bit of nodes changed on a scratch copy.
+const SCRATCH: u64 = 1 << 63;
 
 impl Ledger {
     /// An empty ledger of `cluster` (every node's CPU is its cores × 1000).
@@ -225,7 +231,7 @@ impl Ledger {
             })
             .collect::<Vec<_>>();
         let versions = vec![0; nodes.len()];
-        Ledger { nodes, versions }
+        Ledger { nodes, versions, mark: 0 }
     }
 
     /// A counter per node, bumped by every change to it (for caches of per-node results).
@@ -233,9 +239,36 @@ impl Ledger {
         &self.versions
     }
 
+    /// A copy of this ledger to change and later bring back in line with it
+    /// ([`Ledger::sync_from`]): every node it changes gets a version this ledger's
+    /// nodes never have.
+    pub fn scratch_copy(&self) -> Ledger {
+        Ledger { nodes: self.nodes.clone(), versions: self.versions.clone(), mark: SCRATCH }
+    }
+
+    /// Makes this scratch copy of `base` ([`Ledger::scratch_copy`]) equal to it again,
+    /// copying only the nodes whose versions differ: those `base` changed since, and those
+    /// this copy changed. A copy of another size is replaced whole.
+    pub fn sync_from(&mut self, base: &Ledger) {
+        if self.nodes.len() != base.nodes.len() {
+            *self = base.scratch_copy();
+            return;
+        }
+        for (i, (v, &w)) in self.versions.iter_mut().zip(&base.versions).enumerate() {
+            if *v != w {
+                self.nodes[i].clone_from(&base.nodes[i]);
+                *v = w;
+            }
+        }
+    }
+
+    fn bump(&mut self, node: usize) {
+        self.versions[node] = (self.versions[node] + 1) | self.mark;
+    }
+
     /// A ledger of no node (for runs whose policy binds nothing).
     pub fn empty() -> Self {
-        Ledger { nodes: Vec::new(), versions: Vec::new() }
+        Ledger { nodes: Vec::new(), versions: Vec::new(), mark: 0 }
     }
 
     /// Every node's use, in node-id order.
@@ -256,7 +289,7 @@ impl Ledger {
         labels: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     ) {
         self.nodes[node.0 as usize].pods.push((job, labels));
-        self.versions[node.0 as usize] += 1;
+        self.bump(node.0 as usize);
     }
 
     /// Forgets one labelled pod of job `job` on `node`.
@@ -264,7 +297,7 @@ impl Ledger {
         let pods = &mut self.nodes[node.0 as usize].pods;
         if let Some(i) = pods.iter().position(|p| p.0 == job) {
             pods.remove(i);
-            self.versions[node.0 as usize] += 1;
+            self.bump(node.0 as usize);
         }
     }
 
@@ -304,7 +337,7 @@ impl Ledger {
         peak_counts: bool,
     ) -> Result<(), BindError> {
         self.check(task, models, b)?;
-        self.versions[b.node.0 as usize] += 1;
+        self.bump(b.node.0 as usize);
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left -= task.cpu_milli();
         n.memory_mib_left = n.memory_mib_left.saturating_sub(task.memory_mib);
@@ -331,7 +364,7 @@ impl Ledger {
 
     /// Gives back what [`Ledger::take`] took.
     pub fn give(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool) {
-        self.versions[b.node.0 as usize] += 1;
+        self.bump(b.node.0 as usize);
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left += task.cpu_milli();
         n.memory_mib_left = (n.memory_mib_left + task.memory_mib).min(n.memory_mib);

@@ -10,6 +10,12 @@ pub trait FilterPlugin: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether `node` may host `pod`.
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool;
+    /// Whether its answer depends only on the node's labels and taints (its
+    /// [`sim_core::ledger::NodeMeta`], shared by a pool) and the pod's constraints, not on
+    /// what runs there: such answers are computed once per pool and pod.
+    fn meta_only(&self) -> bool {
+        false
+    }
 }
 
 /// Kubernetes `NodeResourcesFit`: the pod's CPU and memory requests fit what the
@@ -34,6 +40,9 @@ impl FilterPlugin for NodeAffinity {
     fn name(&self) -> &'static str {
         "NodeAffinity"
     }
+    fn meta_only(&self) -> bool {
+        true
+    }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
         pod.constraints.is_none_or(|c| c.node_matches(&node.meta.labels))
     }
@@ -46,6 +55,9 @@ pub struct TaintToleration;
 impl FilterPlugin for TaintToleration {
     fn name(&self) -> &'static str {
         "TaintToleration"
+    }
+    fn meta_only(&self) -> bool {
+        true
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
         if node.meta.taints.is_empty() {

@@ -43,7 +43,8 @@ pub struct PodReq<'a> {
     /// GPU models it accepts (empty = any).
     pub models: &'a [String],
     /// A dense id of its resource type, for the score cache (`None`: not cached). Pods of
-    /// one id must have the same shape, models and constraints.
+    /// one id must have the same shape and GPU models (what the cached filters and scores
+    /// look at; those of labels, taints and other pods are computed per pod).
     pub type_id: Option<u32>,
     /// Node selector, node affinity, tolerations.
     pub constraints: Option<&'a sim_core::constraints::PodConstraints>,
@@ -93,6 +94,9 @@ pub struct Placement {
     memory: MemoryFit,
     /// Weights of InterPodAffinity and PodTopologySpread (Kubernetes' defaults: 2, 2).
     topology_weights: [i64; 2],
+    /// Which filters and score columns look only at the node's labels and taints.
+    filter_meta: Vec<bool>,
+    score_meta: Vec<bool>,
 }
 
 /// Most score plugins one placement combines.
@@ -136,16 +140,19 @@ impl Placement {
         } else {
             select
         };
+        // Kubernetes' default weights: TaintToleration 3, NodeAffinity 2.
+        let scores: Vec<(Box<dyn ScorePlugin>, i64)> = vec![
+            (score, weight),
+            (Box::new(scores::TaintTolerationScore), 3),
+            (Box::new(scores::NodeAffinityScore), 2),
+        ];
         Some(Placement {
             name: name.to_string(),
+            filter_meta: filters.iter().map(|f| f.meta_only()).collect(),
+            score_meta: scores.iter().map(|(p, _)| p.meta_only()).collect(),
             filters,
             random_node: name == "random",
-            // Kubernetes' default weights: TaintToleration 3, NodeAffinity 2.
-            scores: vec![
-                (score, weight),
-                (Box::new(scores::TaintTolerationScore), 3),
-                (Box::new(scores::NodeAffinityScore), 2),
-            ],
+            scores,
             gpu_select,
             memory,
             topology_weights: [2, 2],
@@ -208,15 +215,21 @@ impl Placement {
         &self.name
     }
 
-    /// Whether `node` passes the filters, and its raw scores.
-    fn eval(&self, node: &NodeUse, pod: &PodReq<'_>, frag: &mut FragMeter) -> (bool, [i64; MAX_SCORES]) {
+    /// Whether `node` passes the filters of one kind — those that look only at its labels
+    /// and taints (`meta`) or the others — and the raw scores of the plugins of that kind
+    /// (the other columns 0).
+    fn eval(&self, node: &NodeUse, pod: &PodReq<'_>, frag: &mut FragMeter, meta: bool) -> (bool, [i64; MAX_SCORES]) {
         let mut s = [0i64; MAX_SCORES];
-        if !self.feasible(node, pod) {
+        let pass =
+            self.filters.iter().zip(&self.filter_meta).filter(|(_, m)| **m == meta).all(|(f, _)| f.pass(node, pod));
+        if !pass {
             return (false, s);
         }
         if !self.random_node {
             for (k, (p, _)) in self.scores.iter().enumerate() {
-                s[k] = p.score(node, pod, frag).score;
+                if self.score_meta[k] == meta {
+                    s[k] = p.score(node, pod, frag).score;
+                }
             }
         }
         (true, s)
@@ -227,90 +240,244 @@ impl Placement {
         self.filters.iter().all(|f| f.pass(node, pod))
     }
 
-    /// Chooses a node and GPUs for `pod` among `nodes` for which `up` holds; `None` when
-    /// no node passes the filters.
+    /// Whether node `i` passes the filters, and its raw scores (without the inter-pod
+    /// terms): the part that depends on its use from the cache where it holds the node's
+    /// current version, the part that depends on its labels and taints from `last_meta`
+    /// when it is of the same pool as the last node asked.
+    #[allow(clippy::too_many_arguments)]
+    fn row_of(
+        &self,
+        i: usize,
+        node: &NodeUse,
+        pod: &PodReq<'_>,
+        frag: &mut FragMeter,
+        cache: &mut Option<(&mut ScoreCache, u32)>,
+        tainted: bool,
+        last_meta: &mut Option<(*const sim_core::ledger::NodeMeta, bool, [i64; MAX_SCORES])>,
+    ) -> Option<[i64; MAX_SCORES]> {
+        let (ok, mut s) = match cache {
+            Some((c, ty)) if !c.dirty[i] => {
+                let e = &mut c.entries[*ty as usize * c.nodes + i];
+                let v = c.versions[i];
+                if e.0 != v {
+                    let r = self.eval(node, pod, frag, false);
+                    *e = (v, r.0, r.1);
+                }
+                (e.1, e.2)
+            }
+            _ => self.eval(node, pod, frag, false),
+        };
+        if !ok {
+            return None;
+        }
+        if pod.constraints.is_some() || tainted {
+            let ptr = std::sync::Arc::as_ptr(&node.meta);
+            let (ok, m) = match *last_meta {
+                Some((p, ok, m)) if p == ptr => (ok, m),
+                _ => {
+                    let (ok, m) = self.eval(node, pod, frag, true);
+                    *last_meta = Some((ptr, ok, m));
+                    (ok, m)
+                }
+            };
+            if !ok {
+                return None;
+            }
+            for (a, b) in s.iter_mut().zip(m) {
+                *a += b;
+            }
+        }
+        Some(s)
+    }
+
+    /// Chooses a node and GPUs for `pod` among the `nodes` that are `allowed` (up, not
+    /// reserved: one flag per node); `None` when no node passes the filters.
     pub fn place(
         &self,
         nodes: &[NodeUse],
-        up: &dyn Fn(usize) -> bool,
+        allowed: &[bool],
         pod: &PodReq<'_>,
         cx: &mut PlaceCx,
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
-        let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c));
+        let PlaceCx { frag, cache, domains, buf, tainted, again, .. } = cx;
+        if tainted.len() != nodes.len() {
+            *tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
+        }
+        let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c, domains));
         let n_plugins = self.scores.len();
         // Two more columns with inter-pod terms: InterPodAffinity and PodTopologySpread.
         let n_scores = n_plugins + if topo.is_some() { 2 } else { 0 };
-        let mut feasible: Vec<usize> = Vec::new();
-        let mut raw: Vec<i64> = Vec::new();
-        let PlaceCx { frag, cache, .. } = cx;
-        for (i, node) in nodes.iter().enumerate() {
-            if !up(i) {
-                continue;
-            }
-            let (ok, s) = match (cache.as_mut(), pod.type_id) {
-                (Some(c), Some(ty)) if !c.dirty[i] => {
-                    let at = ty as usize * c.nodes + i;
-                    if at >= c.entries.len() {
-                        c.entries.resize((ty as usize + 1) * c.nodes, (0, false, [0; MAX_SCORES]));
-                    }
-                    let v = c.versions[i];
-                    if c.entries[at].0 == v {
-                        (c.entries[at].1, c.entries[at].2)
-                    } else {
-                        let r = self.eval(node, pod, frag);
-                        c.entries[at] = (v, r.0, r.1);
-                        r
-                    }
+        let PlaceBuf { feasible, raw, total, ties } = buf;
+        let mut cache = cache.as_mut().filter(|c| !c.all_dirty).zip(pod.type_id);
+        if let Some((c, ty)) = &mut cache
+            && c.entries.len() < (*ty as usize + 1) * c.nodes
+        {
+            c.entries.resize((*ty as usize + 1) * c.nodes, (0, false, [0; MAX_SCORES]));
+        }
+        // The label-and-taint part of the last node's pool (nodes of a pool are adjacent).
+        let mut last_meta = None;
+        // The same pod again after only the nodes marked dirty changed (the next task of
+        // a gang): the best nodes follow from the last ones and those nodes.
+        let slot = cache.as_ref().map(|c| c.1 as usize);
+        if let Some(t) = slot
+            && again.len() <= t
+        {
+            again.resize_with(t + 1, || None);
+        }
+        let previous = slot.and_then(|t| again[t].take()).filter(|a| {
+            topo.is_none()
+                && cache.as_ref().map(|c| c.1) == Some(a.type_id)
+                && a.constraints == pod.constraints.map(|c| c as *const _ as usize)
+                && a.nodes == (nodes.as_ptr() as usize, nodes.len())
+                && a.allowed == allowed
+        });
+        let mut best_nodes: Option<(Vec<u32>, i64)> = None;
+        if let Some(mut a) = previous {
+            a.changed.sort_unstable();
+            a.changed.dedup();
+            let mut top: Option<i64> = None;
+            let mut rows = Vec::with_capacity(a.changed.len());
+            for &i in &a.changed {
+                let i = i as usize;
+                let row = if allowed[i] {
+                    self.row_of(i, &nodes[i], pod, frag, &mut cache, tainted[i], &mut last_meta)
+                } else {
+                    None
+                };
+                if let Some(r) = row {
+                    top = top.max(Some(r[0]));
                 }
-                _ => self.eval(node, pod, frag),
+                rows.push((i as u32, row));
+            }
+            for n in &a.changed {
+                if let Ok(p) = a.ties.binary_search(n) {
+                    a.ties.remove(p);
+                }
+            }
+            let at = |want: i64| rows.iter().filter(move |(_, r)| r.is_some_and(|r| r[0] == want)).map(|(n, _)| *n);
+            match top {
+                Some(t) if t > a.best => best_nodes = Some((at(t).collect(), t)),
+                Some(t) if t == a.best => {
+                    for n in at(t) {
+                        let p = a.ties.binary_search(&n).unwrap_err();
+                        a.ties.insert(p, n);
+                    }
+                    best_nodes = Some((a.ties, t));
+                }
+                _ if !a.ties.is_empty() => best_nodes = Some((a.ties, a.best)),
+                _ => {}
+            }
+        }
+        let chosen = if let Some((nodes_at_best, best)) = best_nodes {
+            let chosen = match &cx.rank {
+                Some(rank) => nodes_at_best.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty"),
+                None => nodes_at_best[uniform_index(rng, nodes_at_best.len())] as usize,
             };
-            if !ok || topo.as_ref().is_some_and(|t| !t.pass(i, node)) {
-                continue;
-            }
-            feasible.push(i);
-            raw.extend_from_slice(&s[..n_plugins]);
-            if let Some(t) = &topo {
-                let (aff, spread) = t.scores(i, node);
-                raw.extend_from_slice(&[aff, spread]);
-            }
-        }
-        if feasible.is_empty() {
-            return None;
-        }
-        let chosen = if self.random_node {
-            feasible[uniform_index(rng, feasible.len())]
+            cx.again[slot.expect("cached")] = Some(Again {
+                type_id: pod.type_id.expect("cached"),
+                constraints: pod.constraints.map(|c| c as *const _ as usize),
+                nodes: (nodes.as_ptr() as usize, nodes.len()),
+                allowed: allowed.to_vec(),
+                ties: nodes_at_best,
+                best,
+                changed: Vec::new(),
+            });
+            chosen
         } else {
-            let m = feasible.len();
-            let mut total = vec![0i64; m];
-            // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
-            let extra =
-                [(Normalize::MinMax, self.topology_weights[0]), (Normalize::MaxReversed, self.topology_weights[1])];
-            let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
-            for (k, (norm, w)) in columns.enumerate() {
-                let col = |i: usize| raw[i * n_scores + k];
-                let hi = (0..m).map(col).max().expect("non-empty");
-                let lo = (0..m).map(col).min().expect("non-empty");
-                let max = scores::MAX_NODE_SCORE;
-                for (i, t) in total.iter_mut().enumerate() {
-                    let s = col(i);
-                    let s = match norm {
-                        Normalize::None => s,
-                        Normalize::MinMax if hi == lo => 0,
-                        Normalize::MinMax => (s - lo) * max / (hi - lo),
-                        Normalize::Max if hi <= 0 => 0,
-                        Normalize::Max => s * max / hi,
-                        Normalize::MaxReversed if hi <= 0 => max,
-                        Normalize::MaxReversed => max - s * max / hi,
-                    };
-                    *t += w * s;
+            feasible.clear();
+            raw.clear();
+            for (i, (node, _)) in nodes.iter().zip(allowed).enumerate().filter(|(_, (_, a))| **a) {
+                let Some(s) = self.row_of(i, node, pod, frag, &mut cache, tainted[i], &mut last_meta) else {
+                    continue;
+                };
+                if topo.as_ref().is_some_and(|t| !t.pass(i, node)) {
+                    continue;
                 }
+                feasible.push(i as u32);
+                let mut row = [0i64; MAX_SCORES + 2];
+                row[..MAX_SCORES].copy_from_slice(&s);
+                if let Some(t) = &topo {
+                    let (aff, spread) = t.scores(i, node);
+                    row[n_plugins] = aff;
+                    row[n_plugins + 1] = spread;
+                }
+                raw.push(row);
             }
-            let best = *total.iter().max().expect("non-empty");
-            let ties: Vec<usize> = (0..m).filter(|&i| total[i] == best).collect();
-            match &cx.rank {
-                Some(rank) => ties.iter().map(|&i| feasible[i]).min_by_key(|&n| rank[n]).expect("non-empty"),
-                None => feasible[ties[uniform_index(rng, ties.len())]],
+            if feasible.is_empty() {
+                return None;
+            }
+            if self.random_node {
+                feasible[uniform_index(rng, feasible.len())] as usize
+            } else {
+                let m = feasible.len();
+                // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
+                let extra =
+                    [(Normalize::MinMax, self.topology_weights[0]), (Normalize::MaxReversed, self.topology_weights[1])];
+                let mut lo = [i64::MAX; MAX_SCORES + 2];
+                let mut hi = [i64::MIN; MAX_SCORES + 2];
+                for row in raw.iter() {
+                    for k in 0..n_scores {
+                        lo[k] = lo[k].min(row[k]);
+                        hi[k] = hi[k].max(row[k]);
+                    }
+                }
+                // A column whose raw scores are all equal, or weighs nothing, adds the same
+                // to every node: the choice does not change without it.
+                let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
+                let active: Vec<(usize, Normalize, i64)> = columns
+                    .enumerate()
+                    .filter(|&(k, (_, w))| w != 0 && lo[k] != hi[k])
+                    .map(|(k, (n, w))| (k, n, w))
+                    .collect();
+                let max = scores::MAX_NODE_SCORE;
+                let norm = |k: usize, n: Normalize, s: i64| match n {
+                    Normalize::None => s,
+                    Normalize::MinMax => (s - lo[k]) * max / (hi[k] - lo[k]),
+                    Normalize::Max if hi[k] <= 0 => 0,
+                    Normalize::Max => s * max / hi[k],
+                    Normalize::MaxReversed if hi[k] <= 0 => max,
+                    Normalize::MaxReversed => max - s * max / hi[k],
+                };
+                ties.clear();
+                // Only the first score decides, unnormalised: the best nodes are those with
+                // its highest raw score, now and after some nodes change (see `Again`).
+                let first_decides = matches!(active.as_slice(), [] | [(0, Normalize::None, _)])
+                    && self.scores[0].1 > 0
+                    && self.scores[0].0.normalize() == Normalize::None
+                    && topo.is_none();
+                if first_decides {
+                    ties.extend((0..m as u32).filter(|&i| raw[i as usize][0] == hi[0]));
+                } else if active.is_empty() {
+                    ties.extend(0..m as u32);
+                } else {
+                    total.clear();
+                    total.resize(m, 0);
+                    for &(k, n, w) in &active {
+                        for (t, row) in total.iter_mut().zip(raw.iter()) {
+                            *t += w * norm(k, n, row[k]);
+                        }
+                    }
+                    let best = *total.iter().max().expect("non-empty");
+                    ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
+                }
+                if first_decides && let Some((_, ty)) = cache {
+                    again[ty as usize] = Some(Again {
+                        type_id: ty,
+                        constraints: pod.constraints.map(|c| c as *const _ as usize),
+                        nodes: (nodes.as_ptr() as usize, nodes.len()),
+                        allowed: allowed.to_vec(),
+                        ties: ties.iter().map(|&i| feasible[i as usize]).collect(),
+                        best: hi[0],
+                        changed: Vec::new(),
+                    });
+                }
+                match &cx.rank {
+                    Some(rank) => {
+                        ties.iter().map(|&i| feasible[i as usize] as usize).min_by_key(|&n| rank[n]).expect("non-empty")
+                    }
+                    None => feasible[ties[uniform_index(rng, ties.len())] as usize] as usize,
+                }
             }
         };
         let gpus = self.select_gpus(&nodes[chosen], pod, cx, rng);
@@ -352,11 +519,48 @@ pub struct PlaceCx {
     pub frag: FragMeter,
     cache: Option<ScoreCache>,
     rank: Option<Vec<u32>>,
+    domains: topology::Domains,
+    /// Whether each node has taints (they do not change during a run).
+    tainted: Vec<bool>,
+    buf: PlaceBuf,
+    /// Per pod type, what its last placement found.
+    again: Vec<Option<Again>>,
+}
+
+/// What the last placement found, for the next placement of the same pod type when
+/// only the nodes marked dirty since have changed (the next task of a gang). Kept only
+/// when the first score alone, unnormalised, decided: then the best nodes are the old
+/// best nodes that did not change plus the changed nodes that score as high, or the
+/// changed nodes alone if one scores higher; a full pass is needed only when every old
+/// best node changed and none scores as high. The result is the full pass's.
+struct Again {
+    type_id: u32,
+    /// Addresses, compared only.
+    constraints: Option<usize>,
+    nodes: (usize, usize),
+    allowed: Vec<bool>,
+    /// The best nodes, in node order, and their score.
+    ties: Vec<u32>,
+    best: i64,
+    /// Nodes marked dirty since.
+    changed: Vec<u32>,
+}
+
+/// Buffers one placement fills, kept to spare allocations.
+#[derive(Default)]
+struct PlaceBuf {
+    feasible: Vec<u32>,
+    raw: Vec<[i64; MAX_SCORES + 2]>,
+    total: Vec<i64>,
+    ties: Vec<u32>,
 }
 
 struct ScoreCache {
     versions: Vec<u64>,
     dirty: Vec<bool>,
+    /// Every node is dirty (placements run on ledgers the engine's versions do not
+    /// describe): nothing is read from or written to the cache.
+    all_dirty: bool,
     nodes: usize,
     entries: Vec<(u64, bool, [i64; MAX_SCORES])>,
 }
@@ -364,7 +568,15 @@ struct ScoreCache {
 impl PlaceCx {
     /// A context with `frag` and no cache.
     pub fn new(frag: FragMeter) -> Self {
-        PlaceCx { frag, cache: None, rank: None }
+        PlaceCx {
+            frag,
+            cache: None,
+            rank: None,
+            domains: Default::default(),
+            tainted: Vec::new(),
+            buf: PlaceBuf::default(),
+            again: Vec::new(),
+        }
     }
 
     /// Breaks ties between equally scored nodes by `rank` (lowest first) instead of a
@@ -382,6 +594,7 @@ impl PlaceCx {
         self.cache = Some(ScoreCache {
             versions: vec![1; nodes],
             dirty: vec![false; nodes],
+            all_dirty: false,
             nodes,
             entries: vec![(0, false, [0; MAX_SCORES]); nodes * types],
         });
@@ -398,16 +611,42 @@ impl PlaceCx {
         if let Some(c) = &mut self.cache {
             c.versions[node] += 1;
         }
+        self.changed(node);
     }
 
     /// Takes the nodes' versions from a ledger (whose versions are bumped on every change)
     /// and forgets which nodes were marked dirty.
     pub fn sync(&mut self, versions: &[u64]) {
-        if let Some(c) = &mut self.cache {
-            for (v, &w) in c.versions.iter_mut().zip(versions) {
+        let Some(c) = &mut self.cache else { return };
+        let was_all_dirty = c.all_dirty;
+        let mut changed = Vec::new();
+        for (i, (v, &w)) in c.versions.iter_mut().zip(versions).enumerate() {
+            if *v != w + 1 {
+                changed.push(i);
                 *v = w + 1;
             }
-            c.dirty.iter_mut().for_each(|d| *d = false);
+        }
+        c.dirty.iter_mut().for_each(|d| *d = false);
+        c.all_dirty = false;
+        if was_all_dirty {
+            self.again.clear();
+        }
+        for i in changed {
+            self.changed(i);
+        }
+    }
+
+    /// Notes a changed node for the placements to come of every pod type; a type whose
+    /// list of changed nodes grows past an eighth of the nodes starts afresh.
+    fn changed(&mut self, node: usize) {
+        let limit = self.cache.as_ref().map_or(0, |c| c.nodes / 8);
+        for slot in &mut self.again {
+            if let Some(a) = slot {
+                a.changed.push(node as u32);
+                if a.changed.len() > limit {
+                    *slot = None;
+                }
+            }
         }
     }
 
@@ -417,13 +656,16 @@ impl PlaceCx {
         if let Some(c) = &mut self.cache {
             c.dirty[node] = true;
         }
+        self.changed(node);
     }
 
     /// Marks every node as changed until the next [`PlaceCx::sync`].
     pub fn mark_all_dirty(&mut self) {
         if let Some(c) = &mut self.cache {
             c.dirty.iter_mut().for_each(|d| *d = true);
+            c.all_dirty = true;
         }
+        self.again.clear();
     }
 
     /// Forgets every cached result (the scores changed, e.g. new typical pods).
@@ -431,5 +673,6 @@ impl PlaceCx {
         if let Some(c) = &mut self.cache {
             c.entries.iter_mut().for_each(|e| e.0 = 0);
         }
+        self.again.clear();
     }
 }

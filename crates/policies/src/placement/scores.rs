@@ -40,6 +40,11 @@ pub trait ScorePlugin: Send + Sync {
     fn normalize(&self) -> Normalize {
         Normalize::None
     }
+    /// Whether its score depends only on the node's labels and taints and the pod's
+    /// constraints (see [`super::filters::FilterPlugin::meta_only`]).
+    fn meta_only(&self) -> bool {
+        false
+    }
 }
 
 /// A score plugin's `NormalizeScore`.
@@ -69,6 +74,9 @@ impl ScorePlugin for NodeAffinityScore {
     fn normalize(&self) -> Normalize {
         Normalize::Max
     }
+    fn meta_only(&self) -> bool {
+        true
+    }
 }
 
 /// Kubernetes `TaintToleration` score: the fewer PreferNoSchedule taints the pod does
@@ -85,6 +93,9 @@ impl ScorePlugin for TaintTolerationScore {
     }
     fn normalize(&self) -> Normalize {
         Normalize::MaxReversed
+    }
+    fn meta_only(&self) -> bool {
+        true
     }
 }
 

@@ -5,76 +5,151 @@
 
 use sim_core::constraints::{PodAffinityTerm, PodConstraints, SpreadConstraint, WhenUnsatisfiable, selector_matches};
 use sim_core::ledger::NodeUse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+/// Each node's domain under each topology key asked so far, as dense ids (labels and
+/// network positions do not change during a run, so this is built once per key).
+#[derive(Default)]
+pub struct Domains {
+    nodes: usize,
+    keys: BTreeMap<String, (Vec<u32>, usize)>,
+}
+
+/// The id of "no domain under this key".
+const NONE: u32 = u32::MAX;
+
+impl Domains {
+    /// Makes sure the domains of `key` are known for `nodes`.
+    fn learn(&mut self, nodes: &[NodeUse], key: &str) {
+        if self.nodes != nodes.len() {
+            self.keys.clear();
+            self.nodes = nodes.len();
+        }
+        if self.keys.contains_key(key) {
+            return;
+        }
+        let mut names: BTreeMap<String, u32> = BTreeMap::new();
+        let ids = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                n.domain(i, key).map_or(NONE, |d| {
+                    let next = names.len() as u32;
+                    *names.entry(d).or_insert(next)
+                })
+            })
+            .collect();
+        self.keys.insert(key.to_string(), (ids, names.len()));
+    }
+
+    fn get(&self, key: &str) -> (&[u32], usize) {
+        let (ids, n) = &self.keys[key];
+        (ids, *n)
+    }
+}
 
 /// A pod's view of where the pods its terms select are.
 pub struct PodTopology<'a> {
-    affinity: Vec<(&'a PodAffinityTerm, BTreeSet<String>, bool)>,
-    spread: Vec<(&'a SpreadConstraint, BTreeMap<String, u64>, u64, bool)>,
+    affinity: Vec<AffinityView<'a>>,
+    spread: Vec<SpreadView<'a>>,
+}
+
+/// An (anti-)affinity term over the cluster.
+struct AffinityView<'a> {
+    term: &'a PodAffinityTerm,
+    /// Each node's domain under the term's key.
+    ids: &'a [u32],
+    /// Which domains hold a pod the term selects.
+    held: Vec<bool>,
+    /// Whether any does.
+    any: bool,
+    /// Whether the pod matches its own selector.
+    self_match: bool,
+}
+
+/// A spread constraint over the cluster.
+struct SpreadView<'a> {
+    spread: &'a SpreadConstraint,
+    /// Each node's domain under the constraint's key.
+    ids: &'a [u32],
+    /// Selected pods per domain, and their minimum.
+    counts: Vec<u64>,
+    min: u64,
+    /// Whether the pod matches its own selector.
+    self_match: bool,
 }
 
 impl<'a> PodTopology<'a> {
     /// Prepares the pod's terms over `nodes`; `None` when it has none.
-    pub fn new(nodes: &[NodeUse], c: &'a PodConstraints) -> Option<Self> {
+    pub fn new(nodes: &[NodeUse], c: &'a PodConstraints, domains: &'a mut Domains) -> Option<Self> {
         if c.pod_affinity.is_empty() && c.spread.is_empty() {
             return None;
         }
+        for key in c.pod_affinity.iter().map(|t| &t.topology_key).chain(c.spread.iter().map(|s| &s.topology_key)) {
+            domains.learn(nodes, key);
+        }
+        let domains: &'a Domains = domains;
         let affinity = c
             .pod_affinity
             .iter()
             .map(|t| {
-                let mut domains = BTreeSet::new();
-                for (i, n) in nodes.iter().enumerate() {
-                    if n.pods.iter().any(|(_, l)| selector_matches(&t.selector, l))
-                        && let Some(d) = n.domain(i, &t.topology_key)
+                let (ids, n) = domains.get(&t.topology_key);
+                let mut held = vec![false; n];
+                for (node, &d) in nodes.iter().zip(ids) {
+                    if d != NONE && !held[d as usize] && node.pods.iter().any(|(_, l)| selector_matches(&t.selector, l))
                     {
-                        domains.insert(d);
+                        held[d as usize] = true;
                     }
                 }
-                (t, domains, selector_matches(&t.selector, &c.labels))
+                let any = held.contains(&true);
+                AffinityView { term: t, ids, held, any, self_match: selector_matches(&t.selector, &c.labels) }
             })
             .collect();
         let spread = c
             .spread
             .iter()
             .map(|s| {
-                let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-                for (i, n) in nodes.iter().enumerate() {
-                    if let Some(d) = n.domain(i, &s.topology_key) {
-                        let k = n.pods.iter().filter(|(_, l)| selector_matches(&s.selector, l)).count() as u64;
-                        *counts.entry(d).or_default() += k;
+                let (ids, n) = domains.get(&s.topology_key);
+                let mut counts = vec![0u64; n];
+                for (node, &d) in nodes.iter().zip(ids) {
+                    if d != NONE {
+                        counts[d as usize] +=
+                            node.pods.iter().filter(|(_, l)| selector_matches(&s.selector, l)).count() as u64;
                     }
                 }
-                let min = counts.values().copied().min().unwrap_or(0);
-                (s, counts, min, selector_matches(&s.selector, &c.labels))
+                let min = counts.iter().copied().min().unwrap_or(0);
+                SpreadView { spread: s, ids, counts, min, self_match: selector_matches(&s.selector, &c.labels) }
             })
             .collect();
         Some(PodTopology { affinity, spread })
     }
 
     /// Whether node `i` passes the required terms and the DoNotSchedule spreads.
-    pub fn pass(&self, i: usize, node: &NodeUse) -> bool {
-        for (t, domains, self_match) in &self.affinity {
+    pub fn pass(&self, i: usize, _node: &NodeUse) -> bool {
+        for AffinityView { term: t, ids, held, any, self_match } in &self.affinity {
             if t.weight != 0 {
                 continue;
             }
-            let d = node.domain(i, &t.topology_key);
+            let d = ids[i];
             let ok = if t.anti {
-                d.is_none_or(|d| !domains.contains(&d))
+                d == NONE || !held[d as usize]
             } else {
                 // The first pod of a group that matches its own selector may go anywhere.
-                d.is_some_and(|d| domains.contains(&d)) || (domains.is_empty() && *self_match)
+                (d != NONE && held[d as usize]) || (!*any && *self_match)
             };
             if !ok {
                 return false;
             }
         }
-        for (s, counts, min, self_match) in &self.spread {
+        for SpreadView { spread: s, ids, counts, min, self_match } in &self.spread {
             if s.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule {
                 continue;
             }
-            let Some(d) = node.domain(i, &s.topology_key) else { return false };
-            let skew = counts.get(&d).copied().unwrap_or(0) + u64::from(*self_match) - min;
+            let d = ids[i];
+            if d == NONE {
+                return false;
+            }
+            let skew = counts[d as usize] + u64::from(*self_match) - min;
             if skew > s.max_skew as u64 {
                 return false;
             }
@@ -85,20 +160,22 @@ impl<'a> PodTopology<'a> {
     /// Raw scores of node `i`: preferred (anti-)affinity (Σ ± weight of the terms whose
     /// domain holds a selected pod; higher is better) and ScheduleAnyway spread (selected
     /// pods in its domain; lower is better).
-    pub fn scores(&self, i: usize, node: &NodeUse) -> (i64, i64) {
+    pub fn scores(&self, i: usize, _node: &NodeUse) -> (i64, i64) {
         let mut aff = 0i64;
-        for (t, domains, _) in &self.affinity {
+        for AffinityView { term: t, ids, held, .. } in &self.affinity {
             if t.weight == 0 {
                 continue;
             }
-            if node.domain(i, &t.topology_key).is_some_and(|d| domains.contains(&d)) {
+            let d = ids[i];
+            if d != NONE && held[d as usize] {
                 aff += if t.anti { -(t.weight as i64) } else { t.weight as i64 };
             }
         }
         let mut spread = 0i64;
-        for (s, counts, _, _) in &self.spread {
+        for SpreadView { spread: s, ids, counts, .. } in &self.spread {
             if s.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
-                spread += node.domain(i, &s.topology_key).and_then(|d| counts.get(&d).copied()).unwrap_or(0) as i64;
+                let d = ids[i];
+                spread += if d == NONE { 0 } else { counts[d as usize] as i64 };
             }
         }
         (aff, spread)

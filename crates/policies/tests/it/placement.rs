@@ -145,23 +145,28 @@ fn shared_pods_go_where_the_gpu_choice_says() {
     let mut rng = RngStreams::new(1).stream("t");
     let p = req(shape(1000, 1, 300));
     // Best fit: the GPU with the least milli-GPU left that fits: GPU 1 (400 left).
-    let b =
-        Placement::by_name("bestfit", MemoryFit::Oblivious).unwrap().place(l.nodes(), &|_| true, &p, &mut cx, &mut rng);
+    let b = Placement::by_name("bestfit", MemoryFit::Oblivious).unwrap().place(
+        l.nodes(),
+        &vec![true; l.nodes().len()],
+        &p,
+        &mut cx,
+        &mut rng,
+    );
     assert_eq!(b.unwrap().gpus, vec![1]);
     // Memory-aware binpack: the least declared memory left that fits; GPU 1 holds
     // 600/1000 × 15000 = 9000 declared (6000 left), GPU 2 4500 (10500 left): GPU 1,
     // unless the pod declares more than 6000.
     let aware = Placement::by_name("bestfit", MemoryFit::Aware).unwrap();
-    let b = aware.place(l.nodes(), &|_| true, &p, &mut cx, &mut rng).unwrap();
+    let b = aware.place(l.nodes(), &vec![true; l.nodes().len()], &p, &mut cx, &mut rng).unwrap();
     assert_eq!(b.gpus, vec![1]);
     let big = req(TaskShape { gpu_memory_mib: 7_000, ..shape(1000, 1, 300) });
-    let b = aware.place(l.nodes(), &|_| true, &big, &mut cx, &mut rng).unwrap();
+    let b = aware.place(l.nodes(), &vec![true; l.nodes().len()], &big, &mut cx, &mut rng).unwrap();
     assert_eq!(b.gpus, vec![2]);
     // Nothing fits 11000 MiB but the idle GPU 0.
     let huge = req(TaskShape { gpu_memory_mib: 11_000, ..shape(1000, 1, 300) });
-    assert_eq!(aware.place(l.nodes(), &|_| true, &huge, &mut cx, &mut rng).unwrap().gpus, vec![0]);
+    assert_eq!(aware.place(l.nodes(), &vec![true; l.nodes().len()], &huge, &mut cx, &mut rng).unwrap().gpus, vec![0]);
     // A node that is not up is never chosen.
-    assert!(aware.place(l.nodes(), &|_| false, &p, &mut cx, &mut rng).is_none());
+    assert!(aware.place(l.nodes(), &vec![false; l.nodes().len()], &p, &mut cx, &mut rng).is_none());
 }
 
 fn cluster(pools: &[(u32, u32, u64)]) -> Cluster {
@@ -212,7 +217,7 @@ proptest! {
                 let task = TaskShape { gpu_memory_mib: declared, ..shape(cpu.max(1), gpus, milli) };
                 let m: &[String] = if constrained == 1 { &models } else { &[] };
                 let p = PodReq { task, models: m, type_id: None, constraints: None };
-                if let Some(b) = placement.place(l.nodes(), &|_| true, &p, &mut cx, &mut rng) {
+                if let Some(b) = placement.place(l.nodes(), &vec![true; l.nodes().len()], &p, &mut cx, &mut rng) {
                     prop_assert_eq!(b.gpus.len(), gpus as usize);
                     l.take(&task, m, &b, true).unwrap();
                 }
@@ -227,6 +232,65 @@ proptest! {
                 }
             }
             l = Ledger::new(&c);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The score cache and the incremental placement of a pod type after a few nodes
+    /// changed (`PlaceCx` with a cache) choose exactly what a full pass without them
+    /// chooses, through placements, releases and new passes.
+    #[test]
+    fn cached_and_incremental_placement_match_a_full_pass(
+        pools in prop::collection::vec((1u32..6, 0u32..9, 8_000u64..40_000), 1..4),
+        ops in prop::collection::vec((0usize..4, 0usize..3, 0usize..1000), 1..120),
+        policy in 0usize..9,
+        seed in 0u64..1000,
+    ) {
+        let c = cluster(&pools);
+        let mut l = Ledger::new(&c);
+        let n = l.nodes().len();
+        let shapes = [shape(2000, 1, 1000), shape(1000, 1, 300), shape(4000, 2, 1000), shape(500, 0, 0)];
+        let all: Vec<PodType> = shapes.iter().map(|t| pod_type(t.cpu_milli as u64, t.gpu_milli, t.gpus)).collect();
+        let frag = || FragMeter::new(TypicalPods::from_pods(&all, 95.0));
+        let placement = Placement::by_name(policies::placement::PLACEMENTS[policy], MemoryFit::Oblivious).unwrap();
+        let mut fast = PlaceCx::new(frag()).with_cache(n, 2);
+        let mut slow = PlaceCx::new(frag());
+        let mut rng_fast = RngStreams::new(seed).stream("prop");
+        let mut rng_slow = RngStreams::new(seed).stream("prop");
+        let mut allowed = vec![true; n];
+        let mut placed: Vec<(usize, TaskBinding)> = Vec::new();
+        fast.sync(l.versions());
+        for (op, kind, pick) in ops {
+            match op {
+                // Place a pod (twice as often as the rest).
+                0 | 1 => {
+                    let p = PodReq { task: shapes[kind], models: &[], type_id: Some(kind as u32), constraints: None };
+                    let a = placement.place(l.nodes(), &allowed, &p, &mut fast, &mut rng_fast);
+                    let b = placement.place(l.nodes(), &allowed, &p, &mut slow, &mut rng_slow);
+                    prop_assert_eq!(&a, &b);
+                    if let Some(b) = a {
+                        l.take(&shapes[kind], &[], &b, true).unwrap();
+                        fast.mark_dirty(b.node.0 as usize);
+                        placed.push((kind, b));
+                    }
+                }
+                // A pod ends.
+                2 if !placed.is_empty() => {
+                    let (k, b) = placed.swap_remove(pick % placed.len());
+                    l.give(&shapes[k], &b, true);
+                    fast.mark_dirty(b.node.0 as usize);
+                }
+                // A new pass; now and then a node goes down or comes back.
+                _ => {
+                    if pick % 4 == 0 {
+                        allowed[pick % n] ^= true;
+                    }
+                    fast.sync(l.versions());
+                }
+            }
         }
     }
 }
@@ -320,7 +384,7 @@ fn chosen_by(l: &Ledger, c: Option<&sim_core::constraints::PodConstraints>, plac
             let mut rng = RngStreams::new(seed).stream("t");
             Placement::by_name(placement, MemoryFit::Oblivious)
                 .unwrap()
-                .place(l.nodes(), &|_| true, &p, &mut PlaceCx::default(), &mut rng)
+                .place(l.nodes(), &vec![true; l.nodes().len()], &p, &mut PlaceCx::default(), &mut rng)
                 .map(|b| b.node.0)
         })
         .collect();
