@@ -12,7 +12,7 @@ use sim_core::ledger::TaskBinding;
 use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// `score=...`: the placement (filters + score + GPU choice).
 pub const SCORE: OptionInfo = OptionInfo {
@@ -103,6 +103,8 @@ pub struct KubeScheduler {
     rebuilt_at: u64,
     /// The pass's copy of the ledger, kept between passes.
     scratch: Ledger,
+    /// Each job's pod type (`u32::MAX`: not known yet).
+    job_types: Vec<u32>,
 }
 
 impl KubeScheduler {
@@ -132,6 +134,7 @@ impl KubeScheduler {
             seen: 0,
             rebuilt_at: 0,
             scratch: Ledger::empty(),
+            job_types: Vec::new(),
         })
     }
 
@@ -171,11 +174,22 @@ impl KubeScheduler {
 
     /// A dense id of the job's pod shape for the score cache (which holds what depends
     /// on the shape and the node's use; constraints are looked at per pod).
-    fn type_id(&mut self, job: &Job) -> Option<u32> {
+    fn type_of(&mut self, j: JobId, job: &Job) -> u32 {
+        if self.job_types.len() <= j.idx() {
+            self.job_types.resize(j.idx() + 1, u32::MAX);
+        }
+        if self.job_types[j.idx()] == u32::MAX {
+            self.job_types[j.idx()] = self.type_id(job);
+        }
+        self.job_types[j.idx()]
+    }
+
+    /// A dense id of the job's pod shape, computed.
+    fn type_id(&mut self, job: &Job) -> u32 {
         let t = &job.task;
         let key = (t.cpu_milli(), t.memory_mib, t.gpus, t.gpu_milli(), t.gpu_memory_mib, job.gpu_models.clone());
         let n = self.type_ids.len() as u32;
-        Some(*self.type_ids.entry(key).or_insert(n))
+        *self.type_ids.entry(key).or_insert(n)
     }
 
     fn pod_type(job: &Job) -> PodType {
@@ -262,24 +276,34 @@ impl Policy for KubeScheduler {
         // Jobs bound in this pass, for the reservation's release profile.
         let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
         let mut reservation: Option<(SimTime, Vec<u32>)> = None;
-        let mut failed: BTreeSet<(PodType, u64, u64, u32, bool)> = BTreeSet::new();
+        // Most tasks of a pod type that still fit (on the nodes allowed to fenced jobs or
+        // all), learnt from failed placements of pods without constraints. Constraints
+        // other than tolerations only take nodes away, so a job of more tasks fails too,
+        // with or without them; later bindings of the pass only lower what fits.
+        let mut fits_at_most: BTreeMap<(u32, bool), usize> = BTreeMap::new();
         for (k, &j) in queue.iter().enumerate() {
             let last = k + 1 == queue.len();
             let job = view.job(j);
             let ends_before = reservation.as_ref().is_some_and(|(t, _)| now + view.requested(j) <= *t);
             let fenced = reservation.is_some() && !ends_before;
-            // Pods of one shape fail alike; pods with constraints are tried one by one.
-            let key = (Self::pod_type(job), job.task.memory_mib, job.task.gpu_memory_mib, job.tasks, fenced);
-            let same_shape = job.constraints.is_none();
-            if same_shape && failed.contains(&key) {
+            let ty = self.type_of(j, job);
+            let key = (ty, fenced);
+            let unconstrained = job.constraints.is_none();
+            let only_restricts = job.constraints.as_ref().is_none_or(|c| c.tolerations.is_empty());
+            let fit = fits_at_most.get(&key).copied().filter(|_| only_restricts);
+            let holds_parts = self.gang > 0 && job.tasks > 1;
+            if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.tasks as usize) {
                 continue;
             }
             let allowed: &[bool] = if fenced { &unreserved } else { &up };
-            if self.gang > 0 && job.tasks > 1 {
+            if holds_parts {
                 // Pod at a time: bind what fits now; the tasks wait for the rest.
                 let left = job.tasks as usize - view.held(j).len();
                 let ledger = &mut scratch;
-                let placed = self.bind_some(ledger, job, left, allowed);
+                let placed = self.bind_some(ledger, job, ty, left, allowed);
+                if placed.len() < left && unconstrained {
+                    fits_at_most.insert(key, 0);
+                }
                 if !placed.is_empty() {
                     let timeout = (self.gang == 2).then(|| sim_core::SimDuration::from_secs(PERMIT_TIMEOUT_SECS));
                     out.push(Decision::Hold { job: j, binding: placed, timeout });
@@ -288,17 +312,20 @@ impl Policy for KubeScheduler {
             }
             let bound = if job.tasks == 1 {
                 let nodes = scratch.nodes();
-                self.place_one(nodes, job, allowed).map(|b| {
-                    if !last {
-                        self.keep(&mut scratch, job, &b);
+                match self.place_one(nodes, job, ty, allowed) {
+                    Some(b) => {
+                        if !last {
+                            self.keep(&mut scratch, job, &b);
+                        }
+                        Ok(vec![b])
                     }
-                    vec![b]
-                })
+                    None => Err(0),
+                }
             } else {
-                self.bind(&mut scratch, job, allowed)
+                self.bind(&mut scratch, job, ty, allowed)
             };
             match bound {
-                Some(binding) => {
+                Ok(binding) => {
                     bound_now.push((now + view.requested(j), j, binding.clone()));
                     let reason = if fenced || ends_before {
                         match &reservation {
@@ -310,9 +337,9 @@ impl Policy for KubeScheduler {
                     };
                     out.push(Decision::Bind { job: j, binding, reason });
                 }
-                None => {
-                    if same_shape {
-                        failed.insert(key);
+                Err(fit) => {
+                    if unconstrained {
+                        fits_at_most.insert(key, fit);
                     }
                     match self.queue {
                         1 => {
@@ -323,7 +350,7 @@ impl Policy for KubeScheduler {
                             break;
                         }
                         2 if reservation.is_none() => {
-                            reservation = self.reserve(view, &scratch, &bound_now, job, &up);
+                            reservation = self.reserve(view, &scratch, &bound_now, job, ty, &up);
                             if let Some((_, nodes)) = &reservation {
                                 unreserved = up.clone();
                                 for &n in nodes {
@@ -375,6 +402,7 @@ impl KubeScheduler {
                 break;
             }
             let job = view.job(j);
+            let ty = self.type_of(j, job);
             let d = view.requested(j);
             let mut starts: Vec<SimTime> = vec![now];
             starts.extend(running.iter().map(|e| e.0).filter(|&t| t > now));
@@ -405,7 +433,7 @@ impl KubeScheduler {
             };
             for t in starts {
                 let mut state = at_instant(t, &holds);
-                if let Some(b) = self.bind(&mut state, job, &up) {
+                if let Ok(b) = self.bind(&mut state, job, ty, &up) {
                     // Free resources only shrink when a hold starts: the binding must also
                     // fit at every hold start inside its run.
                     let later: Vec<SimTime> = holds.iter().map(|h| h.0).filter(|&s| s > t && s < t + d).collect();
@@ -434,7 +462,8 @@ impl KubeScheduler {
     /// Places every task of `job` on `ledger` (taking what it places), or nothing; with
     /// `topology=tree` a gang first tries to stay under one switch, then one rack, then
     /// one zone.
-    fn bind(&mut self, ledger: &mut Ledger, job: &Job, allowed: &[bool]) -> Option<Vec<TaskBinding>> {
+    /// `Err` tells how many of its tasks fit anywhere allowed.
+    fn bind(&mut self, ledger: &mut Ledger, job: &Job, ty: u32, allowed: &[bool]) -> Result<Vec<TaskBinding>, usize> {
         if self.topology == 1 && job.tasks > 1 {
             for key in ["switch", "rack", "zone"] {
                 // Domains of the allowed nodes, fullest first (least milli-GPU free, then
@@ -456,32 +485,39 @@ impl KubeScheduler {
                     let inside: Vec<bool> = (0..nodes.len())
                         .map(|i| allowed[i] && nodes[i].domain(i, key).as_deref() == Some(d.as_str()))
                         .collect();
-                    if let Some(b) = self.bind_all(ledger, job, &inside) {
-                        return Some(b);
+                    if let Ok(b) = self.bind_all(ledger, job, ty, &inside) {
+                        return Ok(b);
                     }
                 }
             }
         }
-        self.bind_all(ledger, job, allowed)
+        self.bind_all(ledger, job, ty, allowed)
     }
 
-    /// Places every task of `job` on `ledger` among `allowed` nodes, or nothing.
-    fn bind_all(&mut self, ledger: &mut Ledger, job: &Job, allowed: &[bool]) -> Option<Vec<TaskBinding>> {
-        let placed = self.bind_some(ledger, job, job.tasks as usize, allowed);
+    /// Places every task of `job` on `ledger` among `allowed` nodes, or nothing: `Err`
+    /// tells how many fitted.
+    fn bind_all(
+        &mut self,
+        ledger: &mut Ledger,
+        job: &Job,
+        ty: u32,
+        allowed: &[bool],
+    ) -> Result<Vec<TaskBinding>, usize> {
+        let placed = self.bind_some(ledger, job, ty, job.tasks as usize, allowed);
         if placed.len() < job.tasks as usize {
             for b in &placed {
                 ledger.give(&job.task, b, false);
                 ledger.unlabel_pod(b.node, u32::MAX);
                 self.cx.mark_dirty(b.node.0 as usize);
             }
-            return None;
+            return Err(placed.len());
         }
-        Some(placed)
+        Ok(placed)
     }
 
     /// Where one task of `job` would go on `nodes`, taking nothing.
-    fn place_one(&mut self, nodes: &[NodeUse], job: &Job, allowed: &[bool]) -> Option<TaskBinding> {
-        let type_id = self.type_id(job);
+    fn place_one(&mut self, nodes: &[NodeUse], job: &Job, ty: u32, allowed: &[bool]) -> Option<TaskBinding> {
+        let type_id = Some(ty);
         let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
         self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
     }
@@ -497,10 +533,17 @@ impl KubeScheduler {
     }
 
     /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
-    fn bind_some(&mut self, ledger: &mut Ledger, job: &Job, n: usize, allowed: &[bool]) -> Vec<TaskBinding> {
+    fn bind_some(
+        &mut self,
+        ledger: &mut Ledger,
+        job: &Job,
+        ty: u32,
+        n: usize,
+        allowed: &[bool],
+    ) -> Vec<TaskBinding> {
         let mut placed = Vec::new();
         while placed.len() < n {
-            let Some(b) = self.place_one(ledger.nodes(), job, allowed) else { break };
+            let Some(b) = self.place_one(ledger.nodes(), job, ty, allowed) else { break };
             self.keep(ledger, job, &b);
             placed.push(b);
         }
@@ -517,6 +560,7 @@ impl KubeScheduler {
         ledger: &Ledger,
         bound_now: &[(SimTime, JobId, Vec<TaskBinding>)],
         job: &Job,
+        ty: u32,
         up: &[bool],
     ) -> Option<(SimTime, Vec<u32>)> {
         // Placements here run on copies with running jobs released.
@@ -536,7 +580,7 @@ impl KubeScheduler {
                 scratch.give(&view.job(j).task, b, false);
             }
             // `bind` takes nothing when it fails, so the released copy serves every step.
-            if let Some(b) = self.bind(&mut scratch, job, up) {
+            if let Ok(b) = self.bind(&mut scratch, job, ty, up) {
                 let mut nodes: Vec<u32> = b.iter().map(|x| x.node.0).collect();
                 nodes.sort_unstable();
                 nodes.dedup();

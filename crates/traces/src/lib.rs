@@ -19,6 +19,7 @@ pub mod input;
 pub mod native;
 pub mod openb;
 pub mod swf;
+pub mod synthetic;
 
 pub use error::{Location, TraceError};
 

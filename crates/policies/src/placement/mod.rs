@@ -240,6 +240,22 @@ impl Placement {
         self.filters.iter().all(|f| f.pass(node, pod))
     }
 
+    /// Whether every score but the first that counts gives `pod` the same on the nodes of
+    /// every label-and-taint set listed in `metas` (the first node of each).
+    fn meta_scores_uniform(&self, nodes: &[NodeUse], metas: &[u32], pod: &PodReq<'_>, frag: &mut FragMeter) -> bool {
+        let mut first: Option<[i64; MAX_SCORES]> = None;
+        for &m in metas {
+            let (_, s) = self.eval(&nodes[m as usize], pod, frag, true);
+            let s = std::array::from_fn(|k| if k > 0 && self.scores.get(k).is_some_and(|p| p.1 != 0) { s[k] } else { 0 });
+            match first {
+                None => first = Some(s),
+                Some(f) if f != s => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+
     /// Whether node `i` passes the filters, and its raw scores (without the inter-pod
     /// terms): the part that depends on its use from the cache where it holds the node's
     /// current version, the part that depends on its labels and taints from `last_meta`
@@ -300,9 +316,15 @@ impl Placement {
         cx: &mut PlaceCx,
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
-        let PlaceCx { frag, cache, domains, buf, tainted, again, .. } = cx;
+        let PlaceCx { frag, cache, domains, buf, tainted, again, metas, .. } = cx;
         if tainted.len() != nodes.len() {
             *tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
+            metas.clear();
+            for (i, n) in nodes.iter().enumerate() {
+                if !metas.iter().any(|&m| std::sync::Arc::ptr_eq(&nodes[m as usize].meta, &n.meta)) && metas.len() < 64 {
+                    metas.push(i as u32);
+                }
+            }
         }
         let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c, domains));
         let n_plugins = self.scores.len();
@@ -317,22 +339,22 @@ impl Placement {
         }
         // The label-and-taint part of the last node's pool (nodes of a pool are adjacent).
         let mut last_meta = None;
-        // The same pod again after only the nodes marked dirty changed (the next task of
-        // a gang): the best nodes follow from the last ones and those nodes.
         let slot = cache.as_ref().map(|c| c.1 as usize);
         if let Some(t) = slot
             && again.len() <= t
         {
             again.resize_with(t + 1, || None);
         }
+        // The same pod again after only some nodes changed (the next task of a gang, the
+        // next pod of its type): the best nodes follow from the last ones and those nodes.
         let previous = slot.and_then(|t| again[t].take()).filter(|a| {
             topo.is_none()
-                && cache.as_ref().map(|c| c.1) == Some(a.type_id)
                 && a.constraints == pod.constraints.map(|c| c as *const _ as usize)
                 && a.nodes == (nodes.as_ptr() as usize, nodes.len())
                 && a.allowed == allowed
         });
-        let mut best_nodes: Option<(Vec<u32>, i64)> = None;
+        // `Some(None)`: still nothing fits.
+        let mut known: Option<Option<(Vec<u32>, i64)>> = None;
         if let Some(mut a) = previous {
             a.changed.sort_unstable();
             a.changed.dedup();
@@ -356,127 +378,142 @@ impl Placement {
                 }
             }
             let at = |want: i64| rows.iter().filter(move |(_, r)| r.is_some_and(|r| r[0] == want)).map(|(n, _)| *n);
-            match top {
-                Some(t) if t > a.best => best_nodes = Some((at(t).collect(), t)),
-                Some(t) if t == a.best => {
+            known = match (top, a.best) {
+                (Some(t), None) => Some(Some((at(t).collect(), t))),
+                (Some(t), Some(b)) if t > b => Some(Some((at(t).collect(), t))),
+                (Some(t), Some(b)) if t == b => {
                     for n in at(t) {
                         let p = a.ties.binary_search(&n).unwrap_err();
                         a.ties.insert(p, n);
                     }
-                    best_nodes = Some((a.ties, t));
+                    Some(Some((a.ties, t)))
                 }
-                _ if !a.ties.is_empty() => best_nodes = Some((a.ties, a.best)),
-                _ => {}
-            }
-        }
-        let chosen = if let Some((nodes_at_best, best)) = best_nodes {
-            let chosen = match &cx.rank {
-                Some(rank) => nodes_at_best.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty"),
-                None => nodes_at_best[uniform_index(rng, nodes_at_best.len())] as usize,
+                (_, Some(b)) if !a.ties.is_empty() => Some(Some((a.ties, b))),
+                (None, None) => Some(None),
+                _ => None,
             };
-            cx.again[slot.expect("cached")] = Some(Again {
-                type_id: pod.type_id.expect("cached"),
-                constraints: pod.constraints.map(|c| c as *const _ as usize),
-                nodes: (nodes.as_ptr() as usize, nodes.len()),
-                allowed: allowed.to_vec(),
-                ties: nodes_at_best,
-                best,
-                changed: Vec::new(),
-            });
-            chosen
-        } else {
-            feasible.clear();
-            raw.clear();
-            for (i, (node, _)) in nodes.iter().zip(allowed).enumerate().filter(|(_, (_, a))| **a) {
-                let Some(s) = self.row_of(i, node, pod, frag, &mut cache, tainted[i], &mut last_meta) else {
-                    continue;
-                };
-                if topo.as_ref().is_some_and(|t| !t.pass(i, node)) {
-                    continue;
-                }
-                feasible.push(i as u32);
-                let mut row = [0i64; MAX_SCORES + 2];
-                row[..MAX_SCORES].copy_from_slice(&s);
-                if let Some(t) = &topo {
-                    let (aff, spread) = t.scores(i, node);
-                    row[n_plugins] = aff;
-                    row[n_plugins + 1] = spread;
-                }
-                raw.push(row);
-            }
-            if feasible.is_empty() {
+        }
+        let again_of = |ties: Vec<u32>, best: Option<i64>| Again {
+            constraints: pod.constraints.map(|c| c as *const _ as usize),
+            nodes: (nodes.as_ptr() as usize, nodes.len()),
+            allowed: allowed.to_vec(),
+            ties,
+            best,
+            changed: Vec::new(),
+        };
+        let chosen = match known {
+            Some(None) => {
+                again[slot.expect("cached")] = Some(again_of(Vec::new(), None));
                 return None;
             }
-            if self.random_node {
-                feasible[uniform_index(rng, feasible.len())] as usize
-            } else {
-                let m = feasible.len();
-                // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
-                let extra =
-                    [(Normalize::MinMax, self.topology_weights[0]), (Normalize::MaxReversed, self.topology_weights[1])];
-                let mut lo = [i64::MAX; MAX_SCORES + 2];
-                let mut hi = [i64::MIN; MAX_SCORES + 2];
-                for row in raw.iter() {
-                    for k in 0..n_scores {
-                        lo[k] = lo[k].min(row[k]);
-                        hi[k] = hi[k].max(row[k]);
+            Some(Some((nodes_at_best, best))) => {
+                let chosen = match &cx.rank {
+                    Some(rank) => {
+                        nodes_at_best.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty")
                     }
-                }
-                // A column whose raw scores are all equal, or weighs nothing, adds the same
-                // to every node: the choice does not change without it.
-                let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
-                let active: Vec<(usize, Normalize, i64)> = columns
-                    .enumerate()
-                    .filter(|&(k, (_, w))| w != 0 && lo[k] != hi[k])
-                    .map(|(k, (n, w))| (k, n, w))
-                    .collect();
-                let max = scores::MAX_NODE_SCORE;
-                let norm = |k: usize, n: Normalize, s: i64| match n {
-                    Normalize::None => s,
-                    Normalize::MinMax => (s - lo[k]) * max / (hi[k] - lo[k]),
-                    Normalize::Max if hi[k] <= 0 => 0,
-                    Normalize::Max => s * max / hi[k],
-                    Normalize::MaxReversed if hi[k] <= 0 => max,
-                    Normalize::MaxReversed => max - s * max / hi[k],
+                    None => nodes_at_best[uniform_index(rng, nodes_at_best.len())] as usize,
                 };
-                ties.clear();
-                // Only the first score decides, unnormalised: the best nodes are those with
-                // its highest raw score, now and after some nodes change (see `Again`).
-                let first_decides = matches!(active.as_slice(), [] | [(0, Normalize::None, _)])
+                again[slot.expect("cached")] = Some(again_of(nodes_at_best, Some(best)));
+                chosen
+            }
+            None => {
+                feasible.clear();
+                raw.clear();
+                for (i, (node, _)) in nodes.iter().zip(allowed).enumerate().filter(|(_, (_, a))| **a) {
+                    let Some(s) = self.row_of(i, node, pod, frag, &mut cache, tainted[i], &mut last_meta) else {
+                        continue;
+                    };
+                    if topo.as_ref().is_some_and(|t| !t.pass(i, node)) {
+                        continue;
+                    }
+                    feasible.push(i as u32);
+                    let mut row = [0i64; MAX_SCORES + 2];
+                    row[..MAX_SCORES].copy_from_slice(&s);
+                    if let Some(t) = &topo {
+                        let (aff, spread) = t.scores(i, node);
+                        row[n_plugins] = aff;
+                        row[n_plugins + 1] = spread;
+                    }
+                    raw.push(row);
+                }
+                // Whether the first score alone decides, now and after any nodes change:
+                // unnormalised, weighed, no inter-pod terms, and every other score the
+                // same on every node (labels and taints give all pools the same score).
+                let first_decides = slot.is_some()
+                    && topo.is_none()
+                    && !self.random_node
                     && self.scores[0].1 > 0
                     && self.scores[0].0.normalize() == Normalize::None
-                    && topo.is_none();
-                if first_decides {
-                    ties.extend((0..m as u32).filter(|&i| raw[i as usize][0] == hi[0]));
-                } else if active.is_empty() {
-                    ties.extend(0..m as u32);
+                    && !self.score_meta[0]
+                    && metas.len() < 64
+                    && self.meta_scores_uniform(nodes, metas, pod, frag);
+                if feasible.is_empty() {
+                    if first_decides {
+                        again[slot.expect("cached")] = Some(again_of(Vec::new(), None));
+                    }
+                    return None;
+                }
+                if self.random_node {
+                    feasible[uniform_index(rng, feasible.len())] as usize
                 } else {
-                    total.clear();
-                    total.resize(m, 0);
-                    for &(k, n, w) in &active {
-                        for (t, row) in total.iter_mut().zip(raw.iter()) {
-                            *t += w * norm(k, n, row[k]);
+                    let m = feasible.len();
+                    ties.clear();
+                    let mut hi = [i64::MIN; MAX_SCORES + 2];
+                    let mut lo = [i64::MAX; MAX_SCORES + 2];
+                    if first_decides {
+                        hi[0] = raw.iter().map(|r| r[0]).max().expect("non-empty");
+                        ties.extend((0..m as u32).filter(|&i| raw[i as usize][0] == hi[0]));
+                    } else {
+                        for row in raw.iter() {
+                            for k in 0..n_scores {
+                                lo[k] = lo[k].min(row[k]);
+                                hi[k] = hi[k].max(row[k]);
+                            }
                         }
+                        // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
+                        let extra = [
+                            (Normalize::MinMax, self.topology_weights[0]),
+                            (Normalize::MaxReversed, self.topology_weights[1]),
+                        ];
+                        // A column whose raw scores are all equal, or weighs nothing, adds
+                        // the same to every node: the choice does not change without it.
+                        let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
+                        let active: Vec<(usize, Normalize, i64)> = columns
+                            .enumerate()
+                            .filter(|&(k, (_, w))| w != 0 && lo[k] != hi[k])
+                            .map(|(k, (n, w))| (k, n, w))
+                            .collect();
+                        let max = scores::MAX_NODE_SCORE;
+                        let norm = |k: usize, n: Normalize, s: i64| match n {
+                            Normalize::None => s,
+                            Normalize::MinMax => (s - lo[k]) * max / (hi[k] - lo[k]),
+                            Normalize::Max if hi[k] <= 0 => 0,
+                            Normalize::Max => s * max / hi[k],
+                            Normalize::MaxReversed if hi[k] <= 0 => max,
+                            Normalize::MaxReversed => max - s * max / hi[k],
+                        };
+                        total.clear();
+                        total.resize(m, 0);
+                        for &(k, n, w) in &active {
+                            for (t, row) in total.iter_mut().zip(raw.iter()) {
+                                *t += w * norm(k, n, row[k]);
+                            }
+                        }
+                        let best = *total.iter().max().expect("non-empty");
+                        ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
                     }
-                    let best = *total.iter().max().expect("non-empty");
-                    ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
-                }
-                if first_decides && let Some((_, ty)) = cache {
-                    again[ty as usize] = Some(Again {
-                        type_id: ty,
-                        constraints: pod.constraints.map(|c| c as *const _ as usize),
-                        nodes: (nodes.as_ptr() as usize, nodes.len()),
-                        allowed: allowed.to_vec(),
-                        ties: ties.iter().map(|&i| feasible[i as usize]).collect(),
-                        best: hi[0],
-                        changed: Vec::new(),
-                    });
-                }
-                match &cx.rank {
-                    Some(rank) => {
-                        ties.iter().map(|&i| feasible[i as usize] as usize).min_by_key(|&n| rank[n]).expect("non-empty")
+                    if first_decides {
+                        let at_best = ties.iter().map(|&i| feasible[i as usize]).collect();
+                        again[slot.expect("cached")] = Some(again_of(at_best, Some(hi[0])));
                     }
-                    None => feasible[ties[uniform_index(rng, ties.len())] as usize] as usize,
+                    match &cx.rank {
+                        Some(rank) => ties
+                            .iter()
+                            .map(|&i| feasible[i as usize] as usize)
+                            .min_by_key(|&n| rank[n])
+                            .expect("non-empty"),
+                        None => feasible[ties[uniform_index(rng, ties.len())] as usize] as usize,
+                    }
                 }
             }
         };
@@ -525,6 +562,8 @@ pub struct PlaceCx {
     buf: PlaceBuf,
     /// Per pod type, what its last placement found.
     again: Vec<Option<Again>>,
+    /// A node of each distinct label-and-taint set (at most 64 are listed).
+    metas: Vec<u32>,
 }
 
 /// What the last placement found, for the next placement of the same pod type when
@@ -534,14 +573,13 @@ pub struct PlaceCx {
 /// changed nodes alone if one scores higher; a full pass is needed only when every old
 /// best node changed and none scores as high. The result is the full pass's.
 struct Again {
-    type_id: u32,
     /// Addresses, compared only.
     constraints: Option<usize>,
     nodes: (usize, usize),
     allowed: Vec<bool>,
-    /// The best nodes, in node order, and their score.
+    /// The best nodes, in node order, and their score (`None`: no node fitted).
     ties: Vec<u32>,
-    best: i64,
+    best: Option<i64>,
     /// Nodes marked dirty since.
     changed: Vec<u32>,
 }
@@ -576,6 +614,7 @@ impl PlaceCx {
             tainted: Vec::new(),
             buf: PlaceBuf::default(),
             again: Vec::new(),
+            metas: Vec::new(),
         }
     }
 
