@@ -533,14 +533,7 @@ impl KubeScheduler {
     }
 
     /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
-    fn bind_some(
-        &mut self,
-        ledger: &mut Ledger,
-        job: &Job,
-        ty: u32,
-        n: usize,
-        allowed: &[bool],
-    ) -> Vec<TaskBinding> {
+    fn bind_some(&mut self, ledger: &mut Ledger, job: &Job, ty: u32, n: usize, allowed: &[bool]) -> Vec<TaskBinding> {
         let mut placed = Vec::new();
         while placed.len() < n {
             let Some(b) = self.place_one(ledger.nodes(), job, ty, allowed) else { break };

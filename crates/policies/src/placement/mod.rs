@@ -246,7 +246,8 @@ impl Placement {
         let mut first: Option<[i64; MAX_SCORES]> = None;
         for &m in metas {
             let (_, s) = self.eval(&nodes[m as usize], pod, frag, true);
-            let s = std::array::from_fn(|k| if k > 0 && self.scores.get(k).is_some_and(|p| p.1 != 0) { s[k] } else { 0 });
+            let s =
+                std::array::from_fn(|k| if k > 0 && self.scores.get(k).is_some_and(|p| p.1 != 0) { s[k] } else { 0 });
             match first {
                 None => first = Some(s),
                 Some(f) if f != s => return false,
@@ -316,12 +317,14 @@ impl Placement {
         cx: &mut PlaceCx,
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
+        let known_nodes = cx.known_nodes;
         let PlaceCx { frag, cache, domains, buf, tainted, again, metas, .. } = cx;
         if tainted.len() != nodes.len() {
             *tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
             metas.clear();
             for (i, n) in nodes.iter().enumerate() {
-                if !metas.iter().any(|&m| std::sync::Arc::ptr_eq(&nodes[m as usize].meta, &n.meta)) && metas.len() < 64 {
+                if !metas.iter().any(|&m| std::sync::Arc::ptr_eq(&nodes[m as usize].meta, &n.meta)) && metas.len() < 64
+                {
                     metas.push(i as u32);
                 }
             }
@@ -340,80 +343,86 @@ impl Placement {
         // The label-and-taint part of the last node's pool (nodes of a pool are adjacent).
         let mut last_meta = None;
         let slot = cache.as_ref().map(|c| c.1 as usize);
-        if let Some(t) = slot
-            && again.len() <= t
-        {
-            again.resize_with(t + 1, || None);
-        }
         // The same pod again after only some nodes changed (the next task of a gang, the
         // next pod of its type): the best nodes follow from the last ones and those nodes.
-        let previous = slot.and_then(|t| again[t].take()).filter(|a| {
+        let cptr = pod.constraints.map(|c| c as *const _ as usize);
+        let previous = slot.and_then(|t| again.take(t, cptr)).filter(|a| {
             topo.is_none()
                 && a.constraints == pod.constraints.map(|c| c as *const _ as usize)
                 && a.nodes == (nodes.as_ptr() as usize, nodes.len())
                 && a.allowed == allowed
         });
-        // `Some(None)`: still nothing fits.
-        let mut known: Option<Option<(Vec<u32>, i64)>> = None;
+        // What the incremental step knows: `Some(ties)`, the best nodes (empty: none fits).
+        let mut known: Option<Vec<u32>> = None;
+        let mut kept: Option<Again> = None;
         if let Some(mut a) = previous {
             a.changed.sort_unstable();
             a.changed.dedup();
-            let mut top: Option<i64> = None;
-            let mut rows = Vec::with_capacity(a.changed.len());
+            for n in &a.changed {
+                if let Ok(p) = a.known.binary_search_by_key(n, |e| e.0) {
+                    a.known.remove(p);
+                }
+            }
+            let mut fresh: Vec<(u32, i64)> = Vec::new();
             for &i in &a.changed {
                 let i = i as usize;
-                let row = if allowed[i] {
-                    self.row_of(i, &nodes[i], pod, frag, &mut cache, tainted[i], &mut last_meta)
-                } else {
-                    None
-                };
-                if let Some(r) = row {
-                    top = top.max(Some(r[0]));
-                }
-                rows.push((i as u32, row));
-            }
-            for n in &a.changed {
-                if let Ok(p) = a.ties.binary_search(n) {
-                    a.ties.remove(p);
+                if allowed[i]
+                    && let Some(r) = self.row_of(i, &nodes[i], pod, frag, &mut cache, tainted[i], &mut last_meta)
+                {
+                    fresh.push((i as u32, r[0]));
                 }
             }
-            let at = |want: i64| rows.iter().filter(move |(_, r)| r.is_some_and(|r| r[0] == want)).map(|(n, _)| *n);
-            known = match (top, a.best) {
-                (Some(t), None) => Some(Some((at(t).collect(), t))),
-                (Some(t), Some(b)) if t > b => Some(Some((at(t).collect(), t))),
-                (Some(t), Some(b)) if t == b => {
-                    for n in at(t) {
-                        let p = a.ties.binary_search(&n).unwrap_err();
-                        a.ties.insert(p, n);
-                    }
-                    Some(Some((a.ties, t)))
-                }
-                (_, Some(b)) if !a.ties.is_empty() => Some(Some((a.ties, b))),
-                (None, None) => Some(None),
-                _ => None,
+            let insert = |known: &mut Vec<(u32, i64)>, e: (u32, i64)| {
+                let p = known.binary_search_by_key(&e.0, |k| k.0).unwrap_err();
+                known.insert(p, e);
             };
+            let ok = if a.complete {
+                for e in fresh {
+                    insert(&mut a.known, e);
+                }
+                if a.known.len() > known_nodes {
+                    let best = a.known.iter().map(|e| e.1).max().expect("non-empty");
+                    a.known.retain(|e| e.1 == best);
+                    a.complete = false;
+                }
+                true
+            } else {
+                let best = a.best;
+                let top = fresh.iter().map(|e| e.1).max();
+                match top {
+                    Some(t) if t > best => {
+                        a.known = fresh.into_iter().filter(|e| e.1 == t).collect();
+                        a.best = t;
+                        true
+                    }
+                    Some(t) if t == best => {
+                        for e in fresh.into_iter().filter(|e| e.1 == t) {
+                            insert(&mut a.known, e);
+                        }
+                        true
+                    }
+                    _ => !a.known.is_empty(),
+                }
+            };
+            if ok {
+                let best = a.known.iter().map(|e| e.1).max();
+                known = Some(a.known.iter().filter(|e| Some(e.1) == best).map(|e| e.0).collect());
+                a.best = best.unwrap_or(i64::MIN);
+                a.changed.clear();
+                kept = Some(a);
+            }
         }
-        let again_of = |ties: Vec<u32>, best: Option<i64>| Again {
-            constraints: pod.constraints.map(|c| c as *const _ as usize),
-            nodes: (nodes.as_ptr() as usize, nodes.len()),
-            allowed: allowed.to_vec(),
-            ties,
-            best,
-            changed: Vec::new(),
-        };
         let chosen = match known {
-            Some(None) => {
-                again[slot.expect("cached")] = Some(again_of(Vec::new(), None));
+            Some(ties) if ties.is_empty() => {
+                again.put(slot.expect("cached"), cptr, kept);
                 return None;
             }
-            Some(Some((nodes_at_best, best))) => {
+            Some(ties) => {
                 let chosen = match &cx.rank {
-                    Some(rank) => {
-                        nodes_at_best.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty")
-                    }
-                    None => nodes_at_best[uniform_index(rng, nodes_at_best.len())] as usize,
+                    Some(rank) => ties.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty"),
+                    None => ties[uniform_index(rng, ties.len())] as usize,
                 };
-                again[slot.expect("cached")] = Some(again_of(nodes_at_best, Some(best)));
+                again.put(slot.expect("cached"), cptr, kept);
                 chosen
             }
             None => {
@@ -447,9 +456,18 @@ impl Placement {
                     && !self.score_meta[0]
                     && metas.len() < 64
                     && self.meta_scores_uniform(nodes, metas, pod, frag);
+                let again_of = |known: Vec<(u32, i64)>, complete: bool, best: i64| Again {
+                    constraints: pod.constraints.map(|c| c as *const _ as usize),
+                    nodes: (nodes.as_ptr() as usize, nodes.len()),
+                    allowed: allowed.to_vec(),
+                    known,
+                    complete,
+                    best,
+                    changed: Vec::new(),
+                };
                 if feasible.is_empty() {
                     if first_decides {
-                        again[slot.expect("cached")] = Some(again_of(Vec::new(), None));
+                        again.put(slot.expect("cached"), cptr, Some(again_of(Vec::new(), true, i64::MIN)));
                     }
                     return None;
                 }
@@ -503,8 +521,13 @@ impl Placement {
                         ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
                     }
                     if first_decides {
-                        let at_best = ties.iter().map(|&i| feasible[i as usize]).collect();
-                        again[slot.expect("cached")] = Some(again_of(at_best, Some(hi[0])));
+                        let complete = m <= known_nodes;
+                        let known = if complete {
+                            feasible.iter().zip(raw.iter()).map(|(&n, r)| (n, r[0])).collect()
+                        } else {
+                            ties.iter().map(|&i| (feasible[i as usize], hi[0])).collect()
+                        };
+                        again.put(slot.expect("cached"), cptr, Some(again_of(known, complete, hi[0])));
                     }
                     match &cx.rank {
                         Some(rank) => ties
@@ -560,26 +583,97 @@ pub struct PlaceCx {
     /// Whether each node has taints (they do not change during a run).
     tainted: Vec<bool>,
     buf: PlaceBuf,
-    /// Per pod type, what its last placement found.
-    again: Vec<Option<Again>>,
+    /// Per pod type (and constraints), what its last placement found.
+    again: Agains,
     /// A node of each distinct label-and-taint set (at most 64 are listed).
     metas: Vec<u32>,
+    /// Most nodes that fit an [`Again`] lists all of.
+    known_nodes: usize,
 }
 
-/// What the last placement found, for the next placement of the same pod type when
-/// only the nodes marked dirty since have changed (the next task of a gang). Kept only
-/// when the first score alone, unnormalised, decided: then the best nodes are the old
-/// best nodes that did not change plus the changed nodes that score as high, or the
-/// changed nodes alone if one scores higher; a full pass is needed only when every old
-/// best node changed and none scores as high. The result is the full pass's.
+/// The [`Again`]s of pod types without constraints, by type, and of the last pods with
+/// constraints (by type and constraints, the most recent [`CONSTRAINED_AGAINS`]).
+#[derive(Default)]
+struct Agains {
+    by_type: Vec<Option<Again>>,
+    constrained: Vec<(usize, usize, Again)>,
+}
+
+/// Most pods with constraints whose last placement is kept.
+const CONSTRAINED_AGAINS: usize = 32;
+
+impl Agains {
+    fn take(&mut self, ty: usize, constraints: Option<usize>) -> Option<Again> {
+        match constraints {
+            None => self.by_type.get_mut(ty).and_then(Option::take),
+            Some(c) => {
+                let i = self.constrained.iter().position(|e| e.0 == ty && e.1 == c)?;
+                Some(self.constrained.remove(i).2)
+            }
+        }
+    }
+
+    fn put(&mut self, ty: usize, constraints: Option<usize>, a: Option<Again>) {
+        let Some(a) = a else { return };
+        match constraints {
+            None => {
+                if self.by_type.len() <= ty {
+                    self.by_type.resize_with(ty + 1, || None);
+                }
+                self.by_type[ty] = Some(a);
+            }
+            Some(c) => {
+                if self.constrained.len() >= CONSTRAINED_AGAINS {
+                    self.constrained.remove(0);
+                }
+                self.constrained.push((ty, c, a));
+            }
+        }
+    }
+
+    /// Notes a changed node in each; one whose list grows past `limit` is dropped.
+    fn note_change(&mut self, node: u32, limit: usize) {
+        for slot in &mut self.by_type {
+            if let Some(a) = slot {
+                a.changed.push(node);
+                if a.changed.len() > limit {
+                    *slot = None;
+                }
+            }
+        }
+        for e in &mut self.constrained {
+            e.2.changed.push(node);
+        }
+        self.constrained.retain(|e| e.2.changed.len() <= limit);
+    }
+
+    fn clear(&mut self) {
+        self.by_type.clear();
+        self.constrained.clear();
+    }
+}
+
+/// Most nodes that fit an [`Again`] lists all of.
+const KNOWN_NODES: usize = 256;
+
+/// What the last placement of a pod type found, for its next placement when only the
+/// nodes noted since have changed (the next task of a gang, the next pod of the type in
+/// a later pass). Kept only when the first score alone, unnormalised, decides (every
+/// other score gives all nodes the same): then the nodes that fit are known from the
+/// list and the changed nodes, re-evaluated — all of them while they are few, else the
+/// best ones, every other node scoring less. A full pass is needed only when every best
+/// node changed and none scores as high. The result is the full pass's (a property test
+/// checks it).
 struct Again {
     /// Addresses, compared only.
     constraints: Option<usize>,
     nodes: (usize, usize),
     allowed: Vec<bool>,
-    /// The best nodes, in node order, and their score (`None`: no node fitted).
-    ties: Vec<u32>,
-    best: Option<i64>,
+    /// Nodes that fit, in node order, with their first score: all of them (`complete`),
+    /// or else those of the best score `best` (every other node that fits scores less).
+    known: Vec<(u32, i64)>,
+    complete: bool,
+    best: i64,
     /// Nodes marked dirty since.
     changed: Vec<u32>,
 }
@@ -613,8 +707,9 @@ impl PlaceCx {
             domains: Default::default(),
             tainted: Vec::new(),
             buf: PlaceBuf::default(),
-            again: Vec::new(),
+            again: Agains::default(),
             metas: Vec::new(),
+            known_nodes: KNOWN_NODES,
         }
     }
 
@@ -637,6 +732,14 @@ impl PlaceCx {
             nodes,
             entries: vec![(0, false, [0; MAX_SCORES]); nodes * types],
         });
+        self
+    }
+
+    /// Sets how many fitting nodes the incremental placement lists whole before it keeps
+    /// only the best (256 by default; for tests of both ways).
+    #[doc(hidden)]
+    pub fn with_known_nodes(mut self, n: usize) -> Self {
+        self.known_nodes = n;
         self
     }
 
@@ -679,14 +782,7 @@ impl PlaceCx {
     /// list of changed nodes grows past an eighth of the nodes starts afresh.
     fn changed(&mut self, node: usize) {
         let limit = self.cache.as_ref().map_or(0, |c| c.nodes / 8);
-        for slot in &mut self.again {
-            if let Some(a) = slot {
-                a.changed.push(node as u32);
-                if a.changed.len() > limit {
-                    *slot = None;
-                }
-            }
-        }
+        self.again.note_change(node as u32, limit);
     }
 
     /// Marks a node as changed on a scratch copy: until the next [`PlaceCx::sync`] its

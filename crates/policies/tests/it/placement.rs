@@ -244,19 +244,32 @@ proptest! {
     /// chooses, through placements, releases and new passes.
     #[test]
     fn cached_and_incremental_placement_match_a_full_pass(
-        pools in prop::collection::vec((1u32..6, 0u32..9, 8_000u64..40_000), 1..4),
-        ops in prop::collection::vec((0usize..4, 0usize..3, 0usize..1000), 1..120),
+        pools in prop::collection::vec((1u32..40, 0u32..9, 8_000u64..40_000), 1..4),
+        ops in prop::collection::vec((0usize..4, 0usize..5, 0usize..1000), 1..120),
         policy in 0usize..9,
+        known in 0usize..6,
         seed in 0u64..1000,
     ) {
-        let c = cluster(&pools);
+        use sim_core::constraints::{Operator, PodConstraints, Requirement, SelectorTerm};
+        let mut c = cluster(&pools);
+        for (i, p) in c.pools.iter_mut().enumerate() {
+            p.spec.labels.insert("pool".into(), format!("p{i}"));
+        }
         let mut l = Ledger::new(&c);
         let n = l.nodes().len();
         let shapes = [shape(2000, 1, 1000), shape(1000, 1, 300), shape(4000, 2, 1000), shape(500, 0, 0)];
+        // Two pods of the first shape must keep off pool p0.
+        let avoid = |v: &str| PodConstraints {
+            required: vec![SelectorTerm {
+                requirements: vec![Requirement { key: "pool".into(), operator: Operator::NotIn, values: vec![v.into()] }],
+            }],
+            ..PodConstraints::default()
+        };
+        let constrained = [Box::new(avoid("p0")), Box::new(avoid("p1"))];
         let all: Vec<PodType> = shapes.iter().map(|t| pod_type(t.cpu_milli as u64, t.gpu_milli, t.gpus)).collect();
         let frag = || FragMeter::new(TypicalPods::from_pods(&all, 95.0));
         let placement = Placement::by_name(policies::placement::PLACEMENTS[policy], MemoryFit::Oblivious).unwrap();
-        let mut fast = PlaceCx::new(frag()).with_cache(n, 2);
+        let mut fast = PlaceCx::new(frag()).with_cache(n, 2).with_known_nodes(if known == 5 { 256 } else { known });
         let mut slow = PlaceCx::new(frag());
         let mut rng_fast = RngStreams::new(seed).stream("prop");
         let mut rng_slow = RngStreams::new(seed).stream("prop");
@@ -267,14 +280,20 @@ proptest! {
             match op {
                 // Place a pod (twice as often as the rest).
                 0 | 1 => {
-                    let p = PodReq { task: shapes[kind], models: &[], type_id: Some(kind as u32), constraints: None };
-                    let a = placement.place(l.nodes(), &allowed, &p, &mut fast, &mut rng_fast);
-                    let b = placement.place(l.nodes(), &allowed, &p, &mut slow, &mut rng_slow);
-                    prop_assert_eq!(&a, &b);
-                    if let Some(b) = a {
-                        l.take(&shapes[kind], &[], &b, true).unwrap();
+                    let (shape, cons) = match kind {
+                        4 => (0, Some(&*constrained[pick % 2])),
+                        k => (k, None),
+                    };
+                    let p = PodReq { task: shapes[shape], models: &[], type_id: Some(shape as u32), constraints: cons };
+                    // A gang's tasks: the same pod several times in a row.
+                    for _ in 0..1 + pick % 3 {
+                        let a = placement.place(l.nodes(), &allowed, &p, &mut fast, &mut rng_fast);
+                        let b = placement.place(l.nodes(), &allowed, &p, &mut slow, &mut rng_slow);
+                        prop_assert_eq!(&a, &b);
+                        let Some(b) = a else { break };
+                        l.take(&shapes[shape], &[], &b, true).unwrap();
                         fast.mark_dirty(b.node.0 as usize);
-                        placed.push((kind, b));
+                        placed.push((shape, b));
                     }
                 }
                 // A pod ends.
