@@ -221,7 +221,17 @@ pub fn policies_text() -> String {
     for p in policies::REGISTRY {
         s.push_str(&format!("{}\n    {}\n", p.name, p.summary));
         for o in p.options {
-            s.push_str(&format!("    {}={} (default {})\n        {}\n", o.key, o.values.join("|"), o.values[0], o.doc));
+            if o.values == policies::options::NUMBER {
+                s.push_str(&format!("    {}={}\n        {}\n", o.key, o.values[0], o.doc));
+            } else {
+                s.push_str(&format!(
+                    "    {}={} (default {})\n        {}\n",
+                    o.key,
+                    o.values.join("|"),
+                    o.values[0],
+                    o.doc
+                ));
+            }
         }
         s.push('\n');
     }

@@ -94,7 +94,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let summary = Summary::compute(
+    let mut summary = Summary::compute(
         RunMeta {
             trace: trace_name,
             trace_sha256: workload.checksum.clone(),
@@ -107,6 +107,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         &workload.jobs,
         &result.records,
     );
+    summary.deadlock = result.deadlock.as_ref().map(Into::into);
     // Every output is written complete under a temporary name first; only then are they
     // renamed into place, so a failure leaves the folder as it was.
     let jobs_csv = write_finished(&a.out.join("jobs.csv"), |w| match a.jobs_format {

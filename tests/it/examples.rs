@@ -24,6 +24,9 @@ fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
     let (jobs, s) = example("gang-deadlock", "kube[gang=none]");
     assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
     assert_eq!(s["stuck_partial_gangs"], 2);
+    // The deadlock is detected: nothing progressed after 100 s, 8 GPUs held.
+    assert_eq!(s["deadlock"]["since"].as_f64(), Some(100.0));
+    assert_eq!((s["deadlock"]["partial_gangs"].as_u64(), s["deadlock"]["gpus_held"].as_u64()), (Some(2), Some(8)));
     assert_eq!(s["outcomes"]["unfinished"], 2);
     assert!(jobs.contains("train-a,1,,,,,50,6,unfinished,"), "{jobs}");
     // All or nothing: nothing is held, every job completes (train-b first, by priority).
@@ -39,6 +42,12 @@ fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
     assert_eq!(s["stuck_partial_gangs"], 0);
     assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
     assert!(jobs.contains("train-a,1,150,200,"), "{jobs}");
+    assert!(s["deadlock"].is_null());
+    // Kueue: with the quota at the node's 8 GPUs neither gang is admitted while warmup
+    // holds 4; at 100 train-b is admitted and placed whole, train-a after it.
+    let (jobs, s) = example("gang-deadlock", "kube[gang=kueue]");
+    assert_eq!((s["outcomes"]["completed"].as_u64(), s["gang_held_gpu_hours"].as_f64()), (Some(3), Some(0.0)));
+    assert!(jobs.contains("train-b,2,100,150,") && jobs.contains("train-a,1,150,200,"), "{jobs}");
 }
 
 /// (job, node) of every start in a run's decision log.

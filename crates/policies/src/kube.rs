@@ -6,12 +6,12 @@ use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
 use crate::profile::overrun_clamp;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
-use sim_core::SimTime;
 use sim_core::job::{Job, JobId};
 use sim_core::ledger::TaskBinding;
 use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
+use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 
 /// `score=...`: the placement (filters + score + GPU choice).
@@ -50,14 +50,33 @@ pub const QUEUE: OptionInfo = OptionInfo {
           resources are free of running jobs and of earlier pods' reservations, and starts only if that is now",
 };
 
-/// `gang=atomic|none|permit-wait`.
+/// `gang=atomic|none|permit-wait|kueue`.
 pub const GANG: OptionInfo = OptionInfo {
     key: "gang",
-    values: &["atomic", "none", "permit-wait"],
+    values: &["atomic", "none", "permit-wait", "kueue"],
     doc: "atomic: all of a job's tasks are bound in one decision or none (Slurm, Volcano minMember); none: \
           pod-at-a-time, the Kubernetes default: tasks are bound as they fit and hold their resources until \
-          the whole gang runs; permit-wait: as none, but a gang not complete 60 s after its first task was \
-          held releases everything and is tried again (scheduler-plugins Coscheduling, scheduleTimeoutSeconds)",
+          the whole gang runs; permit-wait: as none, but a gang not complete `timeout` (60 s) after its first \
+          task was held releases everything and is tried again (scheduler-plugins Coscheduling, \
+          scheduleTimeoutSeconds); kueue: a job's pods are placed as with none only once Kueue admitted it \
+          whole against the quota (`quota`, % of the cluster's GPUs and CPUs); not all running `timeout` \
+          (300 s, waitForPodsReady) after admission, it is evicted and may be admitted again after a back-off \
+          of 60 s doubling to 3600 s. A job with min_tasks (elastic) starts once that many tasks are placed",
+};
+
+/// `timeout=<seconds>`.
+pub const TIMEOUT: OptionInfo = OptionInfo {
+    key: "timeout",
+    values: crate::options::NUMBER,
+    doc: "seconds a partial gang may wait: Coscheduling's scheduleTimeoutSeconds for gang=permit-wait \
+          (default 60), Kueue's waitForPodsReady.timeout for gang=kueue (default 300)",
+};
+
+/// `quota=<percent>`.
+pub const QUOTA: OptionInfo = OptionInfo {
+    key: "quota",
+    values: crate::options::NUMBER,
+    doc: "gang=kueue: the ClusterQueue's nominal quota, in percent of the cluster's GPUs and CPUs (default 100)",
 };
 
 /// `topology=none|tree`.
@@ -105,11 +124,16 @@ pub struct KubeScheduler {
     scratch: Ledger,
     /// Each job's pod type (`u32::MAX`: not known yet).
     job_types: Vec<u32>,
+    /// `timeout=` and `quota=` as given.
+    timeout: Option<u64>,
+    quota: Option<u64>,
+    /// Kueue's admission (`gang=kueue`), made at the first pass.
+    kueue: Option<crate::kueue::KueueAdmission>,
 }
 
 impl KubeScheduler {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG, TOPOLOGY];
+    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG, TOPOLOGY, TIMEOUT, QUOTA];
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
@@ -135,6 +159,9 @@ impl KubeScheduler {
             rebuilt_at: 0,
             scratch: Ledger::empty(),
             job_types: Vec::new(),
+            timeout: c.number(TIMEOUT),
+            quota: c.number(QUOTA),
+            kueue: None,
         })
     }
 
@@ -184,6 +211,18 @@ impl KubeScheduler {
         self.job_types[j.idx()]
     }
 
+    /// `timeout=…,quota=…` as given, for the spec.
+    fn numbers(&self) -> String {
+        let mut v = Vec::new();
+        if let Some(t) = self.timeout {
+            v.push(format!("timeout={t}"));
+        }
+        if let Some(q) = self.quota {
+            v.push(format!("quota={q}"));
+        }
+        v.join(",")
+    }
+
     /// A dense id of the job's pod shape, computed.
     fn type_id(&mut self, job: &Job) -> u32 {
         let t = &job.task;
@@ -205,9 +244,10 @@ impl KubeScheduler {
 impl Policy for KubeScheduler {
     fn spec(&self) -> String {
         if let Some(l) = &self.label {
-            return l.clone();
+            let n = self.numbers();
+            return if n.is_empty() { l.clone() } else { format!("{l}+[{n}]") };
         }
-        canonical(
+        let c = canonical(
             "kube",
             &[
                 (SCORE, self.score),
@@ -217,7 +257,9 @@ impl Policy for KubeScheduler {
                 (GANG, self.gang),
                 (TOPOLOGY, self.topology),
             ],
-        )
+        );
+        let n = self.numbers();
+        if n.is_empty() { c } else { format!("{},{n}]", &c[..c.len() - 1]) }
     }
 
     fn binds_nodes(&self) -> bool {
@@ -225,7 +267,15 @@ impl Policy for KubeScheduler {
     }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
-        if info.queued.is_empty() && !info.resources_released() {
+        if self.gang == 3 && self.kueue.is_none() {
+            let (gpu, cpu) =
+                view.ledger().nodes().iter().fold((0, 0), |(g, c), n| {
+                    (g + n.gpus.len() as u64 * sim_core::ledger::MILLI as u64, c + n.cpu_milli)
+                });
+            let timeout = SimDuration::from_secs(self.timeout.unwrap_or(crate::kueue::PODS_READY_TIMEOUT_SECS));
+            self.kueue = Some(crate::kueue::KueueAdmission::new(timeout, self.quota.unwrap_or(100), gpu, cpu));
+        }
+        if info.queued.is_empty() && !info.resources_released() && !info.woken {
             // Nothing arrived and nothing was freed: every waiting pod still fits nowhere.
             return;
         }
@@ -252,6 +302,9 @@ impl Policy for KubeScheduler {
         if self.order == 0 {
             // PrioritySort: higher priority first; the queue is already in arrival order.
             queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority));
+        }
+        if let Some(k) = &mut self.kueue {
+            k.step(view, &queue, out);
         }
         if self.queue == 3 {
             self.conservative(view, &queue, out);
@@ -291,8 +344,11 @@ impl Policy for KubeScheduler {
             let unconstrained = job.constraints.is_none();
             let only_restricts = job.constraints.as_ref().is_none_or(|c| c.tolerations.is_empty());
             let fit = fits_at_most.get(&key).copied().filter(|_| only_restricts);
+            if self.kueue.as_ref().is_some_and(|k| !k.admitted(j)) {
+                continue;
+            }
             let holds_parts = self.gang > 0 && job.tasks > 1;
-            if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.tasks as usize) {
+            if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.needed_tasks() as usize) {
                 continue;
             }
             let allowed: &[bool] = if fenced { &unreserved } else { &up };
@@ -305,7 +361,8 @@ impl Policy for KubeScheduler {
                     fits_at_most.insert(key, 0);
                 }
                 if !placed.is_empty() {
-                    let timeout = (self.gang == 2).then(|| sim_core::SimDuration::from_secs(PERMIT_TIMEOUT_SECS));
+                    let timeout =
+                        (self.gang == 2).then(|| SimDuration::from_secs(self.timeout.unwrap_or(PERMIT_TIMEOUT_SECS)));
                     out.push(Decision::Hold { job: j, binding: placed, timeout });
                 }
                 continue;
@@ -504,7 +561,7 @@ impl KubeScheduler {
         allowed: &[bool],
     ) -> Result<Vec<TaskBinding>, usize> {
         let placed = self.bind_some(ledger, job, ty, job.tasks as usize, allowed);
-        if placed.len() < job.tasks as usize {
+        if placed.len() < job.needed_tasks() as usize {
             for b in &placed {
                 ledger.give(&job.task, b, false);
                 ledger.unlabel_pod(b.node, u32::MAX);

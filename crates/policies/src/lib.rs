@@ -23,6 +23,7 @@ pub mod easy;
 pub mod fcfs;
 pub mod fgd_protocol;
 pub mod kube;
+pub mod kueue;
 pub mod options;
 pub mod placement;
 pub mod profile;

@@ -17,6 +17,9 @@ pub struct OptionInfo {
 }
 
 /// `pass=per-time|per-event`.
+/// The values of an option that takes a non-negative integer.
+pub const NUMBER: &[&str] = &["<integer>"];
+
 pub const PASS: OptionInfo = OptionInfo {
     key: "pass",
     values: &["per-time", "per-event"],
@@ -98,7 +101,8 @@ impl<'a> Chosen<'a> {
                     },
                 });
             };
-            if !info.values.contains(&v.as_str()) {
+            let number = info.values == NUMBER && v.parse::<u64>().is_ok();
+            if !number && !info.values.contains(&v.as_str()) {
                 return Err(PolicyError::BadValue {
                     policy: spec.name.clone(),
                     key: k.clone(),
@@ -111,6 +115,11 @@ impl<'a> Chosen<'a> {
     }
 
     /// Index of the chosen value of `opt` in `opt.values` (0 = default).
+    /// The value of a numeric option ([`NUMBER`]), if given.
+    pub(crate) fn number(&self, opt: OptionInfo) -> Option<u64> {
+        self.spec.options.get(opt.key).and_then(|v| v.parse().ok())
+    }
+
     pub(crate) fn index(&self, opt: OptionInfo) -> usize {
         self.spec.options.get(opt.key).and_then(|v| opt.values.iter().position(|x| x == v)).unwrap_or(0)
     }

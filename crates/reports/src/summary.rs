@@ -72,6 +72,25 @@ pub struct Summary {
     /// Jobs that ended the run holding part of their gang, waiting for the rest: with no
     /// event left to free resources, a deadlock.
     pub stuck_partial_gangs: u64,
+    /// The hold-and-wait deadlock the run ended in, if any (`null` otherwise).
+    pub deadlock: Option<DeadlockReport>,
+}
+
+/// A deadlock of partial gangs (see [`sim_core::Deadlock`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DeadlockReport {
+    /// Seconds from the trace start at which the last task was placed: nothing progressed after.
+    pub since: f64,
+    /// Gangs holding part of their tasks.
+    pub partial_gangs: u32,
+    /// GPUs they hold.
+    pub gpus_held: u64,
+}
+
+impl From<&sim_core::Deadlock> for DeadlockReport {
+    fn from(d: &sim_core::Deadlock) -> Self {
+        DeadlockReport { since: d.since.0 as f64 / 1e6, partial_gangs: d.partial_gangs, gpus_held: d.gpus_held }
+    }
 }
 
 impl Summary {
@@ -164,6 +183,7 @@ impl Summary {
             gang_held_gpu_hours: held_milli_us as f64 / 1000.0 / 3.6e9,
             gang_wait_mean: if gang_n == 0 { 0.0 } else { gang_wait as f64 / gang_n as f64 / 1e6 },
             stuck_partial_gangs: stuck,
+            deadlock: None,
         }
     }
 
@@ -193,6 +213,13 @@ impl Summary {
             row(&mut s, "GPU-hours held by gangs", format!("{:.2}", self.gang_held_gpu_hours));
             row(&mut s, "gang wait mean (s)", format!("{:.1}", self.gang_wait_mean));
             row(&mut s, "stuck partial gangs", self.stuck_partial_gangs.to_string());
+        }
+        if let Some(d) = &self.deadlock {
+            let what = format!(
+                "since {:.0} s: {} partial gangs hold {} GPUs, nothing can progress",
+                d.since, d.partial_gangs, d.gpus_held
+            );
+            row(&mut s, "DEADLOCK", what);
         }
         s
     }

@@ -109,6 +109,20 @@ pub struct RunResult {
     pub events: u64,
     /// Longest the queue ever was (at the start of a pass).
     pub max_queue: usize,
+    /// Set when the run ended with partial gangs holding resources and nothing left to
+    /// happen: hold-and-wait with no way out.
+    pub deadlock: Option<Deadlock>,
+}
+
+/// A hold-and-wait deadlock of partial gangs, found at the end of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    /// When the last task was placed or job started: nothing progressed after.
+    pub since: SimTime,
+    /// Gangs holding some of their tasks' resources.
+    pub partial_gangs: u32,
+    /// GPUs they hold.
+    pub gpus_held: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +131,8 @@ enum Ev {
     Node(NodeId, NodeState),
     Retry(JobId),
     HoldTimeout(JobId, u32),
+    /// A pass the policy asked for.
+    Wake,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +160,8 @@ struct JobState {
     gpu_milli_held: u64,
     hold: HoldState,
     cross_switch: bool,
+    /// Tasks it started with (bound jobs; fewer than its tasks for a short elastic gang).
+    started_tasks: u32,
 }
 
 /// A gang being held in parts.
@@ -248,6 +266,8 @@ struct Engine<'a> {
     event_count: u64,
     progress: Option<&'a mut dyn FnMut(u64)>,
     max_queue: usize,
+    /// When a job last started or a task was last placed.
+    last_progress: SimTime,
 }
 
 impl<'a> Engine<'a> {
@@ -312,6 +332,7 @@ impl<'a> Engine<'a> {
                     gpu_milli_held: 0,
                     hold: HoldState::default(),
                     cross_switch: false,
+                    started_tasks: 0,
                 })
                 .collect(),
             queue: Vec::new(),
@@ -333,6 +354,7 @@ impl<'a> Engine<'a> {
             event_count: 0,
             progress: None,
             max_queue: 0,
+            last_progress: SimTime::ZERO,
         })
     }
 
@@ -392,6 +414,10 @@ impl<'a> Engine<'a> {
                         log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason })?;
                     }
                 }
+                Ok(())
+            }
+            Ev::Wake => {
+                self.info.woken = true;
                 Ok(())
             }
             Ev::Retry(j) => {
@@ -527,7 +553,8 @@ impl<'a> Engine<'a> {
             return Err(self.invalid(format!("start of job {} which is not waiting", job.trace_id)));
         }
         let have = self.holds[j.idx()].len();
-        if have + new.len() > job.tasks as usize || (complete && have + new.len() != job.tasks as usize) {
+        let need = job.needed_tasks() as usize;
+        if have + new.len() > job.tasks as usize || (complete && have + new.len() < need) {
             return Err(self.invalid(format!(
                 "job {} has {} tasks ({} held), binding names {}",
                 job.trace_id,
@@ -580,7 +607,7 @@ impl<'a> Engine<'a> {
         let epoch = h.epoch;
         if let Some(log) = self.log.as_deref_mut() {
             let held = (self.holds[j.idx()].len() + new.len()) as u32;
-            if (held as usize) < job.tasks as usize {
+            if (held as usize) < need {
                 log.record(
                     now,
                     &LogEvent::Hold { job: &job.trace_id, units: describe_binding(&new), held, tasks: job.tasks },
@@ -588,7 +615,8 @@ impl<'a> Engine<'a> {
             }
         }
         self.holds[j.idx()].extend(new);
-        if self.holds[j.idx()].len() < job.tasks as usize {
+        self.last_progress = now;
+        if self.holds[j.idx()].len() < need {
             if first_hold && let Some(t) = timeout {
                 self.events.schedule(now + t, EventClass::JobArrival, Ev::HoldTimeout(j, epoch));
             }
@@ -644,6 +672,7 @@ impl<'a> Engine<'a> {
         };
         let st = &mut self.state[j.idx()];
         st.cross_switch = cross;
+        st.started_tasks = binding.len() as u32;
         st.binding = Some(binding);
         st.oom = oom;
         st.gpu_milli_held = held;
@@ -669,6 +698,7 @@ impl<'a> Engine<'a> {
         let seq = self.start_seq;
         self.start_seq += 1;
         let end_event = self.events.schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
+        self.last_progress = self.now;
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Running;
         st.start = Some(self.now);
@@ -694,7 +724,13 @@ impl<'a> Engine<'a> {
     /// The job's run time in this attempt: longer for distributed training spread over
     /// several leaf switches.
     fn effective_runtime(&self, j: JobId) -> SimDuration {
-        let r = self.jobs[j.idx()].runtime.unwrap_or_default();
+        let job = &self.jobs[j.idx()];
+        let mut r = job.runtime.unwrap_or_default();
+        let started = self.state[j.idx()].started_tasks;
+        if started > 0 && started < job.tasks {
+            // An elastic gang started short: its work is shared by fewer workers.
+            r = SimDuration((r.0 as u128 * job.tasks as u128).div_ceil(started as u128).min(u64::MAX as u128) as u64);
+        }
         if self.state[j.idx()].cross_switch && self.cfg.cross_switch_slowdown_permille > 0 {
             let p = self.cfg.cross_switch_slowdown_permille as u128;
             SimDuration((r.0 as u128 * (1000 + p) / 1000).min(u64::MAX as u128) as u64)
@@ -955,6 +991,23 @@ impl<'a> Engine<'a> {
                     self.hold_tasks(job, binding, timeout, false, StartReason::Placed)?;
                     started = true;
                 }
+                Decision::Release { job } => {
+                    if job.idx() >= self.jobs.len() || self.state[job.idx()].phase != Phase::Waiting {
+                        return Err(self.invalid(format!("release of job index {} which is not waiting", job.0)));
+                    }
+                    if !self.holds[job.idx()].is_empty() {
+                        self.release_holds(job);
+                        if let Some(log) = self.log.as_deref_mut() {
+                            let reason = format!("{} released its held tasks", self.policy.spec());
+                            log.record(self.now, &LogEvent::Requeue { job: &self.jobs[job.idx()].trace_id, reason })?;
+                        }
+                    }
+                }
+                Decision::WakeAt { at } => {
+                    if at > self.now {
+                        self.events.schedule(at, EventClass::JobArrival, Ev::Wake);
+                    }
+                }
                 Decision::Preempt { job } => {
                     if job.idx() >= self.jobs.len() || self.state[job.idx()].phase != Phase::Running {
                         return Err(self.invalid(format!("preemption of job index {} which is not running", job.0)));
@@ -1018,7 +1071,19 @@ impl<'a> Engine<'a> {
                 }
             })
             .collect();
-        Ok(RunResult { records, passes: self.passes, events: self.event_count, max_queue: self.max_queue })
+        // Nothing is left to happen (the run stops when its events run out, never spins),
+        // so partial gangs still holding resources at the end can never complete.
+        let partial: Vec<usize> = (0..self.holds.len()).filter(|&i| !self.holds[i].is_empty()).collect();
+        let deadlock = (!partial.is_empty() && self.events.peek_key().is_none() && self.next_arrival_time().is_none())
+            .then(|| Deadlock {
+                since: self.last_progress,
+                partial_gangs: partial.len() as u32,
+                gpus_held: partial
+                    .iter()
+                    .map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>())
+                    .sum(),
+            });
+        Ok(RunResult { records, passes: self.passes, events: self.event_count, max_queue: self.max_queue, deadlock })
     }
 }
 

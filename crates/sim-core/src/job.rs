@@ -120,6 +120,11 @@ pub struct Job {
     pub gpu_models: Vec<String>,
     /// Node selector, node affinity and tolerations; `None` = none.
     pub constraints: Option<Box<crate::constraints::PodConstraints>>,
+    /// Elastic gangs: the job may start with this many of its tasks placed (Volcano
+    /// `minAvailable`, PodGroup `minMember`, torchrun `--nnodes=MIN:MAX`); 0 or `tasks`
+    /// means all of them. It then runs `tasks / started` times as long (its work is
+    /// shared by fewer workers) and does not grow later.
+    pub min_tasks: u32,
 }
 
 impl Job {
@@ -147,10 +152,16 @@ impl Job {
             trace_status: TraceStatus::Completed,
             gpu_models: Vec::new(),
             constraints: None,
+            min_tasks: 0,
         }
     }
 
     /// Units (cores) the whole gang needs.
+    /// Fewest tasks it may start with (`tasks` unless elastic).
+    pub fn needed_tasks(&self) -> u32 {
+        if self.min_tasks == 0 { self.tasks } else { self.min_tasks.min(self.tasks) }
+    }
+
     pub fn units(&self) -> u64 {
         self.tasks as u64 * self.task.cores as u64
     }

@@ -105,6 +105,17 @@ pub enum Decision {
         /// Release the partial gang after this long.
         timeout: Option<SimDuration>,
     },
+    /// Give back what a waiting job's partial gang holds; it stays in the queue (Kueue's
+    /// eviction when `waitForPodsReady` times out).
+    Release {
+        /// The job.
+        job: JobId,
+    },
+    /// Run a pass at `at` even if nothing else happens then (a policy's own timer).
+    WakeAt {
+        /// When.
+        at: SimTime,
+    },
     /// Stop a running job and put it back in the queue (it restarts from the beginning).
     Preempt {
         /// The job.
@@ -128,6 +139,8 @@ pub struct PassInfo {
     pub released: Vec<JobId>,
     /// Whether node capacity changed.
     pub capacity_changed: bool,
+    /// Whether a pass asked for with [`Decision::WakeAt`] is due.
+    pub woken: bool,
 }
 
 impl PassInfo {

@@ -141,6 +141,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             trace_status: TraceStatus::Completed,
             gpu_models: Vec::new(),
             constraints: None,
+            min_tasks: 0,
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

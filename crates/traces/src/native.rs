@@ -10,6 +10,7 @@
 //! | `runtime` | how long it really runs, s; `null` = unknown (rejected) | `null` |
 //! | `requested` | requested time limit, s | `runtime` |
 //! | `tasks` | gang size: identical tasks started together | 1 |
+//! | `min_tasks` | elastic gang: it may start with this many tasks placed (Volcano `minAvailable`), running `tasks / started` times as long | `tasks` |
 //! | `cores` | cores per task | 1 |
 //! | `cpu_milli` | milli-CPU per task (Kubernetes `500m`) | `cores` × 1000 |
 //! | `memory_mib` | host memory per task | 0 |
@@ -57,6 +58,8 @@ struct Line<'a> {
     cpu_milli: u32,
     #[serde(default)]
     memory_mib: u64,
+    #[serde(default)]
+    min_tasks: u32,
     #[serde(default)]
     gpus: u32,
     #[serde(default)]
@@ -149,6 +152,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
             Some("cancelled") => TraceStatus::Cancelled,
             Some(o) => return Err(bad("status", "completed, failed or cancelled", o.to_string())),
         };
+        if j.min_tasks > j.tasks {
+            return Err(bad("min_tasks", &format!("at most tasks ({})", j.tasks), j.min_tasks.to_string()));
+        }
         if let Some((w, _)) = j.preferred.iter().find(|(w, _)| !(1..=100).contains(w)) {
             return Err(bad("preferred", "weights 1..=100", w.to_string()));
         }
@@ -186,6 +192,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
             trace_status,
             gpu_models: j.gpu_models,
             constraints,
+            min_tasks: j.min_tasks,
         });
     }
     Ok(jobs)
@@ -217,6 +224,7 @@ pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
             }
         };
         put("tasks", j.tasks as u64, 1);
+        put("min_tasks", j.min_tasks as u64, 0);
         put("cores", t.cores as u64, 1);
         put("cpu_milli", t.cpu_milli as u64, 0);
         put("memory_mib", t.memory_mib, 0);

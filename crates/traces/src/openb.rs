@@ -292,6 +292,7 @@ impl OpenbPod {
             trace_status: if self.phase == "Failed" { TraceStatus::Failed } else { TraceStatus::Completed },
             gpu_models: self.gpu_spec.clone(),
             constraints: None,
+            min_tasks: 0,
         }
     }
 }

@@ -95,6 +95,7 @@ impl SwfRecord {
             },
             gpu_models: Vec::new(),
             constraints: None,
+            min_tasks: 0,
         }
     }
 }

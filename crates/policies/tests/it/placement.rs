@@ -609,3 +609,82 @@ mod inter_pod {
         assert_eq!(feasible(&l, &c), vec![0, 1, 2, 3], "no filter");
     }
 }
+
+/// Two nodes × 4 GPUs (exclusive), 8 cores each.
+fn two_quads() -> Cluster {
+    let mut c = node(8, 4, GpuSharing::Exclusive);
+    c.pools[0].count = 2;
+    c
+}
+
+#[test]
+fn kueue_evicts_a_gang_not_ready_in_time_and_backs_off() {
+    // W takes 2 GPUs of node 0 until 1000. G, a gang of 2 tasks × 4 GPUs, is admitted at
+    // 1 against a 200 % quota, places one task on node 1 and waits for the other: evicted
+    // at 301 (5 min), back-off 60 s, admitted again at 361, evicted at 661, back-off
+    // 120 s, admitted at 781; when W ends at 1000 its second task fits and it starts.
+    let mut g = gpu_pod("G", 1, 50, 4);
+    g.tasks = 2;
+    g.task.cpu_milli = 1000;
+    let jobs = [gpu_pod("W", 0, 1000, 2), g.clone()];
+    let c = two_quads();
+    let mut p = policies::build("kube[gang=kueue,quota=200]").unwrap();
+    let r = sim_core::simulate(&c, &jobs, p.as_mut(), &sim_core::SimConfig::default(), None).unwrap();
+    assert_eq!(r.records[1].start.map(|s| s.0 / 1_000_000), Some(1000));
+    // Held 4 GPUs over [1, 301], [361, 661] and [781, 1000].
+    assert_eq!(r.records[1].gang_held_gpu_milli_us, 4 * 1000 * (300 + 300 + 219) * 1_000_000);
+    assert!(r.deadlock.is_none());
+    // With the quota at the cluster's 8 GPUs G is admitted only when W has ended.
+    let r =
+        sim_core::simulate(&c, &jobs, policies::build("kube[gang=kueue]").unwrap().as_mut(), &Default::default(), None)
+            .unwrap();
+    assert_eq!(r.records[1].start.map(|s| s.0 / 1_000_000), Some(1000));
+    assert_eq!(r.records[1].gang_held_gpu_milli_us, 0);
+    // Pod-at-a-time without Kueue: G holds node 1 from 1 and starts at 1000 too, but a
+    // gang that can never complete stays stuck: the run reports the deadlock.
+    let mut big = g.clone();
+    big.tasks = 3;
+    let r = sim_core::simulate(
+        &c,
+        &[gpu_pod("W", 0, 1000, 2), big],
+        policies::build("kube[gang=none]").unwrap().as_mut(),
+        &Default::default(),
+        None,
+    )
+    .unwrap();
+    let d = r.deadlock.expect("a deadlock");
+    assert_eq!((d.since.0 / 1_000_000, d.partial_gangs, d.gpus_held), (1000, 1, 8));
+}
+
+#[test]
+fn elastic_gang_starts_short_and_runs_longer() {
+    // E: 2 tasks × 4 GPUs, min 1, 100 s of work for two workers. Node 0 is half taken until
+    // 1000, so only one task fits: E starts at once with one worker and runs 200 s.
+    let mut e = gpu_pod("E", 1, 100, 4);
+    e.tasks = 2;
+    e.min_tasks = 1;
+    e.task.cpu_milli = 1000;
+    let jobs = [gpu_pod("W", 0, 1000, 2), e.clone()];
+    for spec in ["kube", "kube[gang=none]", "kube[gang=permit-wait]", "kube[gang=kueue]"] {
+        let r =
+            sim_core::simulate(&two_quads(), &jobs, policies::build(spec).unwrap().as_mut(), &Default::default(), None)
+                .unwrap();
+        let rec = &r.records[1];
+        assert_eq!(
+            (rec.start.map(|s| s.0 / 1_000_000), rec.end.map(|s| s.0 / 1_000_000)),
+            (Some(1), Some(201)),
+            "{spec}"
+        );
+    }
+    // Not elastic, it waits for W.
+    e.min_tasks = 0;
+    let r = sim_core::simulate(
+        &two_quads(),
+        &[gpu_pod("W", 0, 1000, 2), e],
+        policies::build("kube").unwrap().as_mut(),
+        &Default::default(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.records[1].start.map(|s| s.0 / 1_000_000), Some(1000));
+}
