@@ -16,10 +16,10 @@ pub struct OptionInfo {
     pub doc: &'static str,
 }
 
-/// `pass=per-time|per-event`.
 /// The values of an option that takes a non-negative integer.
 pub const NUMBER: &[&str] = &["<integer>"];
 
+/// `pass=per-time|per-event`.
 pub const PASS: OptionInfo = OptionInfo {
     key: "pass",
     values: &["per-time", "per-event"],
@@ -114,12 +114,12 @@ impl<'a> Chosen<'a> {
         Ok(Chosen { spec })
     }
 
-    /// Index of the chosen value of `opt` in `opt.values` (0 = default).
     /// The value of a numeric option ([`NUMBER`]), if given.
     pub(crate) fn number(&self, opt: OptionInfo) -> Option<u64> {
         self.spec.options.get(opt.key).and_then(|v| v.parse().ok())
     }
 
+    /// Index of the chosen value of `opt` in `opt.values` (0 = default).
     pub(crate) fn index(&self, opt: OptionInfo) -> usize {
         self.spec.options.get(opt.key).and_then(|v| opt.values.iter().position(|x| x == v)).unwrap_or(0)
     }

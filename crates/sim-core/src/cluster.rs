@@ -172,18 +172,6 @@ impl Cluster {
         None
     }
 
-    /// The spec and GPU sharing mode of a node.
-    pub fn node_spec(&self, id: NodeId) -> Option<(&NodeSpec, GpuSharing)> {
-        let mut first_node = 0u32;
-        for p in &self.pools {
-            if id.0 < first_node + p.count {
-                return Some((&p.spec, p.sharing));
-            }
-            first_node += p.count;
-        }
-        None
-    }
-
     /// Every node's spec and sharing mode, in node-id order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &NodeSpec, GpuSharing)> + '_ {
         self.pools

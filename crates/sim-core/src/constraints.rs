@@ -71,7 +71,7 @@ pub struct SelectorTerm {
 impl SelectorTerm {
     /// Whether every requirement holds.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.requirements.iter().all(|r| r.matches(labels))
+        selector_matches(&self.requirements, labels)
     }
 }
 

@@ -153,14 +153,22 @@ struct JobState {
     end_event: Option<EventId>,
     start_seq: u64,
     units: UnitSet,
-    binding: Option<Vec<TaskBinding>>,
+}
+
+/// What a job placed on nodes and GPUs carries besides [`JobState`] (kept only for
+/// policies that bind nodes, so runs on processor units stay small).
+#[derive(Default)]
+struct BoundState {
+    /// This attempt failed its GPU memory allocation.
     oom: bool,
     oom_kills: u32,
+    /// Milli-GPU × µs of the attempts killed for running out of memory.
     wasted: u64,
+    /// Milli-GPU this attempt holds.
     gpu_milli_held: u64,
     hold: HoldState,
     cross_switch: bool,
-    /// Tasks it started with (bound jobs; fewer than its tasks for a short elastic gang).
+    /// Tasks it started with (fewer than its tasks for a short elastic gang).
     started_tasks: u32,
 }
 
@@ -174,6 +182,26 @@ struct HoldState {
     acc: u64,
     epoch: u32,
     wait: Option<u64>,
+}
+
+impl HoldState {
+    /// Milli-GPU × µs held up to `now`.
+    fn held_at(&self, now: SimTime) -> u64 {
+        self.acc.saturating_add(self.milli.saturating_mul((now - self.since.min(now)).0))
+    }
+
+    /// Ends this attempt at a gang at `now` (started or released): its held time is
+    /// counted, the next attempt starts afresh. Returns whether it failed its GPU memory
+    /// allocation and the milli-GPU it held.
+    fn end(&mut self, now: SimTime) -> (bool, u64) {
+        self.acc = self.held_at(now);
+        let r = (self.oom, self.milli);
+        self.oom = false;
+        self.first = None;
+        self.milli = 0;
+        self.epoch += 1;
+        r
+    }
 }
 
 /// Runs `jobs` on `cluster` under `policy`.
@@ -258,6 +286,8 @@ struct Engine<'a> {
     node_state: Vec<NodeState>,
     ledger: Ledger,
     holds: Vec<Vec<TaskBinding>>,
+    /// Per job, for policies that bind nodes (empty otherwise).
+    bound: Vec<BoundState>,
     nodes_not_up: usize,
     start_seq: u64,
     info: PassInfo,
@@ -325,16 +355,9 @@ impl<'a> Engine<'a> {
                     end_event: None,
                     start_seq: 0,
                     units: UnitSet::new(),
-                    binding: None,
-                    oom: false,
-                    oom_kills: 0,
-                    wasted: 0,
-                    gpu_milli_held: 0,
-                    hold: HoldState::default(),
-                    cross_switch: false,
-                    started_tasks: 0,
                 })
                 .collect(),
+            bound: if binds { jobs.iter().map(|_| BoundState::default()).collect() } else { Vec::new() },
             queue: Vec::new(),
             running: vec![None; jobs.len()],
             running_by_start: BTreeSet::new(),
@@ -406,13 +429,11 @@ impl<'a> Engine<'a> {
             Ev::End(j) => self.end_job(j),
             Ev::Node(n, st) => self.node_change(n, st),
             Ev::HoldTimeout(j, epoch) => {
-                let st = &self.state[j.idx()];
-                if st.phase == Phase::Waiting && st.hold.epoch == epoch && !self.holds[j.idx()].is_empty() {
-                    self.release_holds(j);
-                    if let Some(log) = self.log.as_deref_mut() {
-                        let reason = "gang incomplete at its permit timeout: released its held tasks".to_string();
-                        log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason })?;
-                    }
+                if self.state[j.idx()].phase == Phase::Waiting && self.bound[j.idx()].hold.epoch == epoch {
+                    self.release_holds(
+                        j,
+                        Some(|| "gang incomplete at its permit timeout: released its held tasks".into()),
+                    )?;
                 }
                 Ok(())
             }
@@ -525,15 +546,14 @@ impl<'a> Engine<'a> {
             }
         };
         self.allocated += need;
-        let where_ = set.to_interval_string();
-        self.launch(j, set, need, false, where_, reason)?;
+        self.launch(j, set, Vec::new(), need, false, reason)?;
         debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
         Ok(())
     }
 
-    /// Starts a job on named nodes and GPUs, checked against the ledger; decides at once
-    /// whether this attempt runs out of GPU memory.
-    /// Holds some tasks of a waiting job; starts it once all its tasks are held.
+    /// Holds some tasks of a waiting job, checked against the ledger; starts it once all
+    /// its tasks (an elastic job's minimum) are held, and decides then whether this
+    /// attempt runs out of GPU memory. `complete`: the binding must start it (a `Bind`).
     fn hold_tasks(
         &mut self,
         j: JobId,
@@ -564,7 +584,7 @@ impl<'a> Engine<'a> {
             )));
         }
         // Peaks count in the GPUs' sums unless the gang already failed its allocation.
-        let was_oom = self.state[j.idx()].hold.oom;
+        let was_oom = self.bound[j.idx()].hold.oom;
         let mut oom = was_oom;
         for (k, b) in new.iter().enumerate() {
             let state = self.node_state.get(b.node.0 as usize).copied();
@@ -590,15 +610,14 @@ impl<'a> Engine<'a> {
         if oom && !was_oom {
             // The gang's allocation failed: none of its peaks count in the sums.
             for b in self.holds[j.idx()].iter().chain(&new) {
-                self.ledger.give(&job.task, b, true);
-                self.ledger.take(&job.task, &job.gpu_models, b, false).expect("just fitted");
+                self.ledger.uncount_peak(&job.task, b);
             }
         }
         let milli: u64 =
             new.iter().map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64).sum();
         let now = self.now;
-        let h = &mut self.state[j.idx()].hold;
-        h.acc = h.acc.saturating_add(h.milli.saturating_mul((now - h.since).0));
+        let h = &mut self.bound[j.idx()].hold;
+        h.acc = h.held_at(now);
         h.since = now;
         h.milli += milli;
         h.oom = oom;
@@ -623,32 +642,28 @@ impl<'a> Engine<'a> {
             return Ok(());
         }
         let binding = std::mem::take(&mut self.holds[j.idx()]);
-        let h = &mut self.state[j.idx()].hold;
+        let h = &mut self.bound[j.idx()].hold;
         h.wait = h.first.map(|f| (now - f).0);
-        let (oom, held) = (h.oom, h.milli);
-        h.oom = false;
-        h.first = None;
-        h.milli = 0;
-        h.epoch += 1;
+        let (oom, held) = h.end(now);
         self.start_bound(j, binding, oom, held, reason)
     }
 
-    /// Gives back the tasks a waiting job holds.
-    fn release_holds(&mut self, j: JobId) {
+    /// Gives back the tasks a waiting job holds, if any, and logs why (`reason`) as a requeue.
+    fn release_holds(&mut self, j: JobId, reason: Option<impl FnOnce() -> String>) -> Result<(), EngineError> {
+        if self.holds.get(j.idx()).is_none_or(|h| h.is_empty()) {
+            return Ok(());
+        }
         let job = &self.jobs[j.idx()];
-        let now = self.now;
-        let h = &mut self.state[j.idx()].hold;
-        h.acc = h.acc.saturating_add(h.milli.saturating_mul((now - h.since).0));
-        let counted = !h.oom;
-        h.oom = false;
-        h.first = None;
-        h.milli = 0;
-        h.epoch += 1;
+        let (oom, _) = self.bound[j.idx()].hold.end(self.now);
         for b in std::mem::take(&mut self.holds[j.idx()]) {
-            self.ledger.give(&job.task, &b, counted);
+            self.ledger.give(&job.task, &b, !oom);
             self.ledger.unlabel_pod(b.node, j.0);
         }
         self.info.released.push(j);
+        if let (Some(log), Some(reason)) = (self.log.as_deref_mut(), reason) {
+            log.record(self.now, &LogEvent::Requeue { job: &job.trace_id, reason: reason() })?;
+        }
+        Ok(())
     }
 
     fn bind_job(&mut self, j: JobId, binding: Vec<TaskBinding>, reason: StartReason) -> Result<(), EngineError> {
@@ -664,28 +679,27 @@ impl<'a> Engine<'a> {
         held: u64,
         reason: StartReason,
     ) -> Result<(), EngineError> {
-        let where_ = describe_binding(&binding);
         let job = &self.jobs[j.idx()];
         let cross = job.kind == crate::job::JobKind::DlTrain && job.tasks > 1 && {
-            let switch = |b: &TaskBinding| self.cluster.node_spec(b.node).and_then(|(s, _)| s.topology.switch.as_ref());
+            let switch = |b: &TaskBinding| self.ledger.node(b.node).meta.topology.switch.as_ref();
             binding.iter().any(|b| switch(b) != switch(&binding[0]))
         };
-        let st = &mut self.state[j.idx()];
-        st.cross_switch = cross;
-        st.started_tasks = binding.len() as u32;
-        st.binding = Some(binding);
-        st.oom = oom;
-        st.gpu_milli_held = held;
-        self.launch(j, UnitSet::new(), 0, oom, where_, reason)
+        let b = &mut self.bound[j.idx()];
+        b.cross_switch = cross;
+        b.started_tasks = binding.len() as u32;
+        b.oom = oom;
+        b.gpu_milli_held = held;
+        self.launch(j, UnitSet::new(), binding, 0, oom, reason)
     }
 
+    /// Starts a job on `set` (units) or `binding` (nodes and GPUs), the other empty.
     fn launch(
         &mut self,
         j: JobId,
         set: UnitSet,
+        binding: Vec<TaskBinding>,
         need: u64,
         oom: bool,
-        where_: String,
         reason: StartReason,
     ) -> Result<(), EngineError> {
         let job = &self.jobs[j.idx()];
@@ -710,12 +724,9 @@ impl<'a> Engine<'a> {
         self.running_by_start.insert((seq, j));
         self.running_by_requested_end.insert((requested_end, seq, j, need));
         if let Some(log) = self.log.as_deref_mut() {
-            log.record(
-                self.now,
-                &LogEvent::Start { job: &job.trace_id, units: where_, reason: describe_start(reason) },
-            )?;
+            let units = if binding.is_empty() { set.to_interval_string() } else { describe_binding(&binding) };
+            log.record(self.now, &LogEvent::Start { job: &job.trace_id, units, reason: describe_start(reason) })?;
         }
-        let binding = self.state[j.idx()].binding.clone().unwrap_or_default();
         self.running[j.idx()] =
             Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need, binding });
         Ok(())
@@ -726,12 +737,13 @@ impl<'a> Engine<'a> {
     fn effective_runtime(&self, j: JobId) -> SimDuration {
         let job = &self.jobs[j.idx()];
         let mut r = job.runtime.unwrap_or_default();
-        let started = self.state[j.idx()].started_tasks;
+        let Some(b) = self.bound.get(j.idx()) else { return r };
+        let started = b.started_tasks;
         if started > 0 && started < job.tasks {
             // An elastic gang started short: its work is shared by fewer workers.
             r = SimDuration((r.0 as u128 * job.tasks as u128).div_ceil(started as u128).min(u64::MAX as u128) as u64);
         }
-        if self.state[j.idx()].cross_switch && self.cfg.cross_switch_slowdown_permille > 0 {
+        if b.cross_switch && self.cfg.cross_switch_slowdown_permille > 0 {
             let p = self.cfg.cross_switch_slowdown_permille as u128;
             SimDuration((r.0 as u128 * (1000 + p) / 1000).min(u64::MAX as u128) as u64)
         } else {
@@ -742,12 +754,10 @@ impl<'a> Engine<'a> {
     /// Takes a running job off its units; returns them to the pool where their node is up.
     fn release(&mut self, j: JobId) -> RunningJob {
         let r = self.running[j.idx()].take().expect("releasing a running job");
-        if let Some(binding) = self.state[j.idx()].binding.take() {
-            let job = &self.jobs[j.idx()];
-            for b in &binding {
-                self.ledger.give(&job.task, b, !self.state[j.idx()].oom);
-                self.ledger.unlabel_pod(b.node, j.0);
-            }
+        let job = &self.jobs[j.idx()];
+        for b in &r.binding {
+            self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
+            self.ledger.unlabel_pod(b.node, j.0);
         }
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
@@ -774,22 +784,24 @@ impl<'a> Engine<'a> {
 
     fn end_job(&mut self, j: JobId) -> Result<(), EngineError> {
         // `release` reads the flag to leave the failed allocation's peak out of the sums.
-        let oom = self.state[j.idx()].oom;
+        let oom = self.bound.get(j.idx()).is_some_and(|b| b.oom);
         let r = self.release(j);
-        self.state[j.idx()].oom = false;
         let job = &self.jobs[j.idx()];
         if oom {
+            let b = &mut self.bound[j.idx()];
+            b.oom = false;
+            b.oom_kills += 1;
+            b.wasted = b.wasted.saturating_add(b.gpu_milli_held.saturating_mul((self.now - r.start).0));
+            let kills = b.oom_kills;
             let st = &mut self.state[j.idx()];
-            st.oom_kills += 1;
-            st.wasted = st.wasted.saturating_add(st.gpu_milli_held.saturating_mul((self.now - r.start).0));
             st.end_event = None;
             if let Some(log) = self.log.as_deref_mut() {
                 log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: Outcome::OomKilled.name() })?;
             }
-            if st.oom_kills <= self.cfg.oom_retries {
+            if kills <= self.cfg.oom_retries {
                 st.phase = Phase::BackingOff;
                 st.start = None;
-                let at = self.now + oom_backoff(st.oom_kills);
+                let at = self.now + oom_backoff(kills);
                 self.events.schedule(at, EventClass::JobArrival, Ev::Retry(j));
                 if let Some(log) = self.log.as_deref_mut() {
                     log.record(
@@ -838,7 +850,9 @@ impl<'a> Engine<'a> {
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Waiting;
         st.start = None;
-        st.oom = false;
+        if let Some(b) = self.bound.get_mut(j.idx()) {
+            b.oom = false;
+        }
         self.enqueue(j);
         if let Some(log) = self.log.as_deref_mut() {
             log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;
@@ -859,11 +873,9 @@ impl<'a> Engine<'a> {
                 .iter()
                 .map(|&(_, j)| j)
                 .filter(|j| {
-                    if let Some(b) = &self.state[j.idx()].binding {
-                        return b.iter().any(|t| t.node == node);
-                    }
-                    let units = &self.running[j.idx()].as_ref().expect("running").units;
-                    (first..first + cores).any(|u| units.contains(u))
+                    // A bound job has its tasks' nodes, a job on units its units.
+                    let r = self.running[j.idx()].as_ref().expect("running");
+                    r.binding.iter().any(|t| t.node == node) || (first..first + cores).any(|u| r.units.contains(u))
                 })
                 .collect();
             let holders: Vec<JobId> = self
@@ -873,7 +885,7 @@ impl<'a> Engine<'a> {
                 .filter(|j| self.holds.get(j.idx()).is_some_and(|h| h.iter().any(|t| t.node == node)))
                 .collect();
             for j in holders {
-                self.release_holds(j);
+                self.release_holds(j, None::<fn() -> String>)?;
             }
             // Mark first so the victims' units on this node do not return to the pool.
             self.node_state[node.0 as usize] = to;
@@ -995,13 +1007,8 @@ impl<'a> Engine<'a> {
                     if job.idx() >= self.jobs.len() || self.state[job.idx()].phase != Phase::Waiting {
                         return Err(self.invalid(format!("release of job index {} which is not waiting", job.0)));
                     }
-                    if !self.holds[job.idx()].is_empty() {
-                        self.release_holds(job);
-                        if let Some(log) = self.log.as_deref_mut() {
-                            let reason = format!("{} released its held tasks", self.policy.spec());
-                            log.record(self.now, &LogEvent::Requeue { job: &self.jobs[job.idx()].trace_id, reason })?;
-                        }
-                    }
+                    let spec = self.policy.spec();
+                    self.release_holds(job, Some(|| format!("{spec} released its held tasks")))?;
                 }
                 Decision::WakeAt { at } => {
                     if at > self.now {
@@ -1053,20 +1060,18 @@ impl<'a> Engine<'a> {
                     Some(r) => r.units,
                     None => std::mem::take(&mut st.units),
                 };
+                let b = self.bound.get(i);
                 JobRecord {
                     start: st.start,
                     end: st.end,
                     outcome,
                     attempts: st.attempts,
                     units,
-                    oom_kills: st.oom_kills,
-                    wasted_gpu_milli_us: st.wasted,
-                    gpu_milli_held: st.gpu_milli_held,
-                    gang_held_gpu_milli_us: st
-                        .hold
-                        .acc
-                        .saturating_add(st.hold.milli.saturating_mul((now - st.hold.since.min(now)).0)),
-                    gang_wait_us: st.hold.wait,
+                    oom_kills: b.map_or(0, |b| b.oom_kills),
+                    wasted_gpu_milli_us: b.map_or(0, |b| b.wasted),
+                    gpu_milli_held: b.map_or(0, |b| b.gpu_milli_held),
+                    gang_held_gpu_milli_us: b.map_or(0, |b| b.hold.held_at(now)),
+                    gang_wait_us: b.and_then(|b| b.hold.wait),
                     stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
                 }
             })

@@ -156,12 +156,12 @@ impl Job {
         }
     }
 
-    /// Units (cores) the whole gang needs.
     /// Fewest tasks it may start with (`tasks` unless elastic).
     pub fn needed_tasks(&self) -> u32 {
         if self.min_tasks == 0 { self.tasks } else { self.min_tasks.min(self.tasks) }
     }
 
+    /// Units (cores) the whole gang needs.
     pub fn units(&self) -> u64 {
         self.tasks as u64 * self.task.cores as u64
     }

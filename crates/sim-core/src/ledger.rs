@@ -34,8 +34,6 @@ pub struct GpuUse {
     pub declared_mib: u64,
     /// Sum of the actual peaks of the jobs on it that did not fail their allocation.
     pub peak_mib: u64,
-    /// Jobs on it.
-    pub tenants: u32,
 }
 
 impl GpuUse {
@@ -213,13 +211,7 @@ impl Ledger {
                 gpus: spec
                     .gpus
                     .iter()
-                    .map(|g| GpuUse {
-                        milli_left: MILLI,
-                        memory_mib: g.memory_mib,
-                        declared_mib: 0,
-                        peak_mib: 0,
-                        tenants: 0,
-                    })
+                    .map(|g| GpuUse { milli_left: MILLI, memory_mib: g.memory_mib, declared_mib: 0, peak_mib: 0 })
                     .collect::<Vec<_>>()
                     .into(),
                 gpu_model: std::sync::Arc::from(spec.gpus.first().map_or("", |g| g.model.as_str())),
@@ -350,7 +342,6 @@ impl Ledger {
             if peak_counts {
                 gpu.peak_mib += task.gpu_peak_mib;
             }
-            gpu.tenants += 1;
         }
         if let Some(a) = GpuAffinity::of(task) {
             match n.affinity.binary_search_by_key(&a, |e| e.0) {
@@ -377,7 +368,6 @@ impl Ledger {
             if peak_counted {
                 gpu.peak_mib -= task.gpu_peak_mib;
             }
-            gpu.tenants -= 1;
         }
         if let Some(a) = GpuAffinity::of(task)
             && let Ok(i) = n.affinity.binary_search_by_key(&a, |e| e.0)
@@ -390,6 +380,17 @@ impl Ledger {
         n.tasks -= 1;
         debug_assert!(n.cpu_milli_left <= n.cpu_milli);
         debug_assert!(n.gpus.iter().all(|g| g.milli_left <= MILLI));
+    }
+
+    /// Takes a task's actual peak at `b` back out of its GPUs' peak sums (its gang failed
+    /// its allocation, so the peak never materialises).
+    pub fn uncount_peak(&mut self, task: &TaskShape, b: &TaskBinding) {
+        self.bump(b.node.0 as usize);
+        let n = &mut self.nodes[b.node.0 as usize];
+        let gpus = std::sync::Arc::make_mut(&mut n.gpus);
+        for &g in &b.gpus {
+            gpus[g as usize].peak_mib -= task.gpu_peak_mib;
+        }
     }
 
     /// Whether a task placed at `b` runs out of GPU memory, by the rules of the node's
@@ -405,7 +406,8 @@ impl Ledger {
         }
         let n = &self.nodes[b.node.0 as usize];
         b.gpus.iter().any(|&g| {
-            let gpu = &n.gpus[g as usize];
+            // A bad index is not this check's to refuse: `take` does.
+            let Some(gpu) = n.gpus.get(g as usize) else { return false };
             match n.sharing {
                 GpuSharing::Exclusive => task.gpu_peak_mib > gpu.memory_mib,
                 GpuSharing::Shared => gpu.peak_mib + task.gpu_peak_mib > gpu.memory_mib,

@@ -346,83 +346,39 @@ impl Placement {
         // The same pod again after only some nodes changed (the next task of a gang, the
         // next pod of its type): the best nodes follow from the last ones and those nodes.
         let cptr = pod.constraints.map(|c| c as *const _ as usize);
-        let previous = slot.and_then(|t| again.take(t, cptr)).filter(|a| {
-            topo.is_none()
-                && a.constraints == pod.constraints.map(|c| c as *const _ as usize)
-                && a.nodes == (nodes.as_ptr() as usize, nodes.len())
-                && a.allowed == allowed
-        });
-        // What the incremental step knows: `Some(ties)`, the best nodes (empty: none fits).
-        let mut known: Option<Vec<u32>> = None;
-        let mut kept: Option<Again> = None;
+        let previous = slot
+            .and_then(|t| again.take(t, cptr))
+            .filter(|a| topo.is_none() && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.allowed == allowed);
+        // The incremental step: the best nodes (empty: none fits) and what to keep.
+        let mut known: Option<(Vec<u32>, Again)> = None;
         if let Some(mut a) = previous {
-            a.changed.sort_unstable();
-            a.changed.dedup();
-            for n in &a.changed {
-                if let Ok(p) = a.known.binary_search_by_key(n, |e| e.0) {
-                    a.known.remove(p);
-                }
-            }
-            let mut fresh: Vec<(u32, i64)> = Vec::new();
-            for &i in &a.changed {
-                let i = i as usize;
-                if allowed[i]
-                    && let Some(r) = self.row_of(i, &nodes[i], pod, frag, &mut cache, tainted[i], &mut last_meta)
-                {
-                    fresh.push((i as u32, r[0]));
-                }
-            }
-            let insert = |known: &mut Vec<(u32, i64)>, e: (u32, i64)| {
-                let p = known.binary_search_by_key(&e.0, |k| k.0).unwrap_err();
-                known.insert(p, e);
-            };
-            let ok = if a.complete {
-                for e in fresh {
-                    insert(&mut a.known, e);
-                }
-                if a.known.len() > known_nodes {
-                    let best = a.known.iter().map(|e| e.1).max().expect("non-empty");
-                    a.known.retain(|e| e.1 == best);
-                    a.complete = false;
-                }
-                true
-            } else {
-                let best = a.best;
-                let top = fresh.iter().map(|e| e.1).max();
-                match top {
-                    Some(t) if t > best => {
-                        a.known = fresh.into_iter().filter(|e| e.1 == t).collect();
-                        a.best = t;
-                        true
-                    }
-                    Some(t) if t == best => {
-                        for e in fresh.into_iter().filter(|e| e.1 == t) {
-                            insert(&mut a.known, e);
-                        }
-                        true
-                    }
-                    _ => !a.known.is_empty(),
-                }
-            };
-            if ok {
-                let best = a.known.iter().map(|e| e.1).max();
-                known = Some(a.known.iter().filter(|e| Some(e.1) == best).map(|e| e.0).collect());
-                a.best = best.unwrap_or(i64::MIN);
-                a.changed.clear();
-                kept = Some(a);
+            let mut changed = std::mem::take(&mut a.changed);
+            changed.sort_unstable();
+            changed.dedup();
+            let fresh: Vec<(u32, i64)> = changed
+                .iter()
+                .map(|&i| i as usize)
+                .filter(|&i| allowed[i])
+                .filter_map(|i| {
+                    let row = self.row_of(i, &nodes[i], pod, frag, &mut cache, tainted[i], &mut last_meta);
+                    row.map(|r| (i as u32, r[0]))
+                })
+                .collect();
+            if a.update(&changed, fresh, known_nodes) {
+                known = Some((a.best_nodes(), a));
             }
         }
         let chosen = match known {
-            Some(ties) if ties.is_empty() => {
-                again.put(slot.expect("cached"), cptr, kept);
+            Some((ties, a)) if ties.is_empty() => {
+                again.put(slot.expect("cached"), cptr, a);
                 return None;
             }
-            Some(ties) => {
+            Some((ties, a)) => {
                 let chosen = match &cx.rank {
                     Some(rank) => ties.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty"),
                     None => ties[uniform_index(rng, ties.len())] as usize,
                 };
-                again.put(slot.expect("cached"), cptr, kept);
+                again.put(slot.expect("cached"), cptr, a);
                 chosen
             }
             None => {
@@ -432,14 +388,14 @@ impl Placement {
                     let Some(s) = self.row_of(i, node, pod, frag, &mut cache, tainted[i], &mut last_meta) else {
                         continue;
                     };
-                    if topo.as_ref().is_some_and(|t| !t.pass(i, node)) {
+                    if topo.as_ref().is_some_and(|t| !t.pass(i)) {
                         continue;
                     }
                     feasible.push(i as u32);
                     let mut row = [0i64; MAX_SCORES + 2];
                     row[..MAX_SCORES].copy_from_slice(&s);
                     if let Some(t) = &topo {
-                        let (aff, spread) = t.scores(i, node);
+                        let (aff, spread) = t.scores(i);
                         row[n_plugins] = aff;
                         row[n_plugins + 1] = spread;
                     }
@@ -457,7 +413,6 @@ impl Placement {
                     && metas.len() < 64
                     && self.meta_scores_uniform(nodes, metas, pod, frag);
                 let again_of = |known: Vec<(u32, i64)>, complete: bool, best: i64| Again {
-                    constraints: pod.constraints.map(|c| c as *const _ as usize),
                     nodes: (nodes.as_ptr() as usize, nodes.len()),
                     allowed: allowed.to_vec(),
                     known,
@@ -467,7 +422,7 @@ impl Placement {
                 };
                 if feasible.is_empty() {
                     if first_decides {
-                        again.put(slot.expect("cached"), cptr, Some(again_of(Vec::new(), true, i64::MIN)));
+                        again.put(slot.expect("cached"), cptr, again_of(Vec::new(), true, i64::MIN));
                     }
                     return None;
                 }
@@ -527,7 +482,7 @@ impl Placement {
                         } else {
                             ties.iter().map(|&i| (feasible[i as usize], hi[0])).collect()
                         };
-                        again.put(slot.expect("cached"), cptr, Some(again_of(known, complete, hi[0])));
+                        again.put(slot.expect("cached"), cptr, again_of(known, complete, hi[0]));
                     }
                     match &cx.rank {
                         Some(rank) => ties
@@ -613,8 +568,7 @@ impl Agains {
         }
     }
 
-    fn put(&mut self, ty: usize, constraints: Option<usize>, a: Option<Again>) {
-        let Some(a) = a else { return };
+    fn put(&mut self, ty: usize, constraints: Option<usize>, a: Again) {
         match constraints {
             None => {
                 if self.by_type.len() <= ty {
@@ -665,8 +619,7 @@ const KNOWN_NODES: usize = 256;
 /// node changed and none scores as high. The result is the full pass's (a property test
 /// checks it).
 struct Again {
-    /// Addresses, compared only.
-    constraints: Option<usize>,
+    /// The ledger's node list it was made on (address and length, compared only).
     nodes: (usize, usize),
     allowed: Vec<bool>,
     /// Nodes that fit, in node order, with their first score: all of them (`complete`),
@@ -676,6 +629,47 @@ struct Again {
     best: i64,
     /// Nodes marked dirty since.
     changed: Vec<u32>,
+}
+
+impl Again {
+    /// Takes in the `changed` nodes (sorted), of which those in `fresh` fit, with their
+    /// first score; a complete list longer than `limit` keeps only its best nodes. False
+    /// when every best node changed and none scores as high: a full pass is needed.
+    fn update(&mut self, changed: &[u32], fresh: Vec<(u32, i64)>, limit: usize) -> bool {
+        self.known.retain(|e| changed.binary_search(&e.0).is_err());
+        let insert = |known: &mut Vec<(u32, i64)>, e: (u32, i64)| {
+            let p = known.binary_search_by_key(&e.0, |k| k.0).unwrap_err();
+            known.insert(p, e);
+        };
+        if self.complete {
+            for e in fresh {
+                insert(&mut self.known, e);
+            }
+            if self.known.len() > limit {
+                let best = self.known.iter().map(|e| e.1).max().expect("non-empty");
+                self.known.retain(|e| e.1 == best);
+                self.complete = false;
+            }
+        } else {
+            match fresh.iter().map(|e| e.1).max() {
+                Some(t) if t > self.best => self.known = fresh.into_iter().filter(|e| e.1 == t).collect(),
+                Some(t) if t == self.best => {
+                    for e in fresh.into_iter().filter(|e| e.1 == t) {
+                        insert(&mut self.known, e);
+                    }
+                }
+                _ if self.known.is_empty() => return false,
+                _ => {}
+            }
+        }
+        self.best = self.known.iter().map(|e| e.1).max().unwrap_or(i64::MIN);
+        true
+    }
+
+    /// The nodes of the best score, in node order (none when nothing fits).
+    fn best_nodes(&self) -> Vec<u32> {
+        self.known.iter().filter(|e| e.1 == self.best).map(|e| e.0).collect()
+    }
 }
 
 /// Buffers one placement fills, kept to spare allocations.

@@ -125,7 +125,7 @@ impl<'a> PodTopology<'a> {
     }
 
     /// Whether node `i` passes the required terms and the DoNotSchedule spreads.
-    pub fn pass(&self, i: usize, _node: &NodeUse) -> bool {
+    pub fn pass(&self, i: usize) -> bool {
         for AffinityView { term: t, ids, held, any, self_match } in &self.affinity {
             if t.weight != 0 {
                 continue;
@@ -160,7 +160,7 @@ impl<'a> PodTopology<'a> {
     /// Raw scores of node `i`: preferred (anti-)affinity (Σ ± weight of the terms whose
     /// domain holds a selected pod; higher is better) and ScheduleAnyway spread (selected
     /// pods in its domain; lower is better).
-    pub fn scores(&self, i: usize, _node: &NodeUse) -> (i64, i64) {
+    pub fn scores(&self, i: usize) -> (i64, i64) {
         let mut aff = 0i64;
         for AffinityView { term: t, ids, held, .. } in &self.affinity {
             if t.weight == 0 {
