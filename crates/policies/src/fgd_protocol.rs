@@ -20,7 +20,7 @@ use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PlaceCx, Placement, PodReq};
 use sim_core::job::TaskShape;
 use sim_core::ledger::{Ledger, MILLI};
-use sim_core::rng::{RngStreams, uniform_index};
+use sim_core::rng::{self, RngStreams, uniform_index};
 use sim_core::{Cluster, NodeId};
 use std::collections::HashMap;
 
@@ -89,10 +89,7 @@ pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64)
     let streams = RngStreams::new(seed);
     let mut shuffle = streams.stream("fgd-shuffle");
     let mut order: Vec<usize> = (0..sorted.len()).collect();
-    for i in (1..order.len()).rev() {
-        let j = uniform_index(&mut shuffle, i + 1);
-        order.swap(i, j);
-    }
+    rng::shuffle(&mut shuffle, &mut order);
 
     let total_gpus: u64 = cluster.nodes().map(|(_, s, _)| s.gpus.len() as u64).sum();
     if ratio > 0.0 && !sorted.is_empty() {
@@ -136,10 +133,7 @@ pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64)
     // first best node by name: ties go to the first best node of a random node order.
     let mut order_rng = streams.stream("fgd-node-order");
     let mut rank: Vec<u32> = (0..n_nodes as u32).collect();
-    for i in (1..rank.len()).rev() {
-        let j = uniform_index(&mut order_rng, i + 1);
-        rank.swap(i, j);
-    }
+    rng::shuffle(&mut order_rng, &mut rank);
     cx = cx.with_node_order(rank);
     let node_frag = |cx: &mut PlaceCx, l: &Ledger, i: usize| {
         let n = &l.nodes()[i];

@@ -167,33 +167,31 @@ impl KubeScheduler {
 
     /// A queue discipline of the batch world (`fcfs`, `easy`, `conservative`) over a
     /// placement, with a gang mode and a topology rule (`sim run --policy easy
-    /// --placement bestfit,nodeaffinity=2 --gang atomic`). Queue order is arrival order.
+    /// --placement bestfit,nodeaffinity=2 --gang atomic`): `options` are kube's `queue`,
+    /// `gang`, `topology`, `timeout` and `quota` (the placement replaces `score` and
+    /// `memory`). Queue order is arrival order.
     pub fn composed(
-        queue: &str,
+        options: std::collections::BTreeMap<String, String>,
         placement: Placement,
-        gang: &str,
-        topology: &str,
         seed: u64,
     ) -> Result<Self, PolicyError> {
-        let bad = |key: &str, value: &str, expected: &[&str]| PolicyError::BadValue {
-            policy: "kube".into(),
-            key: key.into(),
-            value: value.into(),
-            expected: expected.join(", "),
-        };
-        let q = QUEUE.values.iter().position(|v| *v == queue).ok_or_else(|| bad("queue", queue, QUEUE.values))?;
-        let g = GANG.values.iter().position(|v| *v == gang).ok_or_else(|| bad("gang", gang, GANG.values))?;
-        let t = TOPOLOGY
-            .values
-            .iter()
-            .position(|v| *v == topology)
-            .ok_or_else(|| bad("topology", topology, TOPOLOGY.values))?;
-        let mut k = KubeScheduler::from_spec(&PolicySpec { name: "kube".into(), options: Default::default() }, seed)?;
-        let label = format!("{queue}+placement[{}]+gang[{gang}]+topology[{topology}]", placement.name());
+        if let Some(k) = options.keys().find(|k| [SCORE.key, MEMORY.key, ORDER.key].contains(&k.as_str())) {
+            // The placement sets the score and the memory fit; the order is arrival.
+            return Err(PolicyError::UnknownOption {
+                policy: "kube with --placement".into(),
+                key: k.clone(),
+                known: "queue, gang, topology, timeout, quota".into(),
+            });
+        }
+        let mut k = KubeScheduler::from_spec(&PolicySpec { name: "kube".into(), options }, seed)?;
+        let label = format!(
+            "{}+placement[{}]+gang[{}]+topology[{}]",
+            QUEUE.values[k.queue],
+            placement.name(),
+            GANG.values[k.gang],
+            TOPOLOGY.values[k.topology]
+        );
         k.placement = placement;
-        k.queue = q;
-        k.gang = g;
-        k.topology = t;
         k.order = 1;
         k.label = Some(label);
         Ok(k)
@@ -290,11 +288,8 @@ impl Policy for KubeScheduler {
             }
         }
         if self.seen >= 2 * self.rebuilt_at.max(1) || self.rebuilt_at == 0 && self.seen > 0 {
-            let mut all = Vec::new();
-            for (t, &n) in &self.types {
-                all.extend(std::iter::repeat_n(t, n.min(1 << 20) as usize));
-            }
-            self.cx.frag = FragMeter::new(TypicalPods::from_pods(all, 95.0));
+            let counts = self.types.iter().map(|(t, &n)| (t, n.min(1 << 20)));
+            self.cx.frag = FragMeter::new(TypicalPods::from_counts(counts, 95.0));
             self.cx.clear_cache();
             self.rebuilt_at = self.seen;
         }
@@ -383,7 +378,10 @@ impl Policy for KubeScheduler {
             };
             match bound {
                 Ok(binding) => {
-                    bound_now.push((now + view.requested(j), j, binding.clone()));
+                    if self.queue == 2 && reservation.is_none() {
+                        // Only EASY's reservation, not yet made, reads them.
+                        bound_now.push((now + view.requested(j), j, binding.clone()));
+                    }
                     let reason = if fenced || ends_before {
                         match &reservation {
                             Some((t, _)) if ends_before => StartReason::BackfillEndsBeforeShadow { shadow: *t },
@@ -443,7 +441,7 @@ impl KubeScheduler {
         self.cx.mark_all_dirty();
         let now = view.now();
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
-        let base = view.ledger().clone();
+        let base = view.ledger();
         // A job past its requested end still runs: it is expected to end at the next tick.
         let mut running: Vec<(SimTime, JobId, &[TaskBinding])> = view
             .running()
@@ -523,25 +521,24 @@ impl KubeScheduler {
     fn bind(&mut self, ledger: &mut Ledger, job: &Job, ty: u32, allowed: &[bool]) -> Result<Vec<TaskBinding>, usize> {
         if self.topology == 1 && job.tasks > 1 {
             for key in ["switch", "rack", "zone"] {
-                // Domains of the allowed nodes, fullest first (least milli-GPU free, then
-                // least milli-CPU free), ties by name.
-                let mut free: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-                for (i, n) in ledger.nodes().iter().enumerate() {
-                    if allowed[i]
-                        && let Some(d) = n.domain(i, key)
-                    {
+                // Each allowed node's domain, and the domains fullest first (least milli-GPU
+                // free, then least milli-CPU free), ties by name.
+                let nodes = ledger.nodes();
+                let of: Vec<Option<String>> =
+                    nodes.iter().enumerate().map(|(i, n)| n.domain(i, key).filter(|_| allowed[i])).collect();
+                let mut free: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+                for (n, d) in nodes.iter().zip(&of) {
+                    if let Some(d) = d {
                         let e = free.entry(d).or_default();
                         e.0 += n.gpu_milli_left();
                         e.1 += n.cpu_milli_left;
                     }
                 }
-                let mut domains: Vec<(String, (u64, u64))> = free.into_iter().collect();
-                domains.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
-                for (d, _) in domains {
-                    let nodes = ledger.nodes();
-                    let inside: Vec<bool> = (0..nodes.len())
-                        .map(|i| allowed[i] && nodes[i].domain(i, key).as_deref() == Some(d.as_str()))
-                        .collect();
+                let mut domains: Vec<(&str, (u64, u64))> = free.into_iter().collect();
+                domains.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+                let domains: Vec<String> = domains.into_iter().map(|(d, _)| d.to_string()).collect();
+                for d in domains {
+                    let inside: Vec<bool> = of.iter().map(|x| x.as_deref() == Some(d.as_str())).collect();
                     if let Ok(b) = self.bind_all(ledger, job, ty, &inside) {
                         return Ok(b);
                     }

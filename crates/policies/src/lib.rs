@@ -85,13 +85,18 @@ pub const REGISTRY: &[PolicyEntry] = &[
 /// A policy composed from its parts, as `sim run` takes them: a queue discipline
 /// (`--policy fcfs|easy|conservative`, or a `kube[...]` spec), a placement
 /// (`--placement bestfit,nodeaffinity=2,...`, see [`placement::Placement::from_spec`]), a
-/// gang mode (`--gang atomic|none|permit-wait`) and a topology rule (`--topology
+/// gang mode (`--gang atomic|none|permit-wait|kueue`) and a topology rule (`--topology
 /// none|tree`). Without placement, gang and topology it is [`build_seeded`].
 ///
 /// ```
 /// let p = policies::compose("easy", Some("bestfit,nodeaffinity=2"), Some("atomic"), None, 0).unwrap();
 /// assert_eq!(p.spec(), "easy+placement[bestfit,nodeaffinity=2]+gang[atomic]+topology[none]");
 /// assert!(policies::compose("easy[pass=per-event]", Some("fgd"), None, None, 0).is_err());
+/// // A kube spec keeps its gang, topology, timeout and quota; the flags win.
+/// let p = policies::compose("kube[gang=none,timeout=30]", Some("fgd"), None, Some("tree"), 0).unwrap();
+/// assert_eq!(p.spec(), "skip+placement[fgd]+gang[none]+topology[tree]+[timeout=30]");
+/// // Its score comes from the placement.
+/// assert!(policies::compose("kube[score=bestfit]", Some("fgd"), None, None, 0).is_err());
 /// ```
 pub fn compose(
     policy: &str,
@@ -105,15 +110,17 @@ pub fn compose(
     }
     let parsed: PolicySpec = policy.parse()?;
     let malformed = |what: String| PolicyError::Malformed { spec: placement.unwrap_or_default().to_string(), what };
-    let queue = match parsed.name.as_str() {
-        "fcfs" | "easy" | "conservative" if parsed.options.is_empty() => parsed.name.clone(),
+    let mut options = match parsed.name.as_str() {
+        "fcfs" | "easy" | "conservative" if parsed.options.is_empty() => {
+            [("queue".to_string(), parsed.name.clone())].into()
+        }
         "fcfs" | "easy" | "conservative" => {
             return Err(PolicyError::Malformed {
                 spec: policy.to_string(),
                 what: "options of the processor-unit policies do not apply with --placement/--gang/--topology".into(),
             });
         }
-        "kube" => parsed.options.get("queue").cloned().unwrap_or_else(|| "skip".into()),
+        "kube" => parsed.options,
         other => {
             return Err(PolicyError::UnknownPolicy {
                 name: other.to_string(),
@@ -121,8 +128,14 @@ pub fn compose(
             });
         }
     };
+    // The flags win over the kube spec's own options.
+    for (key, flag) in [("gang", gang), ("topology", topology)] {
+        if let Some(v) = flag {
+            options.insert(key.to_string(), v.to_string());
+        }
+    }
     let placement = placement::Placement::from_spec(placement.unwrap_or("least-allocated")).map_err(malformed)?;
-    let k = KubeScheduler::composed(&queue, placement, gang.unwrap_or("atomic"), topology.unwrap_or("none"), seed)?;
+    let k = KubeScheduler::composed(options, placement, seed)?;
     Ok(Box::new(k))
 }
 

@@ -64,6 +64,15 @@ pub fn uniform_index(rng: &mut SimRng, n: usize) -> usize {
     ((rng.next_u64() as u128 * n as u128) >> 64) as usize
 }
 
+/// Shuffles `v` in place (Fisher–Yates from the back, one [`uniform_index`] draw per
+/// position).
+pub fn shuffle<T>(rng: &mut SimRng, v: &mut [T]) {
+    for i in (1..v.len()).rev() {
+        let j = uniform_index(rng, i + 1);
+        v.swap(i, j);
+    }
+}
+
 /// A uniform float in `[0, 1)` from the top 53 bits of one draw.
 pub fn uniform_f64(rng: &mut SimRng) -> f64 {
     use rand_chacha::rand_core::Rng;

@@ -107,11 +107,12 @@ fn gpus_fit(node: &NodeUse, pod: &PodReq<'_>, memory: bool) -> bool {
     if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
         return false;
     }
-    let take = node.milli_taken(t);
-    let fits = (0..node.gpus.len())
-        .filter(|&i| {
-            node.gpus[i].milli_left >= take && (!memory || node.gpus[i].declared_left() >= node.declared_of(t, i))
-        })
-        .count();
-    fits >= t.gpus as usize
+    (0..node.gpus.len()).filter(|&i| gpu_fits(node, t, i, memory)).count() >= t.gpus as usize
+}
+
+/// Whether GPU `i` of `node` has the task's milli-GPU left (and, with `memory`, its
+/// declared GPU memory not yet promised).
+pub(crate) fn gpu_fits(node: &NodeUse, t: &sim_core::TaskShape, i: usize, memory: bool) -> bool {
+    node.gpus[i].milli_left >= node.milli_taken(t)
+        && (!memory || node.gpus[i].declared_left() >= node.declared_of(t, i))
 }

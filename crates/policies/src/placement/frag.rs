@@ -56,15 +56,19 @@ impl TypicalPods {
     /// cumulative share reaches `threshold_pct`, renormalise.
     pub fn from_pods<'a>(pods: impl IntoIterator<Item = &'a PodType>, threshold_pct: f64) -> Self {
         let mut counts: HashMap<&PodType, u64> = HashMap::new();
-        let mut total = 0u64;
         for p in pods {
             *counts.entry(p).or_default() += 1;
-            total += 1;
         }
+        Self::from_counts(counts, threshold_pct)
+    }
+
+    /// As [`TypicalPods::from_pods`], from each type's count (each type once).
+    pub fn from_counts<'a>(counts: impl IntoIterator<Item = (&'a PodType, u64)>, threshold_pct: f64) -> Self {
+        let mut list: Vec<(&PodType, u64)> = counts.into_iter().filter(|e| e.1 > 0).collect();
+        let total: u64 = list.iter().map(|e| e.1).sum();
         if total == 0 {
             return TypicalPods::default();
         }
-        let mut list: Vec<(&PodType, u64)> = counts.into_iter().collect();
         // Go: sort.Reverse(TargetPodList) with Less = (count, cpu, milli, gpus, models).
         list.sort_by(|a, b| {
             b.1.cmp(&a.1)
@@ -101,11 +105,6 @@ impl FragMeter {
     /// A meter for `typical`.
     pub fn new(typical: TypicalPods) -> Self {
         FragMeter { typical, models: Vec::new(), access: Vec::new(), memo: HashMap::new() }
-    }
-
-    /// The typical pods.
-    pub fn typical(&self) -> &TypicalPods {
-        &self.typical
     }
 
     fn model_index(&mut self, model: &str) -> u16 {

@@ -235,11 +235,6 @@ impl Placement {
         (true, s)
     }
 
-    /// Whether `node` passes every filter.
-    pub fn feasible(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
-        self.filters.iter().all(|f| f.pass(node, pod))
-    }
-
     /// Whether every score but the first that counts gives `pod` the same on the nodes of
     /// every label-and-taint set listed in `metas` (the first node of each).
     fn meta_scores_uniform(&self, nodes: &[NodeUse], metas: &[u32], pod: &PodReq<'_>, frag: &mut FragMeter) -> bool {
@@ -374,12 +369,8 @@ impl Placement {
                 return None;
             }
             Some((ties, a)) => {
-                let chosen = match &cx.rank {
-                    Some(rank) => ties.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty"),
-                    None => ties[uniform_index(rng, ties.len())] as usize,
-                };
                 again.put(slot.expect("cached"), cptr, a);
-                chosen
+                pick(&ties, cx.rank.as_deref(), rng)
             }
             None => {
                 feasible.clear();
@@ -475,23 +466,18 @@ impl Placement {
                         let best = *total.iter().max().expect("non-empty");
                         ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
                     }
+                    // From positions among the feasible nodes to node ids (same order).
+                    ties.iter_mut().for_each(|t| *t = feasible[*t as usize]);
                     if first_decides {
                         let complete = m <= known_nodes;
                         let known = if complete {
                             feasible.iter().zip(raw.iter()).map(|(&n, r)| (n, r[0])).collect()
                         } else {
-                            ties.iter().map(|&i| (feasible[i as usize], hi[0])).collect()
+                            ties.iter().map(|&n| (n, hi[0])).collect()
                         };
                         again.put(slot.expect("cached"), cptr, again_of(known, complete, hi[0]));
                     }
-                    match &cx.rank {
-                        Some(rank) => ties
-                            .iter()
-                            .map(|&i| feasible[i as usize] as usize)
-                            .min_by_key(|&n| rank[n])
-                            .expect("non-empty"),
-                        None => feasible[ties[uniform_index(rng, ties.len())] as usize] as usize,
-                    }
+                    pick(ties, cx.rank.as_deref(), rng)
                 }
             }
         };
@@ -505,11 +491,8 @@ impl Placement {
         if t.gpus == 0 {
             return Vec::new();
         }
-        let milli = node.milli_taken(t);
-        let fits_mem = |i: usize| node.gpus[i].declared_left() >= node.declared_of(t, i);
-        let memory = self.memory == MemoryFit::Aware;
-        let ok = |i: usize| node.gpus[i].milli_left >= milli && (!memory || fits_mem(i));
-        if milli >= MILLI || t.gpus > 1 {
+        let ok = |i: usize| filters::gpu_fits(node, t, i, self.memory == MemoryFit::Aware);
+        if node.milli_taken(t) >= MILLI || t.gpus > 1 {
             // AllocateExclusiveGpuId: the lowest-indexed GPUs that fit.
             return (0..node.gpus.len()).filter(|&i| ok(i)).take(t.gpus as usize).map(|i| i as u8).collect();
         }
@@ -524,6 +507,15 @@ impl Placement {
             }
         };
         pick.map(|i| vec![i as u8]).unwrap_or_default()
+    }
+}
+
+/// One of the equally best nodes: the first in `rank` order when given (the FGD
+/// simulator's node order), else a uniform draw (Kubernetes' `selectHost`).
+fn pick(ties: &[u32], rank: Option<&[u32]>, rng: &mut SimRng) -> usize {
+    match rank {
+        Some(rank) => ties.iter().map(|&n| n as usize).min_by_key(|&n| rank[n]).expect("non-empty"),
+        None => ties[uniform_index(rng, ties.len())] as usize,
     }
 }
 
