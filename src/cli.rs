@@ -186,7 +186,7 @@ pub struct RunArgs {
     /// weights, e.g. `bestfit,nodeaffinity=2,interpodaffinity=2,memory=aware`.
     #[arg(long)]
     pub placement: Option<String>,
-    /// Gang mode with a placement: atomic, none (pod at a time) or permit-wait.
+    /// Gang mode with a placement: atomic, none (pod at a time), permit-wait or kueue.
     #[arg(long)]
     pub gang: Option<String>,
     /// Topology rule with a placement: none or tree (a gang under one switch/rack/zone).
@@ -221,27 +221,25 @@ pub fn policies_text() -> String {
     for p in policies::REGISTRY {
         s.push_str(&format!("{}\n    {}\n", p.name, p.summary));
         for o in p.options {
-            if o.values == policies::options::NUMBER {
-                s.push_str(&format!("    {}={}\n        {}\n", o.key, o.values[0], o.doc));
+            let values = if o.values == policies::options::NUMBER {
+                o.values[0].to_string()
             } else {
-                s.push_str(&format!(
-                    "    {}={} (default {})\n        {}\n",
-                    o.key,
-                    o.values.join("|"),
-                    o.values[0],
-                    o.doc
-                ));
-            }
+                format!("{} (default {})", o.values.join("|"), o.values[0])
+            };
+            s.push_str(&format!("    {}={values}\n        {}\n", o.key, o.doc));
         }
         s.push('\n');
     }
     s.push_str("Specs: name or name[key=value,...], e.g. easy[pass=per-event,reservation=nodes]\n");
-    s.push_str(
-        "\nComposed: sim run --policy fcfs|easy|conservative --placement SCORE[=W][,PLUGIN=W...][,memory=aware] \\\n\
-         \x20   --gang atomic|none|permit-wait --topology none|tree\n\
-         \x20   SCORE: least-allocated, most-allocated, balanced, random, dotprod, gpuclustering, gpupacking, bestfit, fgd\n\
+    s.push_str(&format!(
+        "\nComposed: sim run --policy fcfs|easy|conservative|kube[...] --placement SCORE[=W][,PLUGIN=W...][,memory=aware] \\\n\
+         \x20   --gang {} --topology {}\n\
+         \x20   SCORE: {}\n\
          \x20   PLUGIN: tainttoleration (default 3), nodeaffinity (2), interpodaffinity (2), podtopologyspread (2)\n\
          \x20   e.g. --policy easy --placement 'bestfit,nodeaffinity=2,interpodaffinity=2' --gang atomic\n",
-    );
+        policies::kube::GANG.values.join("|"),
+        policies::kube::TOPOLOGY.values.join("|"),
+        policies::placement::PLACEMENTS.join(", "),
+    ));
     s
 }

@@ -22,11 +22,7 @@ fn format(i: &InputArgs) -> Option<Format> {
 /// The trace's format, from `--format`, else its name, else its first bytes.
 fn detected(i: &InputArgs) -> Option<Format> {
     let path = i.trace.as_ref()?;
-    format(i).or_else(|| {
-        let mut head = [0u8; 64];
-        let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
-        Some(traces::detect_format(&path.display().to_string(), &head[..n]))
-    })
+    format(i).or_else(|| Some(traces::detect_file_format(path)))
 }
 
 /// Whether the trace is an openb pod list.

@@ -40,8 +40,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p.enable_steady_tick(std::time::Duration::from_millis(120));
         p
     });
-    let openb = crate::input::is_openb(&a.input);
-    let spec = a.policy.clone().unwrap_or_else(|| if openb { "kube".into() } else { "easy".into() });
+    // Without a policy: kube for an openb pod list, else EASY.
+    let spec =
+        a.policy.clone().unwrap_or_else(|| if crate::input::is_openb(&a.input) { "kube" } else { "easy" }.into());
     if let Some(p) = &a.placement {
         policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
     }

@@ -80,6 +80,20 @@ fn fgd_rejects_bad_input_with_status_2() {
 }
 
 #[test]
+fn a_gzipped_openb_pod_list_is_read_as_openb() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("pods.csv.gz");
+    let mut e = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    e.write_all(&std::fs::read(pods()).unwrap()).unwrap();
+    e.finish().unwrap();
+    let (out, d) = run_into(&["--trace", gz.to_str().unwrap(), "--nodes", &nodes()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+    assert_eq!((s["format"].as_str(), s["jobs_total"].as_u64()), (Some("openb"), Some(400)));
+}
+
+#[test]
 fn openb_replay_needs_its_node_list() {
     let (out, _d) = run_into(&["--trace", &pods(), "--policy", "kube"]);
     assert_eq!(out.status.code(), Some(2));

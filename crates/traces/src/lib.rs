@@ -110,6 +110,18 @@ pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
     }
 }
 
+/// The format of the trace file at `path`: by its name, else by its first bytes after
+/// decompression (a `.csv.gz` openb pod list is openb). An unreadable file is taken by
+/// its name alone; reading it later reports the error.
+pub fn detect_file_format(path: &Path) -> Format {
+    let name = path.display().to_string();
+    let head = input::open(path, &name)
+        .ok()
+        .and_then(|mut t| std::io::BufRead::fill_buf(&mut t.reader).ok().map(|b| b[..b.len().min(64)].to_vec()))
+        .unwrap_or_default();
+    detect_format(&name, &head)
+}
+
 /// Reads an openb pod list and its node list: the pods as jobs (submitted at creation,
 /// running until deletion) on the nodes' cluster, every pool sharing its GPUs as
 /// `sharing`.

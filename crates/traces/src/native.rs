@@ -35,7 +35,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use sim_core::constraints::{PodConstraints, SelectorTerm, Toleration};
 use sim_core::job::{Job, JobKind, TaskShape, TraceStatus};
-use sim_core::time::{parse_secs_micros, write_secs};
+use sim_core::time::{parse_secs_micros, secs_string};
 use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -125,14 +125,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
         let j: Line<'_> = serde_json::from_str(l)
             .map_err(|e| TraceError::malformed(file, Some(n), None, format!("not a job object: {e}")))?;
         let submit = secs(file, n, "submit", j.submit)?;
-        let runtime = match j.runtime {
-            Some(r) if r.get().trim() != "null" => Some(SimDuration(secs(file, n, "runtime", r)?)),
-            _ => None,
-        };
-        let requested = match j.requested {
-            Some(r) if r.get().trim() != "null" => Some(SimDuration(secs(file, n, "requested", r)?)),
-            _ => runtime,
-        };
+        // serde reads `null` as `None`.
+        let runtime = j.runtime.map(|r| secs(file, n, "runtime", r)).transpose()?.map(SimDuration);
+        let requested = j.requested.map(|r| secs(file, n, "requested", r)).transpose()?.map(SimDuration).or(runtime);
         let bad = |field: &str, expected: &str, found: String| {
             TraceError::bad(file, n, format!("field '{field}'"), expected, &found)
         };
@@ -198,17 +193,11 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
     Ok(jobs)
 }
 
-fn secs_text(us: u64) -> String {
-    let mut s = String::new();
-    write_secs(&mut s, us).expect("writing to a String");
-    s
-}
-
 /// Writes `jobs` in the native format, one line each, fields at their defaults left out.
 pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
     for j in jobs {
         let mut m = serde_json::Map::new();
-        let num = |us: u64| serde_json::Value::Number(secs_text(us).parse().expect("a JSON number"));
+        let num = |us: u64| serde_json::Value::Number(secs_string(us).parse().expect("a JSON number"));
         m.insert("id".into(), j.trace_id.clone().into());
         m.insert("submit".into(), num(j.submit.0));
         m.insert("runtime".into(), j.runtime.map_or(serde_json::Value::Null, |r| num(r.0)));

@@ -111,11 +111,15 @@ impl Columns {
         self.index.get(col).and_then(|&i| rec.get(i)).map(str::trim).unwrap_or("")
     }
 
+    /// The error for column `col` of a record: what was expected, and what it holds.
+    fn bad(&self, rec: &csv::StringRecord, line: u64, col: &str, expected: impl Into<String>) -> TraceError {
+        TraceError::bad(&self.file, line, format!("column '{col}'"), expected, self.text(rec, col))
+    }
+
     fn uint(&self, rec: &csv::StringRecord, line: u64, col: &str, max: u64) -> Result<u64, TraceError> {
-        let t = self.text(rec, col);
-        match t.parse::<u64>() {
+        match self.text(rec, col).parse::<u64>() {
             Ok(v) if v <= max => Ok(v),
-            _ => Err(TraceError::bad(&self.file, line, format!("column '{col}'"), format!("an integer 0..={max}"), t)),
+            _ => Err(self.bad(rec, line, col, format!("an integer 0..={max}"))),
         }
     }
 
@@ -126,13 +130,7 @@ impl Columns {
         }
         match t.parse::<u64>() {
             Ok(v) if v <= MAX_SECS => Ok(Some(v)),
-            _ => Err(TraceError::bad(
-                &self.file,
-                line,
-                format!("column '{col}'"),
-                format!("seconds (an integer 0..={MAX_SECS}) or empty"),
-                t,
-            )),
+            _ => Err(self.bad(rec, line, col, format!("seconds (an integer 0..={MAX_SECS}) or empty"))),
         }
     }
 }
@@ -167,13 +165,7 @@ pub fn parse_nodes(file: &str, bytes: &[u8]) -> Result<Vec<OpenbNode>, TraceErro
         let name = cols.text(&rec, "sn").to_string();
         let cpu_milli = cols.uint(&rec, line, "cpu_milli", u32::MAX as u64 * 1000)?;
         if cpu_milli % 1000 != 0 {
-            return Err(TraceError::bad(
-                file,
-                line,
-                "column 'cpu_milli'",
-                "whole cores (a multiple of 1000)",
-                cols.text(&rec, "cpu_milli"),
-            ));
+            return Err(cols.bad(&rec, line, "cpu_milli", "whole cores (a multiple of 1000)"));
         }
         let memory_mib = cols.uint(&rec, line, "memory_mib", u64::MAX >> 1)?;
         let gpus = cols.uint(&rec, line, "gpu", 255)? as u32;
@@ -195,12 +187,11 @@ pub fn parse_pods(file: &str, bytes: &[u8]) -> Result<Vec<OpenbPod>, TraceError>
         let num_gpu = cols.uint(&rec, line, "num_gpu", 255)? as u32;
         let gpu_milli = cols.uint(&rec, line, "gpu_milli", 1000)? as u32;
         if num_gpu > 1 && gpu_milli != 1000 {
-            return Err(TraceError::bad(
-                file,
+            return Err(cols.bad(
+                &rec,
                 line,
-                "column 'gpu_milli'",
+                "gpu_milli",
                 "1000 for a pod with more than one GPU (only single-GPU pods share)",
-                cols.text(&rec, "gpu_milli"),
             ));
         }
         if num_gpu > 0 && gpu_milli == 0 {
