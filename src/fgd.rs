@@ -8,8 +8,7 @@ use rayon::prelude::*;
 use reports::fgd_curves::{self, CurveSample, Curves};
 use std::path::Path;
 
-/// The paper's six policies, in its order.
-pub const PAPER_POLICIES: &[&str] = &["random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd"];
+use policies::fgd_protocol::PAPER_POLICIES;
 
 fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     traces::read_file(path).map(|(bytes, _, _)| bytes).map_err(|e| Failure::BadInput(e.to_string()))
@@ -52,7 +51,7 @@ pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
     }
     let node_name = a.nodes.display().to_string();
     let nodes = traces::openb::parse_nodes(&node_name, &read(&a.nodes)?).map_err(|e| bad(e.to_string()))?;
-    let cluster = traces::openb::cluster(&nodes, sim_core::GpuSharing::Shared, 16_384);
+    let cluster = traces::openb::cluster(&nodes, sim_core::GpuSharing::Shared, traces::openb::UNKNOWN_GPU_MEMORY_MIB);
     let mut workloads: Vec<(String, Vec<Pod>)> = Vec::new();
     for path in &a.pods {
         let name = path.display().to_string();

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Duration;
 
-const POLICIES: [&str; 6] = ["random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd"];
+use policies::fgd_protocol::PAPER_POLICIES as POLICIES;
 
 fn inputs() -> (PathBuf, PathBuf) {
     let shared = benches::shared_openb_dir();
@@ -28,7 +28,7 @@ fn inputs() -> (PathBuf, PathBuf) {
 fn bench(c: &mut Criterion) {
     let (nodes, pods) = inputs();
     let n = traces::openb::parse_nodes("nodes", &std::fs::read(&nodes).unwrap()).unwrap();
-    let cluster = traces::openb::cluster(&n, sim_core::GpuSharing::Shared, 16_384);
+    let cluster = traces::openb::cluster(&n, sim_core::GpuSharing::Shared, traces::openb::UNKNOWN_GPU_MEMORY_MIB);
     let pods: Vec<Pod> = traces::openb::parse_pods("pods", &std::fs::read(&pods).unwrap())
         .unwrap()
         .iter()
@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     let mut g = c.benchmark_group("fgd_default");
     g.sample_size(10).measurement_time(Duration::from_secs(10)).warm_up_time(Duration::from_secs(1));
-    for p in POLICIES {
+    for &p in POLICIES {
         g.bench_function(p, |b| b.iter(|| fgd_protocol::run(&cluster, &pods, p, 42, 1.3).unwrap()));
     }
     g.bench_function("six_policies_x_10_seeds", |b| {

@@ -76,6 +76,9 @@ pub struct ProtocolRun {
     pub total_gpus: u64,
 }
 
+/// The paper's six placements, in its order.
+pub const PAPER_POLICIES: &[&str] = &["random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd"];
+
 /// Runs the protocol for `pods` (the workload file's pods) on `cluster` with placement
 /// `policy` and `seed`, tuning the workload to `ratio` × GPU capacity (`ratio <= 0`: no
 /// tuning).

@@ -131,7 +131,7 @@ pub fn load_openb(pods: &Path, nodes: &Path, sharing: sim_core::GpuSharing) -> R
     if node_list.is_empty() {
         return Err(TraceError::malformed(&nname, None, None, "the node list has no nodes"));
     }
-    load_openb_on(pods, openb::cluster(&node_list, sharing, 16_384))
+    load_openb_on(pods, openb::cluster(&node_list, sharing, openb::UNKNOWN_GPU_MEMORY_MIB))
 }
 
 /// Reads an openb pod list to replay on `cluster` (e.g. one read by [`cluster_toml`]).

@@ -38,6 +38,9 @@ pub const GPU_MEMORY_MIB: &[(&str, u64)] = &[
 /// The largest time in seconds the simulator's microsecond clock holds.
 pub const MAX_SECS: u64 = u64::MAX / 1_000_000;
 
+/// Memory assumed for a GPU model not in [`GPU_MEMORY_MIB`] (16 GiB).
+pub const UNKNOWN_GPU_MEMORY_MIB: u64 = 16_384;
+
 /// Memory of a GPU model, when known.
 pub fn gpu_memory_mib(model: &str) -> Option<u64> {
     GPU_MEMORY_MIB.iter().find(|(m, _)| *m == model).map(|&(_, v)| v)
