@@ -22,6 +22,9 @@ pub enum Command {
     /// Work on trace files.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Generate a synthetic workload from a model (see examples/models/), streaming:
+    /// `.swf`/`.swf.gz` writes SWF, `.jsonl` the native format, `-` native to stdout.
+    Gen(GenArgs),
     /// The FGD paper's placement experiments on openb node and pod lists: pods arrive
     /// in a seeded shuffled order with no departures, each is placed or fails; writes
     /// allocation.csv, fragmentation.csv and fragmentation_ratio.csv.
@@ -70,6 +73,16 @@ pub enum FormatArg {
     Openb,
     /// schedlab's native JSON Lines workload; needs --cluster.
     Native,
+    /// Slurm `sacct --parsable2 --allocations` output; needs --cluster.
+    Sacct,
+    /// Microsoft Philly jobs (Sia's philly.csv); needs --cluster.
+    Philly,
+    /// SenseTime Helios cluster_log.csv; needs --cluster.
+    Helios,
+    /// Sia / Pollux workload CSV; needs --cluster and --app-runtime.
+    Sia,
+    /// Alibaba PAI 2020 task table (--pai-jobs for its job table); needs --cluster.
+    Pai,
 }
 
 /// GPU sharing modes.
@@ -128,13 +141,25 @@ pub struct InputArgs {
     /// GPU memory demand of the jobs.
     #[arg(long, value_enum, default_value_t = GpuMemoryArg::Trace)]
     pub gpu_memory: GpuMemoryArg,
+    /// The Alibaba PAI job table that goes with a PAI task table (submission times, users).
+    #[arg(long)]
+    pub pai_jobs: Option<PathBuf>,
+    /// Run time of an application of a Sia/Pollux workload, `APP=SECONDS` (repeat it, or
+    /// comma-separate): the format gives none.
+    #[arg(long, value_delimiter = ',')]
+    pub app_runtime: Vec<String>,
 }
 
 /// `sim trace`.
 #[derive(Subcommand, Debug)]
 pub enum TraceCommand {
-    /// Write a workload in another format (`--to native`: schedlab's JSON Lines).
+    /// Write a workload in another format (SWF or schedlab's native JSON Lines).
     Convert(ConvertArgs),
+    /// Job count, time span, arrival rate, distributions of size, run time, GPUs and GPU
+    /// memory, observed waits, arrivals by hour of day and day of week.
+    Stats(StatsArgs),
+    /// Fit a `sim gen` model to a trace.
+    Fit(FitArgs),
 }
 
 /// Output formats of `sim trace convert`.
@@ -142,18 +167,81 @@ pub enum TraceCommand {
 pub enum ConvertTo {
     /// schedlab's native JSON Lines workload.
     Native,
+    /// The Standard Workload Format (`.gz` output names are gzipped).
+    Swf,
+}
+
+/// `sim trace stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// The trace (any format `sim run` reads).
+    pub file: PathBuf,
+    /// Its format; detected from the name or content when absent.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// The Alibaba PAI job table that goes with a PAI task table.
+    #[arg(long)]
+    pub pai_jobs: Option<PathBuf>,
+    /// Run time of an application of a Sia/Pollux workload, `APP=SECONDS`.
+    #[arg(long, value_delimiter = ',')]
+    pub app_runtime: Vec<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sim trace fit`.
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// The trace to fit.
+    pub file: PathBuf,
+    /// Its format; detected from the name or content when absent.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// The Alibaba PAI job table that goes with a PAI task table.
+    #[arg(long)]
+    pub pai_jobs: Option<PathBuf>,
+    /// Run time of an application of a Sia/Pollux workload, `APP=SECONDS`.
+    #[arg(long, value_delimiter = ',')]
+    pub app_runtime: Vec<String>,
+    /// The model file to write (TOML).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `sim gen`.
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// The model (TOML; `sim trace fit` writes one; see examples/models/).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Number of jobs.
+    #[arg(long)]
+    pub jobs: u64,
+    /// Master random seed: the same seed gives a byte-identical file.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output: `.swf` or `.swf.gz` for SWF, `.jsonl` (or `.jsonl.gz`) for the native
+    /// format, `-` for the native format on standard output.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `sim trace convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
+    /// The trace to convert (or `--trace`).
+    pub file: Option<PathBuf>,
     /// The workload and the cluster.
     #[command(flatten)]
     pub input: InputArgs,
     /// Output format.
     #[arg(long, value_enum)]
     pub to: ConvertTo,
-    /// Output file.
+    /// Output file (`.gz`: gzipped).
     #[arg(long)]
     pub out: PathBuf,
     /// Seed (for `--gpu-memory synthetic`).

@@ -2,7 +2,8 @@
 
 use crate::Failure;
 use crate::cli::{FormatArg, GpuMemoryArg, InputArgs, SharingArg};
-use traces::{Format, Workload};
+use std::path::PathBuf;
+use traces::{Format, ImportOptions, Workload};
 
 /// The embedded default trace: the first 3,000 jobs of the Parallel Workloads Archive's
 /// KTH-SP2 log (cleaned version 2.1), donated by Lars Malinowsky (KTH); see data/README.md.
@@ -10,13 +11,48 @@ pub const DEFAULT_TRACE: &[u8] = include_bytes!("../data/KTH-SP2-1996-2.1-cln.fi
 /// Its name in outputs.
 pub const DEFAULT_TRACE_NAME: &str = "embedded:KTH-SP2-1996-2.1-cln.first3000.swf.gz";
 
-fn format(i: &InputArgs) -> Option<Format> {
-    i.format.map(|f| match f {
+/// The traces crate's format for `--format`.
+pub fn format_of(f: FormatArg) -> Format {
+    match f {
         FormatArg::Swf => Format::Swf,
         FormatArg::Batsim => Format::Batsim,
         FormatArg::Openb => Format::Openb,
         FormatArg::Native => Format::Native,
-    })
+        FormatArg::Sacct => Format::Sacct,
+        FormatArg::Philly => Format::Philly,
+        FormatArg::Helios => Format::Helios,
+        FormatArg::Sia => Format::Sia,
+        FormatArg::Pai => Format::Pai,
+    }
+}
+
+fn format(i: &InputArgs) -> Option<Format> {
+    i.format.map(format_of)
+}
+
+/// The importers' options from `--pai-jobs` and `--app-runtime APP=SECONDS`.
+pub fn import_options(pai_jobs: &Option<PathBuf>, app_runtime: &[String]) -> Result<ImportOptions, Failure> {
+    let mut app_runtimes = std::collections::BTreeMap::new();
+    for a in app_runtime {
+        let bad = || Failure::BadInput(format!("--app-runtime '{a}': expected APP=SECONDS, e.g. cifar10=3600"));
+        let (app, secs) = a.split_once('=').ok_or_else(bad)?;
+        let us = sim_core::time::parse_secs_micros(secs.trim()).map_err(|_| bad())?;
+        if app.trim().is_empty() || us == 0 {
+            return Err(bad());
+        }
+        app_runtimes.insert(app.trim().to_string(), sim_core::SimDuration(us));
+    }
+    Ok(ImportOptions { pai_jobs: pai_jobs.clone(), app_runtimes })
+}
+
+/// A line saying how the rows of an imported trace were accounted for.
+pub fn accounting(name: &str, i: &traces::Imported) -> String {
+    let mut s = format!("{name}: {} rows: {} jobs", i.rows, i.jobs.len());
+    if i.skipped.total() > 0 {
+        let reasons: Vec<String> = i.skipped.0.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        s.push_str(&format!(", {} skipped ({})", i.skipped.total(), reasons.join(", ")));
+    }
+    s
 }
 
 /// The trace's format, from `--format`, else its name, else its first bytes.
@@ -32,7 +68,7 @@ pub fn is_openb(i: &InputArgs) -> bool {
 
 /// Reads the workload (and `--cluster`), with synthetic GPU memory when asked; returns it
 /// and the trace's name.
-pub fn load(i: &InputArgs, seed: u64) -> Result<(Workload, String), Failure> {
+pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String), Failure> {
     let bad = Failure::BadInput;
     if i.procs == Some(0) {
         return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
@@ -61,6 +97,20 @@ pub fn load(i: &InputArgs, seed: u64) -> Result<(Workload, String), Failure> {
                     return Err(bad(format!(
                         "{name}: an openb pod list needs its nodes: --nodes NODES.csv or --cluster CLUSTER.toml"
                     )));
+                }
+                (Some(f @ (Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai)), c, _) => {
+                    let Some(c) = c else {
+                        return Err(bad(format!(
+                            "{name}: a {} trace does not describe the machine: give it --cluster CLUSTER.toml",
+                            f.name()
+                        )));
+                    };
+                    let opts = import_options(&i.pai_jobs, &i.app_runtime)?;
+                    let imported = traces::import(path, Some(f), &opts).map_err(|e| bad(e.to_string()))?;
+                    if !quiet {
+                        eprintln!("{}", accounting(&name, &imported));
+                    }
+                    traces::imported_on(imported, &name, c.clone())
                 }
                 _ => traces::load(path, format(i), i.procs),
             };

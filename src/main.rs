@@ -6,9 +6,11 @@
 
 mod cli;
 mod fgd;
+mod generate;
 mod input;
 mod output;
 mod run;
+mod trace_cmd;
 
 use std::process::ExitCode;
 
@@ -48,20 +50,13 @@ fn try_main() -> Result<(), Failure> {
     match args.command {
         cli::Command::Run(r) => run::run(&r),
         cli::Command::Fgd(f) => fgd::fgd(&f),
-        cli::Command::Trace(cli::TraceCommand::Convert(c)) => convert(&c),
+        cli::Command::Trace(cli::TraceCommand::Convert(c)) => trace_cmd::convert(&c),
+        cli::Command::Trace(cli::TraceCommand::Stats(s)) => trace_cmd::stats(&s),
+        cli::Command::Trace(cli::TraceCommand::Fit(f)) => trace_cmd::fit(&f),
+        cli::Command::Gen(g) => generate::gen_workload(&g),
         cli::Command::Policies => {
             print!("{}", cli::policies_text());
             Ok(())
         }
     }
-}
-
-/// `sim trace convert`: the workload in another format, written whole or not at all.
-fn convert(c: &cli::ConvertArgs) -> Result<(), Failure> {
-    let (w, _) = input::load(&c.input, c.seed)?;
-    let f = output::write_finished(&c.out, |out| match c.to {
-        cli::ConvertTo::Native => traces::native::write(out, &w.jobs),
-    })
-    .map_err(|e| Failure::Other(format!("{}: {e}", c.out.display())))?;
-    f.rename().map_err(|e| Failure::Other(format!("{}: {e}", c.out.display())))
 }

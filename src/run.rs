@@ -48,7 +48,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     }
     let mut policy = policies::compose(&spec, a.placement.as_deref(), a.gang.as_deref(), a.topology.as_deref(), a.seed)
         .map_err(|e| bad(format!("--policy: {e}")))?;
-    let (workload, trace_name) = crate::input::load(&a.input, a.seed)?;
+    let (workload, trace_name) = crate::input::load(&a.input, a.seed, a.quiet)?;
     if let Some(p) = spinner {
         p.finish_and_clear();
     }

@@ -6,6 +6,7 @@ mod golden;
 mod gpu;
 mod reference;
 mod run;
+mod trace_tools;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -125,6 +125,10 @@ pub struct Job {
     /// means all of them. It then runs `tasks / started` times as long (its work is
     /// shared by fewer workers) and does not grow later.
     pub min_tasks: u32,
+    /// When it really started in the system the trace was taken from (SWF submit + wait,
+    /// sacct `Start`, Helios `start_time`); `None` = unknown. Kept so reports can set the
+    /// simulated wait against the observed one; the engine never reads it.
+    pub observed_start: Option<SimTime>,
 }
 
 impl Job {
@@ -153,12 +157,18 @@ impl Job {
             gpu_models: Vec::new(),
             constraints: None,
             min_tasks: 0,
+            observed_start: None,
         }
     }
 
     /// Fewest tasks it may start with (`tasks` unless elastic).
     pub fn needed_tasks(&self) -> u32 {
         if self.min_tasks == 0 { self.tasks } else { self.min_tasks.min(self.tasks) }
+    }
+
+    /// How long it waited in the system the trace was taken from, when known.
+    pub fn observed_wait(&self) -> Option<SimDuration> {
+        self.observed_start.map(|s| SimDuration(s.0.saturating_sub(self.submit.0)))
     }
 
     /// Units (cores) the whole gang needs.

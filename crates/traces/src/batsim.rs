@@ -142,6 +142,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             gpu_models: Vec::new(),
             constraints: None,
             min_tasks: 0,
+            observed_start: None,
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

@@ -14,10 +14,19 @@
 pub mod batsim;
 pub mod cluster_toml;
 pub mod error;
+pub mod fit;
+pub mod generator;
 pub mod gpumem;
+pub mod helios;
+pub mod import;
 pub mod input;
 pub mod native;
 pub mod openb;
+pub mod pai;
+pub mod philly;
+pub mod sacct;
+pub mod sia;
+pub mod stats;
 pub mod swf;
 pub mod synthetic;
 
@@ -38,7 +47,30 @@ pub enum Format {
     Openb,
     /// schedlab's native JSON Lines workload, with a cluster config.
     Native,
+    /// Slurm `sacct --parsable2 --allocations` output.
+    Sacct,
+    /// Microsoft Philly jobs as Sia's `philly.csv` gives them.
+    Philly,
+    /// SenseTime Helios `cluster_log.csv`.
+    Helios,
+    /// Sia / Pollux workload CSV (`name,time,application,num_replicas,batch_size`).
+    Sia,
+    /// Alibaba PAI 2020 task table (with its job table).
+    Pai,
 }
+
+/// Every format, in the order the CLI lists them.
+pub const FORMATS: [Format; 9] = [
+    Format::Swf,
+    Format::Batsim,
+    Format::Openb,
+    Format::Native,
+    Format::Sacct,
+    Format::Philly,
+    Format::Helios,
+    Format::Sia,
+    Format::Pai,
+];
 
 impl Format {
     /// Name as the CLI takes it.
@@ -48,7 +80,18 @@ impl Format {
             Format::Batsim => "batsim",
             Format::Openb => "openb",
             Format::Native => "native",
+            Format::Sacct => "sacct",
+            Format::Philly => "philly",
+            Format::Helios => "helios",
+            Format::Sia => "sia",
+            Format::Pai => "pai",
         }
+    }
+
+    /// Whether a replay of it needs a cluster given with it (`--cluster`, or a node list
+    /// for openb): the format does not describe the machine.
+    pub fn needs_cluster(self) -> bool {
+        !matches!(self, Format::Swf | Format::Batsim)
     }
 }
 
@@ -99,12 +142,27 @@ pub fn detect_format(name: &str, first_bytes: &[u8]) -> Format {
     if lower.ends_with(".swf") {
         return Format::Swf;
     }
+    let base = lower.rsplit(['/', '\\']).next().unwrap_or(lower);
+    if base.starts_with("pai_task_table") {
+        return Format::Pai;
+    }
     let start = first_bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(first_bytes.len());
     let rest = &first_bytes[start..];
+    let rest = rest.strip_prefix("\u{feff}".as_bytes()).unwrap_or(rest);
+    let first_line = &rest[..rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())];
+    let has = |needle: &[u8]| first_line.windows(needle.len()).any(|w| w == needle);
     if rest.starts_with(b"{") {
         Format::Batsim
     } else if rest.starts_with(b"name,cpu_milli") {
         Format::Openb
+    } else if first_line.contains(&b'|') && has(b"JobID") {
+        Format::Sacct
+    } else if rest.starts_with(b"timestamp,duration,num_gpus") {
+        Format::Philly
+    } else if has(b"job_id") && has(b"submit_time") && has(b"gpu_num") {
+        Format::Helios
+    } else if rest.starts_with(b"name,time,application,num_replicas") {
+        Format::Sia
     } else {
         Format::Swf
     }
@@ -117,7 +175,7 @@ pub fn detect_file_format(path: &Path) -> Format {
     let name = path.display().to_string();
     let head = input::open(path, &name)
         .ok()
-        .and_then(|mut t| std::io::BufRead::fill_buf(&mut t.reader).ok().map(|b| b[..b.len().min(64)].to_vec()))
+        .and_then(|mut t| std::io::BufRead::fill_buf(&mut t.reader).ok().map(|b| b[..b.len().min(512)].to_vec()))
         .unwrap_or_default();
     detect_format(&name, &head)
 }
@@ -216,12 +274,14 @@ fn load_input(
             None,
             "an openb pod list needs its node list (sim run --nodes openb_node_list_gpu_node.csv)",
         )),
-        Format::Native => Err(TraceError::malformed(
-            name,
-            None,
-            None,
-            "a native workload needs its cluster (sim run --cluster CLUSTER.toml)",
-        )),
+        Format::Native | Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
+            Err(TraceError::malformed(
+                name,
+                None,
+                None,
+                format!("a {} workload needs its cluster (sim run --cluster CLUSTER.toml)", format.name()),
+            ))
+        }
         Format::Swf => {
             let mut r = swf::SwfReader::new(input, name);
             let mut jobs = Vec::new();
@@ -283,4 +343,128 @@ fn machine(name: &str, units: u64, make: fn(u32) -> Cluster) -> Result<Cluster, 
         ));
     }
     Ok(make(units as u32))
+}
+
+/// What some importers need beyond the file itself.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The Alibaba PAI job table (`pai_job_table.csv`) that goes with a task table: it
+    /// gives each job's submission time and user.
+    pub pai_jobs: Option<std::path::PathBuf>,
+    /// Run time of each application of a Sia / Pollux workload, which gives none
+    /// (`cifar10` → 1 h): those simulators derive it from a goodput model.
+    pub app_runtimes: std::collections::BTreeMap<String, sim_core::SimDuration>,
+}
+
+/// The jobs of a trace file of any format, with every data row accounted for.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// Its format.
+    pub format: Format,
+    /// The jobs in file order.
+    pub jobs: Vec<Job>,
+    /// Data rows (SWF job lines, CSV rows, JSON jobs) read.
+    pub rows: u64,
+    /// Rows that became no job, by reason.
+    pub skipped: import::Skipped,
+    /// SHA-256 of the file's bytes, hex.
+    pub checksum: String,
+    /// The machine size the file states (SWF `MaxProcs`/`MaxNodes`, Batsim `nb_res`).
+    pub units: Option<u64>,
+}
+
+/// Reads the jobs of a trace of any format (`None` detects it) without a cluster: for
+/// `sim trace stats`, `sim trace convert`, `sim trace fit`, and replays given `--cluster`.
+pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Result<Imported, TraceError> {
+    let name = path.display().to_string();
+    let format = format.unwrap_or_else(|| detect_file_format(path));
+    let open = || input::open(path, &name);
+    let from = |r: &mut dyn import::JobReader, checksum: &input::Checksum| -> Result<Imported, TraceError> {
+        let (jobs, rows, skipped) = import::read_all(r)?;
+        Ok(Imported { format, jobs, rows, skipped, checksum: checksum.hex(), units: None })
+    };
+    match format {
+        Format::Swf => {
+            let mut r = swf::SwfReader::new(open()?, &name);
+            let mut jobs = Vec::new();
+            while let Some(rec) = r.next_record()? {
+                jobs.push(rec.to_job());
+            }
+            let h = r.header();
+            let units = h.max_procs.filter(|&p| p > 0).or(h.max_nodes.filter(|&n| n > 0));
+            let rows = jobs.len() as u64;
+            Ok(Imported { format, jobs, rows, skipped: import::Skipped::default(), checksum: r.checksum(), units })
+        }
+        Format::Batsim => {
+            let (bytes, name, checksum) = read_file(path)?;
+            let text =
+                std::str::from_utf8(&bytes).map_err(|_| TraceError::malformed(&name, None, None, "not UTF-8 text"))?;
+            let w = batsim::parse(&name, text)?;
+            let rows = w.jobs.len() as u64;
+            Ok(Imported {
+                format,
+                jobs: w.jobs,
+                rows,
+                skipped: import::Skipped::default(),
+                checksum,
+                units: Some(w.nb_res),
+            })
+        }
+        Format::Openb => {
+            let (bytes, name, checksum) = read_file(path)?;
+            let jobs: Vec<Job> = openb::parse_pods(&name, &bytes)?.iter().map(openb::OpenbPod::to_job).collect();
+            let rows = jobs.len() as u64;
+            Ok(Imported { format, jobs, rows, skipped: import::Skipped::default(), checksum, units: None })
+        }
+        Format::Native => {
+            let w = load_native(path, Cluster::processor_pool(1))?;
+            let rows = w.jobs.len() as u64;
+            Ok(Imported {
+                format,
+                jobs: w.jobs,
+                rows,
+                skipped: import::Skipped::default(),
+                checksum: w.checksum,
+                units: None,
+            })
+        }
+        Format::Sacct => {
+            let i = open()?;
+            let sum = i.checksum.clone();
+            from(&mut sacct::SacctReader::new(i, &name)?, &sum)
+        }
+        Format::Philly => {
+            let i = open()?;
+            let sum = i.checksum.clone();
+            from(&mut philly::PhillyReader::new(i, &name)?, &sum)
+        }
+        Format::Helios => {
+            let i = open()?;
+            let sum = i.checksum.clone();
+            from(&mut helios::HeliosReader::new(i, &name)?, &sum)
+        }
+        Format::Sia => {
+            let i = open()?;
+            let sum = i.checksum.clone();
+            from(&mut sia::SiaReader::new(i, &name, &opts.app_runtimes)?, &sum)
+        }
+        Format::Pai => {
+            let i = open()?;
+            let sum = i.checksum.clone();
+            let jobs = match &opts.pai_jobs {
+                Some(p) => {
+                    let jname = p.display().to_string();
+                    Some((input::open(p, &jname)?, jname))
+                }
+                None => None,
+            };
+            let jobs = jobs.as_ref().map(|(_, n)| n.clone()).zip(jobs.map(|(i, _)| i));
+            from(&mut pai::PaiReader::new(i, &name, jobs)?, &sum)
+        }
+    }
+}
+
+/// An imported workload replayed on `cluster`.
+pub fn imported_on(i: Imported, name: &str, cluster: Cluster) -> Result<Workload, TraceError> {
+    on_cluster(i.format, name, i.jobs, cluster, i.checksum)
 }

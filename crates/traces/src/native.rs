@@ -22,6 +22,7 @@
 //! | `user`, `group`, `queue`, `partition`, `priority` | accounting and priority | 0, 0, -1, -1, 0 |
 //! | `kind` | `batch`, `dl_train`, `inference`, `interactive` | `batch` |
 //! | `status` | how it ended in the real system: `completed`, `failed`, `cancelled` | `completed` |
+//! | `observed_start` | when it really started in the system the trace came from, s (for observed waits) | unknown |
 //! | `node_selector` | `{label: value}` all required | none |
 //! | `required` | node affinity terms (ORed), each a list of `{key, operator, values}` (ANDed); operators `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt` | none |
 //! | `preferred` | `[[weight, term], ...]`, weight 1–100 | none |
@@ -60,6 +61,8 @@ struct Line<'a> {
     memory_mib: u64,
     #[serde(default)]
     min_tasks: u32,
+    #[serde(borrow, default)]
+    observed_start: Option<&'a RawValue>,
     #[serde(default)]
     gpus: u32,
     #[serde(default)]
@@ -128,6 +131,16 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
         // serde reads `null` as `None`.
         let runtime = j.runtime.map(|r| secs(file, n, "runtime", r)).transpose()?.map(SimDuration);
         let requested = j.requested.map(|r| secs(file, n, "requested", r)).transpose()?.map(SimDuration).or(runtime);
+        let observed_start = j.observed_start.map(|r| secs(file, n, "observed_start", r)).transpose()?.map(SimTime);
+        if observed_start.is_some_and(|s| s.0 < submit) {
+            return Err(TraceError::bad(
+                file,
+                n,
+                "field 'observed_start'",
+                "a time at or after 'submit'",
+                j.observed_start.map_or("", |r| r.get()),
+            ));
+        }
         let bad = |field: &str, expected: &str, found: String| {
             TraceError::bad(file, n, format!("field '{field}'"), expected, &found)
         };
@@ -188,6 +201,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
             gpu_models: j.gpu_models,
             constraints,
             min_tasks: j.min_tasks,
+            observed_start,
         });
     }
     Ok(jobs)
@@ -196,6 +210,14 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
 /// Writes `jobs` in the native format, one line each, fields at their defaults left out.
 pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
     for j in jobs {
+        write_job(out, j)?;
+    }
+    Ok(())
+}
+
+/// Writes one job as a native line (fields at their defaults left out).
+pub fn write_job(out: &mut dyn Write, j: &Job) -> std::io::Result<()> {
+    {
         let mut m = serde_json::Map::new();
         let num = |us: u64| serde_json::Value::Number(secs_string(us).parse().expect("a JSON number"));
         m.insert("id".into(), j.trace_id.clone().into());
@@ -205,6 +227,9 @@ pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
             && let Some(r) = j.requested
         {
             m.insert("requested".into(), num(r.0));
+        }
+        if let Some(s) = j.observed_start {
+            m.insert("observed_start".into(), num(s.0));
         }
         let t = &j.task;
         let mut put = |k: &str, v: u64, default: u64| {

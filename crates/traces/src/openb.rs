@@ -262,7 +262,7 @@ impl OpenbPod {
 
     /// The pod as a job for a time-based replay: submitted at its creation, running
     /// until its deletion (`None` run time when either is missing, and the engine
-    /// rejects it as `missing_runtime`). QoS `LS` (latency-sensitive) is an inference
+    /// rejects it as `missing_runtime`); its `scheduled_time` is the observed start. QoS `LS` (latency-sensitive) is an inference
     /// service with priority 1; the others are batch-like training with priority 0.
     pub fn to_job(&self) -> Job {
         let runtime = match (self.creation, self.deletion) {
@@ -287,6 +287,7 @@ impl OpenbPod {
             gpu_models: self.gpu_spec.clone(),
             constraints: None,
             min_tasks: 0,
+            observed_start: self.scheduled.map(SimTime::from_secs),
         }
     }
 }

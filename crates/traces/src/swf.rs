@@ -54,6 +54,8 @@ pub struct SwfRecord {
     pub requested_procs: i64,
     /// Field 9, µs, `None` = -1.
     pub requested_time: Option<u64>,
+    /// Field 10, KB per processor, `None` = -1.
+    pub requested_memory_kb: Option<u64>,
     /// Field 11.
     pub status: i64,
     /// Field 12.
@@ -79,7 +81,11 @@ impl SwfRecord {
             trace_id: itoa::Buffer::new().format(self.job_number).to_string(),
             submit: SimTime(self.submit),
             tasks: procs.min(u32::MAX as i64) as u32,
-            task: TaskShape { cores: 1, ..TaskShape::default() },
+            task: TaskShape {
+                cores: 1,
+                memory_mib: self.requested_memory_kb.map_or(0, |kb| kb.div_ceil(1024)),
+                ..TaskShape::default()
+            },
             runtime,
             requested,
             user: self.user.clamp(0, u32::MAX as i64) as u32,
@@ -96,6 +102,7 @@ impl SwfRecord {
             gpu_models: Vec::new(),
             constraints: None,
             min_tasks: 0,
+            observed_start: self.wait.map(|w| SimTime(self.submit.saturating_add(w))),
         }
     }
 }
@@ -265,6 +272,7 @@ pub fn parse_line(file: &str, line: u64, text: &str) -> Result<SwfRecord, TraceE
         allocated_procs: int(4, -1)?,
         requested_procs: int(7, -1)?,
         requested_time: time(8)?,
+        requested_memory_kb: ints[9].filter(|&v| v > 0).map(|v| v as u64),
         status: int(10, -1)?,
         user: lenient(11),
         group: lenient(12),
@@ -319,9 +327,34 @@ fn is_number(s: &str) -> bool {
     digit
 }
 
-/// Writes one SWF job line for `job` (fields it does not know are -1).
-pub fn write_job_line(out: &mut String, number: &str, job: &Job) {
-    use std::fmt::Write;
+/// Writes an SWF header: version, the machine size (`MaxProcs`, so the file replays
+/// without `--procs`), the job count when known, and `notes` as further comment lines.
+pub fn write_header(
+    out: &mut dyn std::io::Write,
+    max_procs: Option<u64>,
+    max_jobs: Option<u64>,
+    notes: &[String],
+) -> std::io::Result<()> {
+    writeln!(out, "; Version: 2.2")?;
+    for n in notes {
+        writeln!(out, "; Note: {n}")?;
+    }
+    if let Some(n) = max_jobs {
+        writeln!(out, "; MaxJobs: {n}")?;
+        writeln!(out, "; MaxRecords: {n}")?;
+    }
+    if let Some(p) = max_procs {
+        writeln!(out, "; MaxProcs: {p}")?;
+    }
+    Ok(())
+}
+
+/// Writes one SWF job line for `job`; `seq` (1-based) is its job number when its trace id
+/// is not a number. What SWF can say survives a read back: submit, wait (from the observed
+/// start), run time, processors (tasks × cores, fields 5 and 8), requested time, requested
+/// memory (field 10, KB per processor), status, user, group, queue and partition; the
+/// fields schedlab does not keep are -1.
+pub fn write_job(out: &mut dyn std::io::Write, seq: u64, job: &Job) -> std::io::Result<()> {
     let secs = |us: u64| sim_core::time::secs_string(us);
     let opt = |d: Option<SimDuration>| d.map(|d| secs(d.0)).unwrap_or_else(|| "-1".into());
     let status = match job.trace_status {
@@ -329,19 +362,27 @@ pub fn write_job_line(out: &mut String, number: &str, job: &Job) {
         TraceStatus::Cancelled => 5,
         TraceStatus::Completed => 1,
     };
-    let _ = writeln!(
+    let number = match job.trace_id.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => seq,
+    };
+    let procs = job.units();
+    let memory = match job.task.memory_mib {
+        0 => "-1".to_string(),
+        m => (m * 1024 / job.task.cores.max(1) as u64).to_string(),
+    };
+    writeln!(
         out,
-        "{number} {} -1 {} {} -1 -1 {} {} -1 {status} {} {} -1 {} {} -1 -1",
+        "{number} {} {} {} {procs} -1 -1 {procs} {} {memory} {status} {} {} -1 {} {} -1 -1",
         secs(job.submit.0),
+        opt(job.observed_wait()),
         opt(job.runtime),
-        job.tasks,
-        job.tasks,
         opt(job.requested),
         job.user,
         job.group,
         job.queue,
         job.partition
-    );
+    )
 }
 
 #[cfg(test)]

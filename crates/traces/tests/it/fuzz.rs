@@ -56,3 +56,70 @@ proptest! {
         let _ = load_bytes(doc.as_bytes(), "w.json");
     }
 }
+
+fn import_bytes(bytes: &[u8], name: &str, format: traces::Format) -> Result<traces::Imported, traces::TraceError> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    std::fs::File::create(&p).unwrap().write_all(bytes).unwrap();
+    let mut opts = traces::ImportOptions::default();
+    opts.app_runtimes.insert("cifar10".into(), sim_core::SimDuration::from_secs(60));
+    traces::import(&p, Some(format), &opts)
+}
+
+/// A CSV-ish field: numbers, dates, Slurm durations and TRES, states, junk.
+fn field() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0i64..100000).prop_map(|v| v.to_string()),
+        (-5i64..5).prop_map(|v| v.to_string()),
+        "[0-9]{1,22}",
+        "[0-9.eE+-]{1,8}",
+        "20[0-9]{2}-[01][0-9]-[0-3][0-9][ T][0-2][0-9]:[0-5][0-9]:[0-5][0-9]",
+        "([0-9]{1,3}-)?[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?",
+        "(cpu|mem|node|gres/gpu(:[a-z0-9]{1,4})?)=[0-9]{1,4}[KMGT]?",
+        "(COMPLETED|FAILED|CANCELLED by 5|TIMEOUT|RUNNING|PENDING|Terminated|Failed|Running|UNLIMITED|Unknown|None|cifar10|nan)",
+        "[a-z|,\"]{0,4}",
+    ]
+}
+
+const HEADERS: [(&str, traces::Format); 5] = [
+    (
+        "JobID|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State",
+        traces::Format::Sacct,
+    ),
+    ("timestamp,duration,num_gpus,gpu_time,cluster", traces::Format::Philly),
+    (
+        "job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue",
+        traces::Format::Helios,
+    ),
+    ("name,time,application,num_replicas,batch_size", traces::Format::Sia),
+    ("", traces::Format::Pai),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn importer_rows_never_panic(
+        which in 0usize..5,
+        rows in prop::collection::vec(prop::collection::vec(field(), 0..16), 0..5),
+    ) {
+        let (header, format) = HEADERS[which];
+        let sep = if format == traces::Format::Sacct { "|" } else { "," };
+        let mut text = if header.is_empty() { String::new() } else { format!("{header}\n") };
+        for r in &rows {
+            text.push_str(&r.join(sep));
+            text.push('\n');
+        }
+        let name = if format == traces::Format::Pai { "pai_task_table.csv" } else { "t.csv" };
+        let _ = import_bytes(text.as_bytes(), name, format);
+    }
+
+    #[test]
+    fn importer_bytes_never_panic(which in 0usize..5, bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let (header, format) = HEADERS[which];
+        let mut all = header.as_bytes().to_vec();
+        all.push(b'\n');
+        all.extend_from_slice(&bytes);
+        let _ = import_bytes(&all, "t.csv", format);
+    }
+}

@@ -1,0 +1,1033 @@
+//! The workload model [`super::Generator`] draws from: its types, its rules, and its TOML
+//! form (read with [`Model::from_toml`], written with [`Model::to_toml`]).
+
+use crate::error::{Location, TraceError};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use sim_core::job::JobKind;
+use std::fmt::{self, Write as _};
+
+/// A synthetic workload: how jobs arrive, who submits them, and the job classes they are
+/// drawn from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// A name for reports (free text).
+    #[serde(default)]
+    pub name: String,
+    /// Machine size in processors (the SWF header's `MaxProcs`); also caps the processors
+    /// (tasks × cores) of each job. `None`: no cap.
+    #[serde(default, deserialize_with = "positive_opt", skip_serializing_if = "Option::is_none")]
+    pub procs: Option<u64>,
+    /// GPUs per node: caps the GPUs of each task. `None`: no cap.
+    #[serde(default, deserialize_with = "positive_opt", skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<u32>,
+    /// Queue numbers (SWF queue, Slurm QOS); `None`: every job gets queue -1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queues: Option<Discrete<i32>>,
+    /// The arrival process.
+    #[serde(deserialize_with = "checked")]
+    pub arrivals: Arrivals,
+    /// The user population (one user when absent).
+    #[serde(default, deserialize_with = "checked")]
+    pub users: Users,
+    /// The job classes (`[[classes]]`), at least one.
+    pub classes: Vec<Class>,
+}
+
+/// How submissions are spread in time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Process {
+    /// A Poisson process of constant rate.
+    Poisson,
+    /// A Poisson process whose rate follows the hour of the day and the day of the week.
+    Modulated,
+    /// Bursts (flurries) of jobs on top of a Poisson background.
+    Bursts,
+}
+
+/// How many jobs a burst holds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BurstSize {
+    /// 1 + a geometric number of extra jobs (memoryless, heavy-ish tail).
+    #[default]
+    Geometric,
+    /// 1 + a Poisson number of extra jobs (concentrated around the mean).
+    Poisson,
+}
+
+/// The arrival process (`[arrivals]`).
+///
+/// Time is counted in seconds from the trace clock's zero; for [`Process::Modulated`]
+/// second 0 is midnight (hour 0) of day 0, and day `d` of the week is `floor(t / 86400) mod 7`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arrivals {
+    /// The process.
+    pub process: Process,
+    /// Mean jobs per hour, all of them (for bursts: background plus bursts).
+    pub rate_per_hour: f64,
+    /// No job arrives before this time, in seconds.
+    #[serde(default)]
+    pub start: f64,
+    /// Modulated: 24 hour-of-day rate factors (normalised to mean 1; all 1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hour_factors: Option<Vec<f64>>,
+    /// Modulated: 7 day-of-week rate factors (normalised to mean 1; all 1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub day_factors: Option<Vec<f64>>,
+    /// Bursts: bursts per hour (a Poisson process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bursts_per_hour: Option<f64>,
+    /// Bursts: mean jobs per burst (≥ 1). `bursts_per_hour × burst_jobs` may not exceed
+    /// `rate_per_hour`; the rest of the rate is a Poisson background.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_jobs: Option<f64>,
+    /// Bursts: the law of the burst size (geometric when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_size: Option<BurstSize>,
+    /// Bursts: the jobs of a burst are spread uniformly over this many seconds after its
+    /// start (0 when absent: all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_spread: Option<f64>,
+}
+
+/// The user population (`[users]`): users `1..=count`, user `k` submitting a share
+/// proportional to `k^-zipf` (0: all alike).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Users {
+    /// Number of users.
+    pub count: u32,
+    /// Zipf exponent of user activity.
+    #[serde(default)]
+    pub zipf: f64,
+}
+
+impl Default for Users {
+    fn default() -> Self {
+        Users { count: 1, zipf: 0.0 }
+    }
+}
+
+/// One job class (`[[classes]]`): each job is of a class drawn by weight, then each
+/// quantity is drawn independently from the class's distributions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    /// Name (free text, e.g. `mpi_batch`).
+    pub name: String,
+    /// Kind of its jobs.
+    #[serde(default)]
+    pub kind: JobKind,
+    /// Relative weight (≥ 0).
+    #[serde(deserialize_with = "non_negative")]
+    pub weight: f64,
+    /// Gang size (tasks), values ≥ 1.
+    #[serde(deserialize_with = "positive_values")]
+    pub tasks: Discrete<u32>,
+    /// Cores per task, values ≥ 1 (1 when absent).
+    #[serde(default, deserialize_with = "positive_values_opt", skip_serializing_if = "Option::is_none")]
+    pub cores: Option<Discrete<u32>>,
+    /// GPUs per task (0 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Discrete<u32>>,
+    /// Declared GPU memory per GPU in MiB, for tasks with GPUs (0 = not stated when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_mib: Option<Discrete<u64>>,
+    /// Host memory per task in MiB (0 = not stated when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<Discrete<u64>>,
+    /// Run time in seconds (negative samples count as 0).
+    pub runtime: Continuous,
+    /// Over-estimation factor: requested time = run time × factor, factors below 1 taken
+    /// as 1. Absent: the request equals the run time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overestimate: Option<Continuous>,
+    /// Informational, never sampled: the lognormal maximum-likelihood fit of the run
+    /// times [`crate::fit::fit`] saw (of those > 0), to compare with `runtime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lognormal_fit: Option<LogNormalFit>,
+}
+
+/// Parameters of a lognormal law: `ln x` is normal with mean `mu` and deviation `sigma`.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogNormalFit {
+    /// Mean of `ln x`.
+    pub mu: f64,
+    /// Standard deviation of `ln x`.
+    pub sigma: f64,
+}
+
+/// A discrete law: `values[i]` with probability `weights[i] / Σ weights`. TOML:
+/// `{ values = [1, 2, 4], weights = [5, 3, 1] }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "DiscreteToml<T>", bound(deserialize = "T: Deserialize<'de>"))]
+pub struct Discrete<T> {
+    /// The values.
+    pub values: Vec<T>,
+    /// Their weights (≥ 0, summing to more than 0).
+    pub weights: Vec<f64>,
+}
+
+impl<T> Discrete<T> {
+    /// One value, always.
+    pub fn constant(value: T) -> Self {
+        Discrete { values: vec![value], weights: vec![1.0] }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiscreteToml<T> {
+    values: Vec<T>,
+    weights: Vec<f64>,
+}
+
+impl<T> TryFrom<DiscreteToml<T>> for Discrete<T> {
+    type Error = Encoded;
+    fn try_from(d: DiscreteToml<T>) -> Result<Self, Encoded> {
+        let d = Discrete { values: d.values, weights: d.weights };
+        d.check()?;
+        Ok(d)
+    }
+}
+
+/// A continuous law, optionally clamped to `[min, max]`. TOML: an inline table with a
+/// `dist` key, e.g. `{ dist = "lognormal", mu = 7.0, sigma = 1.8, max = 86400 }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ContinuousToml", into = "ContinuousToml")]
+pub struct Continuous {
+    /// The law.
+    pub law: Law,
+    /// Samples below are raised to it.
+    pub min: Option<f64>,
+    /// Samples above are lowered to it.
+    pub max: Option<f64>,
+}
+
+impl Continuous {
+    /// A law without clamps.
+    pub fn new(law: Law) -> Self {
+        Continuous { law, min: None, max: None }
+    }
+}
+
+/// The continuous laws (`dist = "..."` in TOML).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Law {
+    /// `constant { value }`.
+    Constant {
+        /// The value.
+        value: f64,
+    },
+    /// `uniform { low, high }`.
+    Uniform {
+        /// Lower bound.
+        low: f64,
+        /// Upper bound (≥ low).
+        high: f64,
+    },
+    /// `exponential { mean }`.
+    Exponential {
+        /// Mean (> 0).
+        mean: f64,
+    },
+    /// `lognormal { mu, sigma }`: `ln x` is normal(mu, sigma).
+    LogNormal {
+        /// Mean of `ln x`.
+        mu: f64,
+        /// Deviation of `ln x` (≥ 0).
+        sigma: f64,
+    },
+    /// `weibull { scale, shape }`.
+    Weibull {
+        /// Scale (> 0).
+        scale: f64,
+        /// Shape (> 0).
+        shape: f64,
+    },
+    /// `empirical { quantiles }`: `quantiles[k]` is the quantile of probability
+    /// `k / (n - 1)` (non-decreasing, n ≥ 1); sampled by inverse CDF with linear
+    /// interpolation between neighbours.
+    Empirical {
+        /// The quantile table.
+        quantiles: Vec<f64>,
+    },
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContinuousToml {
+    dist: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    high: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sigma: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scale: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shape: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    quantiles: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max: Option<f64>,
+}
+
+impl TryFrom<ContinuousToml> for Continuous {
+    type Error = Encoded;
+    fn try_from(t: ContinuousToml) -> Result<Self, Encoded> {
+        let mut given: Vec<(&'static str, bool)> = vec![
+            ("value", t.value.is_some()),
+            ("low", t.low.is_some()),
+            ("high", t.high.is_some()),
+            ("mean", t.mean.is_some()),
+            ("mu", t.mu.is_some()),
+            ("sigma", t.sigma.is_some()),
+            ("scale", t.scale.is_some()),
+            ("shape", t.shape.is_some()),
+            ("quantiles", t.quantiles.is_some()),
+        ];
+        let (law, needs): (Law, &[&str]) = match t.dist.as_str() {
+            "constant" => (Law::Constant { value: t.value.unwrap_or(0.0) }, &["value"]),
+            "uniform" => (Law::Uniform { low: t.low.unwrap_or(0.0), high: t.high.unwrap_or(0.0) }, &["low", "high"]),
+            "exponential" => (Law::Exponential { mean: t.mean.unwrap_or(0.0) }, &["mean"]),
+            "lognormal" => {
+                (Law::LogNormal { mu: t.mu.unwrap_or(0.0), sigma: t.sigma.unwrap_or(0.0) }, &["mu", "sigma"])
+            }
+            "weibull" => {
+                (Law::Weibull { scale: t.scale.unwrap_or(0.0), shape: t.shape.unwrap_or(0.0) }, &["scale", "shape"])
+            }
+            "empirical" => (Law::Empirical { quantiles: t.quantiles.unwrap_or_default() }, &["quantiles"]),
+            other => {
+                return Err(Encoded(Invalid::new(
+                    "dist",
+                    format!(
+                        "expected constant, uniform, exponential, lognormal, weibull or empirical, found '{other}'"
+                    ),
+                )));
+            }
+        };
+        for (key, present) in &mut given {
+            match (needs.contains(key), *present) {
+                (true, false) => {
+                    return Err(Encoded(Invalid::new(*key, format!("missing: dist = \"{}\" needs it", t.dist))));
+                }
+                (false, true) => {
+                    return Err(Encoded(Invalid::new(*key, format!("not a parameter of dist = \"{}\"", t.dist))));
+                }
+                _ => {}
+            }
+        }
+        let c = Continuous { law, min: t.min, max: t.max };
+        c.check()?;
+        Ok(c)
+    }
+}
+
+impl From<Continuous> for ContinuousToml {
+    fn from(c: Continuous) -> Self {
+        let mut t = ContinuousToml {
+            dist: c.law.name().to_string(),
+            value: None,
+            low: None,
+            high: None,
+            mean: None,
+            mu: None,
+            sigma: None,
+            scale: None,
+            shape: None,
+            quantiles: None,
+            min: c.min,
+            max: c.max,
+        };
+        match c.law {
+            Law::Constant { value } => t.value = Some(value),
+            Law::Uniform { low, high } => (t.low, t.high) = (Some(low), Some(high)),
+            Law::Exponential { mean } => t.mean = Some(mean),
+            Law::LogNormal { mu, sigma } => (t.mu, t.sigma) = (Some(mu), Some(sigma)),
+            Law::Weibull { scale, shape } => (t.scale, t.shape) = (Some(scale), Some(shape)),
+            Law::Empirical { quantiles } => t.quantiles = Some(quantiles),
+        }
+        t
+    }
+}
+
+impl Law {
+    /// Its `dist` name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Law::Constant { .. } => "constant",
+            Law::Uniform { .. } => "uniform",
+            Law::Exponential { .. } => "exponential",
+            Law::LogNormal { .. } => "lognormal",
+            Law::Weibull { .. } => "weibull",
+            Law::Empirical { .. } => "empirical",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rules
+
+/// A broken rule: the field (relative to the checked value) and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    /// The field, e.g. `arrivals.hour_factors` or `classes[1].runtime.sigma`.
+    pub field: String,
+    /// What was expected, and what was found.
+    pub what: String,
+}
+
+/// Separates the field from the message in the text of a serde error, so that
+/// [`Model::from_toml`] can put the field back together with the TOML key path.
+const SEP: char = '\u{1f}';
+
+impl Invalid {
+    fn new(field: impl Into<String>, what: impl Into<String>) -> Self {
+        Invalid { field: field.into(), what: what.into() }
+    }
+    fn within(mut self, parent: &str) -> Self {
+        self.field = if self.field.is_empty() { parent.to_string() } else { format!("{parent}.{}", self.field) };
+        self
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() { f.write_str(&self.what) } else { write!(f, "{}: {}", self.field, self.what) }
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// An [`Invalid`] on its way through serde: `SEP field SEP what`, taken apart again by
+/// [`toml_error`].
+struct Encoded(Invalid);
+
+impl fmt::Display for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{SEP}{}{SEP}{}", self.0.field, self.0.what)
+    }
+}
+
+impl From<Invalid> for Encoded {
+    fn from(e: Invalid) -> Self {
+        Encoded(e)
+    }
+}
+
+fn finite(field: &str, v: f64) -> Result<(), Invalid> {
+    if v.is_finite() { Ok(()) } else { Err(Invalid::new(field, format!("expected a finite number, found {v}"))) }
+}
+fn positive(field: &str, v: f64) -> Result<(), Invalid> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Invalid::new(field, format!("expected a number > 0, found {v}")))
+    }
+}
+fn at_least(field: &str, v: f64, low: f64) -> Result<(), Invalid> {
+    if v.is_finite() && v >= low {
+        Ok(())
+    } else {
+        Err(Invalid::new(field, format!("expected a number ≥ {low}, found {v}")))
+    }
+}
+
+/// Factors: `n` finite numbers ≥ 0, not all 0.
+fn factors(field: &str, f: &[f64], n: usize) -> Result<(), Invalid> {
+    if f.len() != n {
+        return Err(Invalid::new(field, format!("expected {n} factors, found {}", f.len())));
+    }
+    weights(field, f)
+}
+
+fn weights(field: &str, w: &[f64]) -> Result<(), Invalid> {
+    for (i, &x) in w.iter().enumerate() {
+        at_least(&format!("{field}[{i}]"), x, 0.0)?;
+    }
+    if w.iter().sum::<f64>() > 0.0 {
+        Ok(())
+    } else {
+        Err(Invalid::new(field, "expected weights summing to more than 0"))
+    }
+}
+
+impl<T> Discrete<T> {
+    /// Checks the rules: as many weights as values (at least one), weights ≥ 0 summing > 0.
+    pub fn check(&self) -> Result<(), Invalid> {
+        if self.values.is_empty() {
+            return Err(Invalid::new("values", "expected at least one value"));
+        }
+        if self.weights.len() != self.values.len() {
+            return Err(Invalid::new(
+                "weights",
+                format!("expected {} weights (one per value), found {}", self.values.len(), self.weights.len()),
+            ));
+        }
+        weights("weights", &self.weights)
+    }
+}
+
+impl Discrete<u32> {
+    fn check_positive(&self) -> Result<(), Invalid> {
+        self.check()?;
+        match self.values.iter().position(|&v| v == 0) {
+            Some(i) => Err(Invalid::new(format!("values[{i}]"), "expected a value ≥ 1, found 0")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Continuous {
+    /// Checks the rules: finite parameters in range, non-decreasing quantiles, min ≤ max.
+    pub fn check(&self) -> Result<(), Invalid> {
+        match &self.law {
+            Law::Constant { value } => finite("value", *value)?,
+            Law::Uniform { low, high } => {
+                finite("low", *low)?;
+                finite("high", *high)?;
+                if high < low {
+                    return Err(Invalid::new("high", format!("expected a number ≥ low ({low}), found {high}")));
+                }
+            }
+            Law::Exponential { mean } => positive("mean", *mean)?,
+            Law::LogNormal { mu, sigma } => {
+                finite("mu", *mu)?;
+                at_least("sigma", *sigma, 0.0)?;
+            }
+            Law::Weibull { scale, shape } => {
+                positive("scale", *scale)?;
+                positive("shape", *shape)?;
+            }
+            Law::Empirical { quantiles } => {
+                if quantiles.is_empty() {
+                    return Err(Invalid::new("quantiles", "expected at least one quantile"));
+                }
+                for (i, &q) in quantiles.iter().enumerate() {
+                    finite(&format!("quantiles[{i}]"), q)?;
+                    if i > 0 && q < quantiles[i - 1] {
+                        return Err(Invalid::new(
+                            format!("quantiles[{i}]"),
+                            format!("expected non-decreasing quantiles, found {q} after {}", quantiles[i - 1]),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(m) = self.min {
+            finite("min", m)?;
+        }
+        if let Some(m) = self.max {
+            finite("max", m)?;
+        }
+        if let (Some(lo), Some(hi)) = (self.min, self.max)
+            && hi < lo
+        {
+            return Err(Invalid::new("max", format!("expected a number ≥ min ({lo}), found {hi}")));
+        }
+        Ok(())
+    }
+}
+
+impl Arrivals {
+    /// Checks the rules (see the fields).
+    pub fn check(&self) -> Result<(), Invalid> {
+        positive("rate_per_hour", self.rate_per_hour)?;
+        at_least("start", self.start, 0.0)?;
+        let modulated = self.process == Process::Modulated;
+        let bursts = self.process == Process::Bursts;
+        let only = |field: &str, given: bool, ok: bool, process: &str| {
+            if given && !ok {
+                Err(Invalid::new(field, format!("only used with process = \"{process}\"")))
+            } else {
+                Ok(())
+            }
+        };
+        only("hour_factors", self.hour_factors.is_some(), modulated, "modulated")?;
+        only("day_factors", self.day_factors.is_some(), modulated, "modulated")?;
+        only("bursts_per_hour", self.bursts_per_hour.is_some(), bursts, "bursts")?;
+        only("burst_jobs", self.burst_jobs.is_some(), bursts, "bursts")?;
+        only("burst_size", self.burst_size.is_some(), bursts, "bursts")?;
+        only("burst_spread", self.burst_spread.is_some(), bursts, "bursts")?;
+        if let Some(h) = &self.hour_factors {
+            factors("hour_factors", h, 24)?;
+        }
+        if let Some(d) = &self.day_factors {
+            factors("day_factors", d, 7)?;
+        }
+        if bursts {
+            let (Some(b), Some(j)) = (self.bursts_per_hour, self.burst_jobs) else {
+                return Err(Invalid::new(
+                    if self.bursts_per_hour.is_none() { "bursts_per_hour" } else { "burst_jobs" },
+                    "missing: process = \"bursts\" needs bursts_per_hour and burst_jobs",
+                ));
+            };
+            positive("bursts_per_hour", b)?;
+            at_least("burst_jobs", j, 1.0)?;
+            if j > MAX_BURST as f64 {
+                return Err(Invalid::new("burst_jobs", format!("expected at most {MAX_BURST}, found {j}")));
+            }
+            at_least("burst_spread", self.burst_spread.unwrap_or(0.0), 0.0)?;
+            if b * j > self.rate_per_hour * (1.0 + 1e-12) {
+                return Err(Invalid::new(
+                    "bursts_per_hour",
+                    format!(
+                        "expected bursts_per_hour × burst_jobs ≤ rate_per_hour ({}), found {b} × {j}",
+                        self.rate_per_hour
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The largest burst: larger draws are cut to it (bursts are buffered while they last).
+pub const MAX_BURST: u64 = 1_000_000;
+
+impl Users {
+    /// Checks the rules: at least one user, a finite exponent ≥ 0.
+    pub fn check(&self) -> Result<(), Invalid> {
+        if self.count == 0 {
+            return Err(Invalid::new("count", "expected at least 1 user, found 0"));
+        }
+        at_least("zipf", self.zipf, 0.0)
+    }
+}
+
+impl Class {
+    /// Checks the rules of every distribution of the class.
+    pub fn check(&self) -> Result<(), Invalid> {
+        at_least("weight", self.weight, 0.0)?;
+        self.tasks.check_positive().map_err(|e| e.within("tasks"))?;
+        if let Some(c) = &self.cores {
+            c.check_positive().map_err(|e| e.within("cores"))?;
+        }
+        if let Some(g) = &self.gpus {
+            g.check().map_err(|e| e.within("gpus"))?;
+        }
+        if let Some(g) = &self.gpu_memory_mib {
+            g.check().map_err(|e| e.within("gpu_memory_mib"))?;
+        }
+        if let Some(m) = &self.memory_mib {
+            m.check().map_err(|e| e.within("memory_mib"))?;
+        }
+        self.runtime.check().map_err(|e| e.within("runtime"))?;
+        if let Some(o) = &self.overestimate {
+            o.check().map_err(|e| e.within("overestimate"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Model {
+    /// Checks every rule; the error names the field (`classes[1].runtime.sigma`).
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.procs == Some(0) {
+            return Err(Invalid::new("procs", "expected at least 1, found 0"));
+        }
+        if self.gpus_per_node == Some(0) {
+            return Err(Invalid::new("gpus_per_node", "expected at least 1, found 0"));
+        }
+        if let Some(q) = &self.queues {
+            q.check().map_err(|e| e.within("queues"))?;
+        }
+        self.arrivals.check().map_err(|e| e.within("arrivals"))?;
+        self.users.check().map_err(|e| e.within("users"))?;
+        self.check_classes()
+    }
+
+    fn check_classes(&self) -> Result<(), Invalid> {
+        if self.classes.is_empty() {
+            return Err(Invalid::new("classes", "expected at least one [[classes]] table"));
+        }
+        for (i, c) in self.classes.iter().enumerate() {
+            c.check().map_err(|e| e.within(&format!("classes[{i}]")))?;
+        }
+        if self.classes.iter().map(|c| c.weight).sum::<f64>() <= 0.0 {
+            return Err(Invalid::new("classes", "expected class weights summing to more than 0"));
+        }
+        Ok(())
+    }
+
+    /// Reads a model from TOML text; `file` names it in errors, which give the line, the
+    /// field (`arrivals.rate_per_hour`, `classes[1].runtime`) and what was expected.
+    pub fn from_toml(text: &str, file: &str) -> Result<Model, TraceError> {
+        let model: Model = toml::from_str(text).map_err(|e| toml_error(&e, text, file))?;
+        model.check_classes().map_err(|e| {
+            let line = table_lines(text, "classes").first().map(|&l| l as u64);
+            TraceError::malformed(file, line, Some(e.field), e.what)
+        })?;
+        Ok(model)
+    }
+
+    /// Writes the model as TOML that [`Model::from_toml`] reads back to an equal model
+    /// (floats are written in their shortest exact form).
+    pub fn to_toml(&self) -> String {
+        let mut out = String::from("# schedlab workload model (sim gen --model FILE)\n");
+        let mut top = Table::default();
+        top.str("name", &self.name);
+        if let Some(p) = self.procs {
+            top.raw("procs", p.to_string());
+        }
+        if let Some(g) = self.gpus_per_node {
+            top.raw("gpus_per_node", g.to_string());
+        }
+        if let Some(q) = &self.queues {
+            top.discrete("queues", q);
+        }
+        top.write(&mut out, None);
+
+        let a = &self.arrivals;
+        let mut t = Table::default();
+        t.str(
+            "process",
+            match a.process {
+                Process::Poisson => "poisson",
+                Process::Modulated => "modulated",
+                Process::Bursts => "bursts",
+            },
+        );
+        t.raw("rate_per_hour", float(a.rate_per_hour));
+        t.raw("start", float(a.start));
+        if let Some(h) = &a.hour_factors {
+            t.raw("hour_factors", array(h, |x| float(*x), 0));
+        }
+        if let Some(d) = &a.day_factors {
+            t.raw("day_factors", array(d, |x| float(*x), 0));
+        }
+        if let Some(b) = a.bursts_per_hour {
+            t.raw("bursts_per_hour", float(b));
+        }
+        if let Some(j) = a.burst_jobs {
+            t.raw("burst_jobs", float(j));
+        }
+        if let Some(s) = a.burst_size {
+            t.str(
+                "burst_size",
+                match s {
+                    BurstSize::Geometric => "geometric",
+                    BurstSize::Poisson => "poisson",
+                },
+            );
+        }
+        if let Some(s) = a.burst_spread {
+            t.raw("burst_spread", float(s));
+        }
+        t.write(&mut out, Some("[arrivals]"));
+
+        let mut t = Table::default();
+        t.raw("count", self.users.count.to_string());
+        t.raw("zipf", float(self.users.zipf));
+        t.write(&mut out, Some("[users]"));
+
+        for c in &self.classes {
+            let mut t = Table::default();
+            t.str("name", &c.name);
+            t.str("kind", kind_name(c.kind));
+            t.raw("weight", float(c.weight));
+            t.discrete("tasks", &c.tasks);
+            if let Some(d) = &c.cores {
+                t.discrete("cores", d);
+            }
+            if let Some(d) = &c.gpus {
+                t.discrete("gpus", d);
+            }
+            if let Some(d) = &c.gpu_memory_mib {
+                t.discrete("gpu_memory_mib", d);
+            }
+            if let Some(d) = &c.memory_mib {
+                t.discrete("memory_mib", d);
+            }
+            t.continuous("runtime", &c.runtime);
+            if let Some(o) = &c.overestimate {
+                t.continuous("overestimate", o);
+            }
+            if let Some(f) = &c.lognormal_fit {
+                t.raw("lognormal_fit", format!("{{ mu = {}, sigma = {} }}", float(f.mu), float(f.sigma)));
+            }
+            t.write(&mut out, Some("[[classes]]"));
+        }
+        out
+    }
+}
+
+/// The `dist`-style name of a kind, as the model's `kind` key takes it.
+pub fn kind_name(k: JobKind) -> &'static str {
+    match k {
+        JobKind::Batch => "batch",
+        JobKind::DlTrain => "dl_train",
+        JobKind::Inference => "inference",
+        JobKind::Interactive => "interactive",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Checked deserialization: the rules run while the value is read, so the TOML error
+// carries the value's span (its line) and key path.
+
+fn checked<'de, D: Deserializer<'de>, T: Deserialize<'de> + CheckRule>(d: D) -> Result<T, D::Error> {
+    let v = T::deserialize(d)?;
+    v.rule().map_err(|e| D::Error::custom(Encoded(e)))?;
+    Ok(v)
+}
+
+trait CheckRule {
+    fn rule(&self) -> Result<(), Invalid>;
+}
+impl CheckRule for Arrivals {
+    fn rule(&self) -> Result<(), Invalid> {
+        self.check()
+    }
+}
+impl CheckRule for Users {
+    fn rule(&self) -> Result<(), Invalid> {
+        self.check()
+    }
+}
+
+fn positive_opt<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default + PartialEq>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    let v = T::deserialize(d)?;
+    if v == T::default() {
+        return Err(D::Error::custom(Encoded(Invalid::new("", "expected at least 1, found 0"))));
+    }
+    Ok(Some(v))
+}
+
+fn non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let v = f64::deserialize(d)?;
+    at_least("", v, 0.0).map_err(|e| D::Error::custom(Encoded(e)))?;
+    Ok(v)
+}
+
+fn positive_values<'de, D: Deserializer<'de>>(d: D) -> Result<Discrete<u32>, D::Error> {
+    let v = Discrete::<u32>::deserialize(d)?;
+    v.check_positive().map_err(|e| D::Error::custom(Encoded(e)))?;
+    Ok(v)
+}
+
+fn positive_values_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Discrete<u32>>, D::Error> {
+    positive_values(d).map(Some)
+}
+
+/// A toml error as a [`TraceError`]: the span's line, and the field from toml's key path
+/// (array-of-tables indices restored from the `[[classes]]` headers above) plus the field
+/// our rule named.
+fn toml_error(e: &toml::de::Error, text: &str, file: &str) -> TraceError {
+    let start = e.span().map(|s| s.start.min(text.len()));
+    let mut line = start.map(|s| line_at(text, s));
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let shown = bare.to_string();
+    let keys = shown.lines().find_map(|l| l.strip_prefix("in `").and_then(|r| r.strip_suffix('`'))).unwrap_or("");
+    let mut path: Vec<String> = keys.split('.').filter(|k| !k.is_empty()).map(str::to_string).collect();
+    if let (Some(first), Some(s)) = (path.first_mut(), start)
+        && first == "classes"
+    {
+        let before = table_lines(text, "classes").iter().filter(|&&l| l <= line_at(text, s)).count();
+        if before > 0 {
+            *first = format!("classes[{}]", before - 1);
+        }
+    }
+    let message = e.message();
+    let what = match message.strip_prefix(SEP).and_then(|m| m.split_once(SEP)) {
+        Some((field, what)) => {
+            if !field.is_empty() {
+                // A rule on a multi-line table: point at the key's own line when found.
+                if let (Some(l), Some(key)) = (line, field.split(['.', '[']).next()) {
+                    line = Some(key_line(text, l, key).unwrap_or(l));
+                }
+                path.push(field.to_string());
+            }
+            what.to_string()
+        }
+        None => message.to_string(),
+    };
+    let field = (!path.is_empty()).then(|| path.join("."));
+    TraceError::Malformed { at: Location { file: file.into(), line: line.map(|l| l as u64), field }, what }
+}
+
+/// 1-based line of byte offset `at`.
+fn line_at(text: &str, at: usize) -> usize {
+    text[..at].matches('\n').count() + 1
+}
+
+/// The lines (1-based) of the `[[name]]` headers.
+fn table_lines(text: &str, name: &str) -> Vec<usize> {
+    let header = format!("[[{name}]]");
+    text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with(&header)).map(|(i, _)| i + 1).collect()
+}
+
+/// The first line at or after `from` (1-based), before the next table header, that sets
+/// `key` (`key = ...`).
+fn key_line(text: &str, from: usize, key: &str) -> Option<usize> {
+    for (i, l) in text.lines().enumerate().skip(from - 1) {
+        let l = l.trim_start();
+        if i + 1 > from && l.starts_with('[') {
+            return None;
+        }
+        if let Some(rest) = l.strip_prefix(key)
+            && rest.trim_start().starts_with('=')
+        {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing TOML
+
+/// A float in its shortest exact form, always with a `.` or an exponent (TOML float).
+fn float(x: f64) -> String {
+    format!("{x:?}")
+}
+
+/// `[a, b, c]`; with `wrap > 0`, `wrap` items per line.
+fn array<T>(items: &[T], show: impl Fn(&T) -> String, wrap: usize) -> String {
+    let shown: Vec<String> = items.iter().map(show).collect();
+    if wrap == 0 {
+        return format!("[{}]", shown.join(", "));
+    }
+    let mut s = String::from("[\n");
+    for chunk in shown.chunks(wrap) {
+        let _ = writeln!(s, "    {},", chunk.join(", "));
+    }
+    s.push(']');
+    s
+}
+
+fn quoted(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            '\r' => q.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(q, "\\u{:04X}", c as u32);
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// Longest inline table written on one line; longer ones become sub-tables.
+const INLINE_MAX: usize = 100;
+
+/// A table being written: its keys in order, and sub-tables for long distributions.
+#[derive(Default)]
+struct Table {
+    keys: Vec<(String, String)>,
+    subs: Vec<(String, Vec<(String, String)>)>,
+}
+
+impl Table {
+    fn raw(&mut self, key: &str, value: String) {
+        self.keys.push((key.to_string(), value));
+    }
+    fn str(&mut self, key: &str, value: &str) {
+        self.raw(key, quoted(value));
+    }
+    /// An inline table if it fits on one line, else a sub-table with wrapped arrays.
+    fn entries(&mut self, key: &str, short: Vec<(&str, String)>, long: Vec<(&str, String)>) {
+        let inline = short.iter().chain(&long).map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ");
+        if inline.len() + key.len() + 7 <= INLINE_MAX {
+            self.raw(key, format!("{{ {inline} }}"));
+        } else {
+            let mut sub: Vec<(String, String)> = short.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            sub.extend(long.into_iter().map(|(k, v)| (k.to_string(), v)));
+            self.subs.push((key.to_string(), sub));
+        }
+    }
+    fn discrete<T: fmt::Display>(&mut self, key: &str, d: &Discrete<T>) {
+        let inline =
+            [("values", array(&d.values, |v| v.to_string(), 0)), ("weights", array(&d.weights, |w| float(*w), 0))];
+        let total: usize = inline.iter().map(|(_, v)| v.len()).sum();
+        if total + key.len() + 30 <= INLINE_MAX {
+            self.entries(key, inline.to_vec(), Vec::new());
+        } else {
+            let long = vec![
+                ("values", array(&d.values, |v| v.to_string(), 12)),
+                ("weights", array(&d.weights, |w| float(*w), 8)),
+            ];
+            self.subs.push((key.to_string(), long.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
+        }
+    }
+    fn continuous(&mut self, key: &str, c: &Continuous) {
+        let mut short = vec![("dist", quoted(c.law.name()))];
+        let mut long = Vec::new();
+        match &c.law {
+            Law::Constant { value } => short.push(("value", float(*value))),
+            Law::Uniform { low, high } => short.extend([("low", float(*low)), ("high", float(*high))]),
+            Law::Exponential { mean } => short.push(("mean", float(*mean))),
+            Law::LogNormal { mu, sigma } => short.extend([("mu", float(*mu)), ("sigma", float(*sigma))]),
+            Law::Weibull { scale, shape } => short.extend([("scale", float(*scale)), ("shape", float(*shape))]),
+            Law::Empirical { quantiles } => {
+                let one_line = array(quantiles, |q| float(*q), 0);
+                long.push((
+                    "quantiles",
+                    if one_line.len() <= INLINE_MAX { one_line } else { array(quantiles, |q| float(*q), 8) },
+                ));
+            }
+        }
+        if let Some(m) = c.min {
+            short.push(("min", float(m)));
+        }
+        if let Some(m) = c.max {
+            short.push(("max", float(m)));
+        }
+        if long.iter().any(|(_, v)| v.contains('\n')) {
+            let mut sub: Vec<(String, String)> = short.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            sub.extend(long.into_iter().map(|(k, v)| (k.to_string(), v)));
+            self.subs.push((key.to_string(), sub));
+        } else {
+            self.entries(key, short, long);
+        }
+    }
+    /// Writes `header` (none for the root), the keys, then the sub-tables.
+    fn write(&self, out: &mut String, header: Option<&str>) {
+        if let Some(h) = header {
+            let _ = writeln!(out, "\n{h}");
+        }
+        for (k, v) in &self.keys {
+            let _ = writeln!(out, "{k} = {v}");
+        }
+        let parent = header.map(|h| h.trim_matches(['[', ']']).to_string());
+        for (k, entries) in &self.subs {
+            match &parent {
+                Some(p) => {
+                    let _ = writeln!(out, "\n[{p}.{k}]");
+                }
+                None => {
+                    let _ = writeln!(out, "\n[{k}]");
+                }
+            }
+            for (k, v) in entries {
+                let _ = writeln!(out, "{k} = {v}");
+            }
+        }
+    }
+}

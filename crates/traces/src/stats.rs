@@ -1,0 +1,243 @@
+//! What a workload looks like (`sim trace stats`): job count, time span, arrival rate,
+//! distributions of size, run time, requested time, GPUs and GPU memory, the observed
+//! waits a real trace carries, and arrivals by hour of day and day of week.
+//!
+//! Hours and days count from the trace's time zero (SWF's `UnixStartTime` is not
+//! applied; the importers of dated formats put time zero at midnight of a stated day),
+//! so day 0 is the trace's first day, not a particular weekday.
+
+use serde::Serialize;
+use sim_core::Job;
+
+/// Summary of one quantity over the jobs that state it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Distribution {
+    /// Jobs that state it.
+    pub count: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Median (nearest rank).
+    pub p50: f64,
+    /// 90th percentile (nearest rank).
+    pub p90: f64,
+    /// 99th percentile (nearest rank).
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Distribution {
+    /// Of `values` (sorted here); `None` when empty.
+    pub fn of(mut values: Vec<f64>) -> Option<Distribution> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let rank = |q: f64| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        // Summed in order: the same values give the same mean on every platform.
+        let mean = values.iter().sum::<f64>() / n as f64;
+        Some(Distribution {
+            count: n as u64,
+            mean,
+            min: values[0],
+            p50: rank(0.5),
+            p90: rank(0.9),
+            p99: rank(0.99),
+            max: values[n - 1],
+        })
+    }
+}
+
+/// Statistics of a workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceStats {
+    /// Jobs.
+    pub jobs: u64,
+    /// First submission, s.
+    pub first_submit_s: f64,
+    /// Last submission, s.
+    pub last_submit_s: f64,
+    /// Last submission − first, s.
+    pub span_s: f64,
+    /// Arrivals per hour over the span ((jobs − 1) / span).
+    pub arrivals_per_hour: f64,
+    /// Processors (cores) per job: tasks × cores per task.
+    pub processors: Option<Distribution>,
+    /// Tasks per job (gang size).
+    pub tasks: Option<Distribution>,
+    /// Run time, s (jobs that state one).
+    pub runtime_s: Option<Distribution>,
+    /// Requested time, s.
+    pub requested_s: Option<Distribution>,
+    /// GPUs per job (tasks × GPUs per task), over jobs with GPUs.
+    pub gpus: Option<Distribution>,
+    /// Jobs with GPUs.
+    pub gpu_jobs: u64,
+    /// Declared GPU memory per GPU, MiB, over jobs that declare it.
+    pub gpu_memory_mib: Option<Distribution>,
+    /// Observed wait in the real system, s (jobs that carry an observed start).
+    pub observed_wait_s: Option<Distribution>,
+    /// Arrivals in each hour of the day (0–23).
+    pub arrivals_by_hour: [u64; 24],
+    /// Arrivals on each day of the week (day 0 = the trace's first day).
+    pub arrivals_by_weekday: [u64; 7],
+    /// Core-seconds of work (processors × run time) per second of span: the load a
+    /// machine of one core would see; divide by the machine size for its offered load.
+    pub work_core_s_per_s: f64,
+}
+
+const US: f64 = 1e6;
+
+/// The statistics of `jobs`.
+pub fn compute(jobs: &[Job]) -> TraceStats {
+    let first = jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
+    let last = jobs.iter().map(|j| j.submit.0).max().unwrap_or(0);
+    let span_s = (last - first) as f64 / US;
+    let mut by_hour = [0u64; 24];
+    let mut by_day = [0u64; 7];
+    let mut work = 0.0;
+    for j in jobs {
+        let secs = j.submit.0 / 1_000_000;
+        by_hour[((secs / 3600) % 24) as usize] += 1;
+        by_day[((secs / 86_400) % 7) as usize] += 1;
+        if let Some(r) = j.runtime {
+            work += j.units() as f64 * r.0 as f64 / US;
+        }
+    }
+    let collect = |f: &dyn Fn(&Job) -> Option<f64>| Distribution::of(jobs.iter().filter_map(f).collect());
+    let gpus = |j: &Job| j.tasks as u64 * j.task.gpus as u64;
+    TraceStats {
+        jobs: jobs.len() as u64,
+        first_submit_s: first as f64 / US,
+        last_submit_s: last as f64 / US,
+        span_s,
+        arrivals_per_hour: if span_s > 0.0 { (jobs.len() - 1) as f64 * 3600.0 / span_s } else { 0.0 },
+        processors: collect(&|j| Some(j.units() as f64)),
+        tasks: collect(&|j| Some(j.tasks as f64)),
+        runtime_s: collect(&|j| j.runtime.map(|r| r.0 as f64 / US)),
+        requested_s: collect(&|j| j.requested.map(|r| r.0 as f64 / US)),
+        gpus: collect(&|j| (gpus(j) > 0).then(|| gpus(j) as f64)),
+        gpu_jobs: jobs.iter().filter(|j| gpus(j) > 0).count() as u64,
+        gpu_memory_mib: collect(&|j| {
+            (j.task.gpus > 0 && j.task.gpu_memory_mib > 0).then_some(j.task.gpu_memory_mib as f64)
+        }),
+        observed_wait_s: collect(&|j| j.observed_wait().map(|w| w.0 as f64 / US)),
+        arrivals_by_hour: by_hour,
+        arrivals_by_weekday: by_day,
+        work_core_s_per_s: if span_s > 0.0 { work / span_s } else { 0.0 },
+    }
+}
+
+/// A figure for a table: integers plainly, others with three significant decimals.
+fn fig(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+impl TraceStats {
+    /// A plain-text report.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "jobs               {}", self.jobs);
+        let _ = writeln!(
+            s,
+            "submissions        {} s .. {} s (span {} s = {:.2} days)",
+            fig(self.first_submit_s),
+            fig(self.last_submit_s),
+            fig(self.span_s),
+            self.span_s / 86_400.0
+        );
+        let _ = writeln!(s, "arrival rate       {:.3} jobs/hour", self.arrivals_per_hour);
+        let _ = writeln!(s, "offered work       {:.3} core-s per s", self.work_core_s_per_s);
+        let _ = writeln!(s, "GPU jobs           {}", self.gpu_jobs);
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{:<20} {:>9} {:>12} {:>10} {:>10} {:>10} {:>10} {:>12}",
+            "distribution", "jobs", "mean", "min", "p50", "p90", "p99", "max"
+        );
+        let rows: [(&str, &Option<Distribution>); 7] = [
+            ("processors", &self.processors),
+            ("tasks", &self.tasks),
+            ("runtime (s)", &self.runtime_s),
+            ("requested (s)", &self.requested_s),
+            ("GPUs", &self.gpus),
+            ("GPU memory (MiB)", &self.gpu_memory_mib),
+            ("observed wait (s)", &self.observed_wait_s),
+        ];
+        for (name, d) in rows {
+            match d {
+                Some(d) => {
+                    let _ = writeln!(
+                        s,
+                        "{name:<20} {:>9} {:>12} {:>10} {:>10} {:>10} {:>10} {:>12}",
+                        d.count,
+                        fig(d.mean),
+                        fig(d.min),
+                        fig(d.p50),
+                        fig(d.p90),
+                        fig(d.p99),
+                        fig(d.max)
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "{name:<20} {:>9}", 0);
+                }
+            }
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "arrivals by hour of day (from time zero)");
+        for (h, n) in self.arrivals_by_hour.iter().enumerate() {
+            let _ = write!(s, "{}{h:02}:{n}", if h % 8 == 0 { if h > 0 { "\n  " } else { "  " } } else { "  " });
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "arrivals by day of week (day 0 = first day)");
+        let days: Vec<String> = self.arrivals_by_weekday.iter().enumerate().map(|(d, n)| format!("d{d}:{n}")).collect();
+        let _ = writeln!(s, "  {}", days.join("  "));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim_core::{SimDuration, SimTime};
+
+    #[test]
+    fn hand_computed_figures() {
+        let mut jobs: Vec<Job> = (0..4u64)
+            .map(|i| {
+                Job::rigid(
+                    i.to_string(),
+                    SimTime::from_secs(i * 3600),
+                    1 << i,
+                    SimDuration::from_secs(100 * (i + 1)),
+                    SimDuration::from_secs(1000),
+                )
+            })
+            .collect();
+        jobs[1].task.gpus = 2;
+        jobs[1].observed_start = Some(SimTime::from_secs(3600 + 30));
+        let s = compute(&jobs);
+        assert_eq!((s.jobs, s.span_s, s.arrivals_per_hour), (4, 3.0 * 3600.0, 1.0));
+        let p = s.processors.clone().unwrap();
+        assert_eq!((p.mean, p.min, p.p50, p.max), (3.75, 1.0, 2.0, 8.0));
+        assert_eq!(s.runtime_s.as_ref().unwrap().mean, 250.0);
+        assert_eq!((s.gpu_jobs, s.gpus.as_ref().unwrap().mean), (1, 4.0));
+        assert_eq!(s.observed_wait_s.as_ref().unwrap().max, 30.0);
+        assert_eq!(&s.arrivals_by_hour[..5], &[1, 1, 1, 1, 0]);
+        assert_eq!(s.arrivals_by_weekday[0], 4);
+        // (1×100 + 2×200 + 4×300 + 8×400) core-s over 10,800 s.
+        assert!((s.work_core_s_per_s - 4900.0 / 10_800.0).abs() < 1e-12);
+        assert!(s.to_text().contains("processors"));
+    }
+}

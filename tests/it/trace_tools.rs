@@ -1,0 +1,129 @@
+//! `sim trace stats`, `sim trace convert`, `sim trace fit` and `sim gen` end to end.
+
+use crate::{data, root, sim};
+
+fn ok(out: &std::process::Output) {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn stats_json(file: &str) -> serde_json::Value {
+    let out = sim(&["trace", "stats", file, "--json"]);
+    ok(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn within(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs()
+}
+
+#[test]
+fn stats_of_the_kth_slice() {
+    let kth = data("KTH-SP2-1996-2.1-cln.first3000.swf.gz");
+    let v = stats_json(&kth);
+    assert_eq!(
+        (v["format"].as_str(), v["rows"].as_u64(), v["machine_units"].as_u64()),
+        (Some("swf"), Some(3000), Some(100))
+    );
+    let s = &v["stats"];
+    assert_eq!(s["jobs"], 3000);
+    assert_eq!(s["arrivals_by_hour"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).sum::<u64>(), 3000);
+    assert_eq!(s["arrivals_by_weekday"].as_array().unwrap().len(), 7);
+    assert!(s["processors"]["max"].as_f64().unwrap() <= 100.0);
+    let text = sim(&["trace", "stats", &kth]);
+    ok(&text);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("3000 rows: 3000 jobs") && text.contains("runtime (s)"), "{text}");
+}
+
+#[test]
+fn convert_to_swf_replays_like_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let kth = data("KTH-SP2-1996-2.1-cln.first3000.swf.gz");
+    for name in ["kth.swf", "kth.swf.gz", "kth.jsonl"] {
+        let out = dir.path().join(name);
+        let to = if name.contains("swf") { "swf" } else { "native" };
+        ok(&sim(&["trace", "convert", &kth, "--to", to, "--out", out.to_str().unwrap()]));
+        let a = stats_json(&kth);
+        let b = stats_json(out.to_str().unwrap());
+        assert_eq!(a["stats"], b["stats"], "{name}");
+    }
+    // The SWF copy states its machine size, so it replays without --procs, and gives the
+    // same schedule as the original.
+    let run = |trace: &str, folder: &str| {
+        let o = dir.path().join(folder);
+        ok(&sim(&["run", "--quiet", "--trace", trace, "--out", o.to_str().unwrap()]));
+        std::fs::read_to_string(o.join("jobs.csv")).unwrap()
+    };
+    assert_eq!(run(&kth, "a"), run(dir.path().join("kth.swf").to_str().unwrap(), "b"));
+}
+
+#[test]
+fn gen_is_byte_identical_for_a_seed_and_streams_to_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = root().join("examples/models/hpc.toml");
+    let model = model.to_str().unwrap();
+    let file = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    for (name, seed) in [("a.swf", "7"), ("b.swf", "7"), ("c.swf", "8"), ("a.jsonl", "7")] {
+        ok(&sim(&["gen", "--model", model, "--jobs", "2000", "--seed", seed, "--out", &file(name)]));
+    }
+    let read = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
+    assert_eq!(read("a.swf"), read("b.swf"));
+    assert_ne!(read("a.swf"), read("c.swf"));
+    let stdout = sim(&["gen", "--model", model, "--jobs", "2000", "--seed", "7", "--out", "-"]);
+    ok(&stdout);
+    assert_eq!(stdout.stdout, read("a.jsonl"));
+    assert_eq!(stats_json(&file("a.swf"))["stats"]["jobs"], 2000);
+    // The SWF and native files hold the same jobs.
+    assert_eq!(stats_json(&file("a.swf"))["stats"]["runtime_s"], stats_json(&file("a.jsonl"))["stats"]["runtime_s"]);
+}
+
+/// `sim trace fit` then `sim gen` of `jobs` jobs: mean run time, mean processors and
+/// arrival rate within 10 % of the trace's, as `sim trace stats` gives them.
+fn fit_and_gen_match(trace: &str, jobs: &str, units: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model.toml");
+    let generated = dir.path().join("like.swf");
+    ok(&sim(&["trace", "fit", trace, "--out", model.to_str().unwrap()]));
+    let model = model.to_str().unwrap();
+    ok(&sim(&["gen", "--model", model, "--jobs", jobs, "--seed", "1", "--out", generated.to_str().unwrap()]));
+    let (a, b) = (stats_json(trace), stats_json(generated.to_str().unwrap()));
+    for (what, x, y) in [
+        ("mean runtime", &a["stats"]["runtime_s"]["mean"], &b["stats"]["runtime_s"]["mean"]),
+        ("mean processors", &a["stats"]["processors"]["mean"], &b["stats"]["processors"]["mean"]),
+        ("arrival rate", &a["stats"]["arrivals_per_hour"], &b["stats"]["arrivals_per_hour"]),
+    ] {
+        let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+        assert!(within(y, x, 0.10), "{trace}: {what}: trace {x}, generated {y}");
+    }
+    // The generated trace states the machine the model was fitted on.
+    assert_eq!(b["machine_units"], units);
+}
+
+#[test]
+fn fit_then_gen_looks_like_kth() {
+    // The committed slice; 30,000 generated jobs so that the heavy run-time tail does not
+    // make one sample's mean noisy.
+    fit_and_gen_match(&data("KTH-SP2-1996-2.1-cln.first3000.swf.gz"), "30000", 100);
+    let full = root().join("../shared/traces/swf/KTH-SP2-1996-2.1-cln.swf.gz");
+    if full.exists() {
+        fit_and_gen_match(full.to_str().unwrap(), "28476", 100);
+    } else {
+        eprintln!("note: {} is absent: only the committed slice was checked", full.display());
+    }
+}
+
+#[test]
+fn bad_models_and_outputs_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[arrivals]\nprocess = \"sometimes\"\n").unwrap();
+    let out = sim(&["gen", "--model", bad.to_str().unwrap(), "--jobs", "10", "--out", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml") && err.contains(":2"), "{err}");
+    let model = root().join("examples/models/hpc.toml");
+    let out = sim(&["gen", "--model", model.to_str().unwrap(), "--jobs", "10", "--out", "x.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = sim(&["trace", "stats", "/nonexistent/trace.swf"]);
+    assert_eq!(out.status.code(), Some(2));
+}
