@@ -12,7 +12,7 @@ use std::path::Path;
 /// Writes `dest` whole or not at all, gzipped when its name ends in `.gz`.
 pub fn write_output(dest: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Failure> {
     let fail = |e: std::io::Error| Failure::Other(format!("{}: {e}", dest.display()));
-    let gz = dest.extension().is_some_and(|e| e == "gz");
+    let gz = dest.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     let f = output::write_finished(dest, |out| {
         if gz {
             // A fixed header (no name, no time): the same content gives the same bytes.
@@ -38,13 +38,7 @@ pub fn write_jobs(
 ) -> std::io::Result<()> {
     match to {
         ConvertTo::Native => traces::native::write(out, jobs),
-        ConvertTo::Swf => {
-            traces::swf::write_header(out, max_procs, Some(jobs.len() as u64), &[note.to_string()])?;
-            for (i, j) in jobs.iter().enumerate() {
-                traces::swf::write_job(out, i as u64 + 1, j)?;
-            }
-            Ok(())
-        }
+        ConvertTo::Swf => traces::swf::write_all(out, jobs, max_procs, &[note.to_string()]),
     }
 }
 

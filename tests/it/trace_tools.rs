@@ -127,3 +127,72 @@ fn bad_models_and_outputs_are_usage_errors() {
     let out = sim(&["trace", "stats", "/nonexistent/trace.swf"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A Slurm-like cluster whose GPU model is the sample's GRES type `a100` (typed requests
+/// match a node's GPU model verbatim, as gres.conf `Type=` names do).
+const SLURM_CLUSTER: &str = "[[pool]]\nname = \"cpu\"\ncount = 20\ncores = 64\nmemory_mib = 524288\n\n\
+[[pool]]\nname = \"gpu\"\ncount = 8\ncores = 32\nmemory_mib = 524288\ngpus = { count = 8, model = \"a100\", memory_mib = 81920 }\n";
+
+#[test]
+fn importers_account_for_every_row_in_stats() {
+    for (file, extra, rows, jobs) in [
+        ("sacct/sample.parsable2.txt", vec![], 23, 14),
+        ("philly/philly.first2000.csv.gz", vec![], 2000, 2000),
+        ("helios/cluster_log.sample.csv", vec![], 16, 13),
+        (
+            "sia/saturn-workload-1.csv",
+            vec!["--app-runtime", "cifar10=600,imagenet=36000,bert=3600,yolov3=18000,deepspeech2=7200,ncf=900"],
+            160,
+            160,
+        ),
+        ("pai/pai_task_table.sample.csv", vec!["--pai-jobs", "PAI_JOBS"], 16, 11),
+    ] {
+        let pai_jobs = data("pai/pai_job_table.sample.csv");
+        let mut args = vec!["trace", "stats", "--json"];
+        let path = data(file);
+        args.push(&path);
+        args.extend(extra.iter().map(|a| if *a == "PAI_JOBS" { pai_jobs.as_str() } else { a }));
+        let out = sim(&args);
+        ok(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let skipped: u64 = v["skipped"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!((v["rows"].as_u64(), v["stats"]["jobs"].as_u64()), (Some(rows), Some(jobs)), "{file}");
+        assert_eq!(rows, jobs + skipped, "{file}: {}", v["skipped"]);
+    }
+}
+
+#[test]
+fn a_sacct_dump_replays_on_a_given_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("slurm.toml");
+    std::fs::write(&cluster, SLURM_CLUSTER).unwrap();
+    let trace = data("sacct/sample.parsable2.txt");
+    let out_dir = dir.path().join("out");
+    let out = sim(&[
+        "run",
+        "--quiet",
+        "--trace",
+        &trace,
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--policy",
+        "kube",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    ok(&out);
+    let jobs = std::fs::read_to_string(out_dir.join("jobs.csv")).unwrap();
+    assert_eq!(jobs.lines().count(), 15, "{jobs}");
+    // Submitted 08:02:11 on the first day (time zero is that midnight), started at once.
+    assert!(jobs.lines().any(|l| l.starts_with("4001,28931,28931,35258,0,6327,14400,32,completed")), "{jobs}");
+    // Typed requests for models the cluster lacks (h100) stay pending, as in Slurm.
+    assert!(jobs.lines().any(|l| l.starts_with("4003,") && l.contains(",unfinished")), "{jobs}");
+    // The format does not describe a machine: without --cluster it is a usage error.
+    let out = sim(&["run", "--quiet", "--trace", &trace, "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cluster"));
+    // A Sia workload without run times is a usage error naming the option.
+    let out = sim(&["trace", "stats", &data("sia/philly-workload-1.csv")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--app-runtime"));
+}

@@ -27,16 +27,19 @@
 //!   jobs normally split evenly) and at least 1 core.
 //! * `runtime` = `requested` = `duration` (Helios gives no time limits; `end_time` −
 //!   `start_time` when `duration` is empty).
-//! * `trace_status` from `state`: `COMPLETED` completed; `CANCELLED` (also `CANCELLED by
-//!   N`) cancelled; `FAILED`, `TIMEOUT`, `NODE_FAIL` failed (as the paper counts them), and
-//!   Slurm's `OUT_OF_MEMORY`, `BOOT_FAIL`, `DEADLINE`, `PREEMPTED` too. `SUSPENDED` (once
-//!   in Uranus, ignored by the paper) is skipped as `"suspended"`; `PENDING`, `RUNNING`,
-//!   `REQUEUED`, `RESIZING` as `"still running"`. Any other state is an error.
+//! * `trace_status` from `state` (read as sacct's: first word, any case): `COMPLETED`
+//!   completed; `CANCELLED` (also `CANCELLED by N`) and `PREEMPTED` cancelled; `FAILED`,
+//!   `TIMEOUT`, `NODE_FAIL` failed (as the paper counts them), and Slurm's
+//!   `OUT_OF_MEMORY`, `BOOT_FAIL`, `DEADLINE` too. `SUSPENDED` (once in Uranus, ignored by
+//!   the paper) is skipped as `"suspended"`; `PENDING`, `RUNNING`, `REQUEUED`, `RESIZING`
+//!   and Slurm's other transient states as `"still running"`. Any other state is an error.
 //! * kind `DlTrain` with GPUs, else `Batch`; `user` and `queue` (the VC) dense ids in
-//!   first-seen order (1, 2, …); `trace_id` = `job_id`.
+//!   first-seen order (1, 2, …; an empty VC is queue -1); `trace_id` = `job_id`.
 
 use crate::error::TraceError;
-use crate::import::{CsvRows, DenseIds, JobReader, Skipped, civil_secs, days_from_civil};
+use crate::import::{
+    CsvRows, DenseIds, JobReader, Skipped, SlurmState, civil_secs, days_from_civil, missing, slurm_state,
+};
 use crate::input::TraceInput;
 use sim_core::job::{Job, JobKind, TaskShape, TraceStatus};
 use sim_core::time::parse_secs_micros;
@@ -54,19 +57,17 @@ const REQUIRED: [&str; 10] =
 const STATES: &str = "COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, \
                       PREEMPTED, SUSPENDED, PENDING, RUNNING, REQUEUED or RESIZING";
 
-/// What a state says of a row: a job that ended so, or a reason to skip it.
-fn state(text: &str) -> Option<Result<TraceStatus, &'static str>> {
-    let word = text.split_whitespace().next().unwrap_or("");
-    Some(match word {
-        "COMPLETED" => Ok(TraceStatus::Completed),
-        "CANCELLED" => Ok(TraceStatus::Cancelled),
-        "FAILED" | "TIMEOUT" | "NODE_FAIL" | "OUT_OF_MEMORY" | "BOOT_FAIL" | "DEADLINE" | "PREEMPTED" => {
-            Ok(TraceStatus::Failed)
-        }
-        "SUSPENDED" => Err("suspended"),
-        "PENDING" | "RUNNING" | "REQUEUED" | "RESIZING" => Err("still running"),
-        _ => return None,
-    })
+/// How a Helios job ended, or why its row is skipped. `TIMEOUT` is `Failed`, as the
+/// paper counts it (Helios records no time limits, so a replay could not kill the job at
+/// one); `PREEMPTED` is `Cancelled`, as in the sacct importer.
+fn status(st: SlurmState) -> Result<TraceStatus, &'static str> {
+    match st {
+        SlurmState::Completed => Ok(TraceStatus::Completed),
+        SlurmState::Cancelled | SlurmState::Preempted => Ok(TraceStatus::Cancelled),
+        SlurmState::Failed | SlurmState::Timeout => Ok(TraceStatus::Failed),
+        SlurmState::Suspended => Err("suspended"),
+        SlurmState::Pending | SlurmState::Active | SlurmState::Revoked => Err("still running"),
+    }
 }
 
 /// Streams the jobs of a Helios `cluster_log.csv`.
@@ -98,10 +99,7 @@ impl HeliosReader {
 
     /// Column `col` as a count in `min..=MAX_COUNT`.
     fn count(&self, col: &str, min: u32) -> Result<u32, TraceError> {
-        match self.rows.text(col).parse::<u32>() {
-            Ok(n) if (min..=MAX_COUNT).contains(&n) => Ok(n),
-            _ => Err(self.rows.bad(col, format!("an integer {min}..={MAX_COUNT}"))),
-        }
+        self.rows.count_in(col, min, MAX_COUNT)
     }
 
     /// The run time in microseconds: `duration`, else `end_time` − `start_time`.
@@ -129,7 +127,7 @@ impl JobReader for HeliosReader {
             }
             self.read += 1;
             let submit = self.time("submit_time")?;
-            let status = match state(self.rows.text("state")) {
+            let status = match slurm_state(self.rows.text("state")).map(status) {
                 Some(Ok(s)) => s,
                 Some(Err(reason)) => {
                     self.skipped.add(reason);
@@ -142,7 +140,7 @@ impl JobReader for HeliosReader {
                 continue;
             };
             let start_text = self.rows.text("start_time");
-            if start_text.is_empty() || start_text == "None" || start_text == "Unknown" {
+            if missing(start_text) {
                 self.skipped.add("never started");
                 continue;
             }

@@ -116,8 +116,12 @@ impl DenseIds {
         i
     }
 
-    /// The id of `name` as a queue or partition number.
+    /// The id of `name` as a queue or partition number: -1 (unknown, as in SWF and the
+    /// native format) for an empty one.
     pub fn id_i32(&mut self, name: &str) -> i32 {
+        if name.is_empty() {
+            return -1;
+        }
         i32::try_from(self.id(name)).unwrap_or(i32::MAX)
     }
 
@@ -147,6 +151,56 @@ pub fn civil_day_string(days: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T00:00:00")
 }
 
+/// Whether a field says "no value": empty, or `Unknown`, `None`, `NaN`, `null`, `\N`
+/// (Slurm's and the data tools' spellings), in any case.
+pub fn missing(text: &str) -> bool {
+    text.is_empty() || ["unknown", "none", "nan", "null", "\\N"].iter().any(|m| text.eq_ignore_ascii_case(m))
+}
+
+/// A Slurm job state as sacct and the Slurm-derived logs (Helios) print it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlurmState {
+    /// `COMPLETED`.
+    Completed,
+    /// `FAILED`, `NODE_FAIL`, `OUT_OF_MEMORY`, `BOOT_FAIL`, `DEADLINE`.
+    Failed,
+    /// `TIMEOUT`: killed at its time limit.
+    Timeout,
+    /// `CANCELLED` (by a user or an administrator).
+    Cancelled,
+    /// `PREEMPTED`: ended by the scheduler for a higher-priority job.
+    Preempted,
+    /// `PENDING`: not started at the dump.
+    Pending,
+    /// `SUSPENDED`.
+    Suspended,
+    /// `RUNNING`, `REQUEUED`, `RESIZING`, `COMPLETING` and the other transient states.
+    Active,
+    /// `REVOKED`: a federated sibling that ran on another cluster.
+    Revoked,
+}
+
+/// The state a Slurm `State` field names: its first word (`CANCELLED by 1234`), any case,
+/// a trailing `+` (more states follow) dropped; `None` for no Slurm state.
+pub fn slurm_state(text: &str) -> Option<SlurmState> {
+    let word = text.split_whitespace().next().unwrap_or("").trim_end_matches('+');
+    Some(match word.to_ascii_uppercase().as_str() {
+        "COMPLETED" => SlurmState::Completed,
+        "FAILED" | "NODE_FAIL" | "OUT_OF_MEMORY" | "BOOT_FAIL" | "DEADLINE" => SlurmState::Failed,
+        "TIMEOUT" => SlurmState::Timeout,
+        "CANCELLED" => SlurmState::Cancelled,
+        "PREEMPTED" => SlurmState::Preempted,
+        "PENDING" => SlurmState::Pending,
+        "SUSPENDED" => SlurmState::Suspended,
+        "RUNNING" | "REQUEUED" | "RESIZING" | "COMPLETING" | "CONFIGURING" | "STOPPED" | "SIGNALING" | "STAGE_OUT"
+        | "REQUEUE_FED" | "REQUEUE_HOLD" | "SPECIAL_EXIT" | "RESV_DEL_HOLD" | "UPDATE_DB" | "POWER_UP_NODE" => {
+            SlurmState::Active
+        }
+        "REVOKED" => SlurmState::Revoked,
+        _ => return None,
+    })
+}
+
 /// A CSV table read row by row, its columns looked up by header name.
 pub struct CsvRows {
     file: String,
@@ -154,6 +208,8 @@ pub struct CsvRows {
     index: BTreeMap<String, usize>,
     rec: csv::StringRecord,
     line: u64,
+    /// Fields a row may hold (the header's), `None` for a headerless table.
+    width: Option<usize>,
 }
 
 impl CsvRows {
@@ -171,12 +227,14 @@ impl CsvRows {
             .map_err(|e| TraceError::malformed(file, Some(1), None, format!("unreadable header: {e}")))?
             .clone();
         let names: Vec<String> = header.iter().map(|h| h.trim().trim_start_matches('\u{feff}').to_string()).collect();
+        let width = Some(names.len());
         Self::check(file, names, required).map(|index| CsvRows {
             file: file.into(),
             rd,
             index,
             rec: csv::StringRecord::new(),
             line: 1,
+            width,
         })
     }
 
@@ -187,7 +245,7 @@ impl CsvRows {
         let rd = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(input.reader);
         let names = columns.iter().map(|c| c.to_string()).collect();
         let index = Self::check(file, names, columns)?;
-        Ok(CsvRows { file: file.into(), rd, index, rec: csv::StringRecord::new(), line: 0 })
+        Ok(CsvRows { file: file.into(), rd, index, rec: csv::StringRecord::new(), line: 0, width: None })
     }
 
     fn check(file: &str, names: Vec<String>, required: &[&str]) -> Result<BTreeMap<String, usize>, TraceError> {
@@ -215,8 +273,24 @@ impl CsvRows {
                 return Ok(false);
             }
             self.line = self.rec.position().map_or(self.line + 1, |p| p.line());
-            if self.rec.iter().all(|f| f.trim().is_empty()) {
+            // A blank line; a row of empty fields (`,,,`) goes on, to be refused or skipped
+            // by its reader.
+            if self.rec.len() <= 1 && self.rec.iter().all(|f| f.trim().is_empty()) {
                 continue;
+            }
+            // More fields than the header names shift every later column (a `|` inside a
+            // sacct JobName, say): refused rather than read wrongly. Trailing empty fields
+            // (sacct --parsable's final `|`) are harmless.
+            if let Some(w) = self.width
+                && self.rec.len() > w
+                && self.rec.iter().skip(w).any(|f| !f.trim().is_empty())
+            {
+                return Err(TraceError::malformed(
+                    &self.file,
+                    Some(self.line),
+                    None,
+                    format!("{} fields, but the header names {w} (a value holding the separator?)", self.rec.len()),
+                ));
             }
             if !self.rd.has_headers()
                 && self.line == 1
@@ -253,8 +327,81 @@ impl CsvRows {
         TraceError::bad(&self.file, self.line, format!("column '{col}'"), expected, self.text(col))
     }
 
+    /// Column `col` as a whole number in `min..=max`.
+    pub fn count_in(&self, col: &str, min: u32, max: u32) -> Result<u32, TraceError> {
+        match self.text(col).parse::<u32>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(self.bad(col, format!("an integer {min}..={max}"))),
+        }
+    }
+
+    /// Column `col` as a civil time (`YYYY-MM-DD HH:MM:SS`), in seconds since `epoch`
+    /// (seconds from 1970 of the format's time zero); `Ok(None)` when it is before it.
+    pub fn civil_since(&self, col: &str, epoch: i64) -> Result<Option<u64>, TraceError> {
+        let secs = civil_secs(self.text(col)).ok_or_else(|| self.bad(col, "a date and time YYYY-MM-DD HH:MM:SS"))?;
+        Ok(u64::try_from(secs - epoch).ok())
+    }
+
     /// Column `col` parsed as `T`, or an error saying `expected`.
     pub fn parse<T: std::str::FromStr>(&self, col: &str, expected: &str) -> Result<T, TraceError> {
         self.text(col).parse().map_err(|_| self.bad(col, expected))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_and_times() {
+        assert_eq!(civil_secs("1970-01-01 00:00:00"), Some(0));
+        assert_eq!(civil_secs("2000-03-01 00:00:01"), Some(951_868_801));
+        assert_eq!(civil_secs("2017-09-01 00:00:00"), Some(1_504_224_000));
+        assert_eq!(civil_secs("2020-04-01 00:00:00"), Some(1_585_699_200));
+        assert_eq!(civil_secs("2020-02-29 23:59:59"), Some(1_583_020_799));
+        assert_eq!(civil_secs("2017-01-01T00:00:00"), Some(1_483_228_800));
+        for bad in [
+            "2019-02-29 00:00:00",
+            "2017-04-31 00:00:00",
+            "2017-13-01 00:00:00",
+            "2017-00-10 00:00:00",
+            "2017-01-01 24:00:00",
+            "2017-01-01 00:60:00",
+            "2017-1-01 00:00:00 ",
+            "2017-01-01 00:00:0x",
+            "+017-01-01 00:00:00",
+            "",
+            "2017-01-01 00:00:00.5",
+        ] {
+            assert_eq!(civil_secs(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn dense_ids_in_first_seen_order() {
+        let mut d = DenseIds::default();
+        assert_eq!([d.id("b"), d.id("a"), d.id("b"), d.id(""), d.id("c")], [1, 2, 1, 0, 3]);
+        assert_eq!(d.len(), 3);
+    }
+
+    #[test]
+    fn civil_days_and_strings() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        assert_eq!(civil_secs("2024-03-01T10:15:00"), Some(1_709_288_100));
+        assert_eq!(civil_secs("Unknown"), None);
+        assert_eq!(civil_day_string(days_from_civil(2024, 2, 29)), "2024-02-29T00:00:00");
+        assert_eq!(civil_day_string(-1), "1969-12-31T00:00:00");
+    }
+
+    #[test]
+    fn slurm_states_and_missing_values() {
+        assert_eq!(slurm_state("CANCELLED by 1234"), Some(SlurmState::Cancelled));
+        assert_eq!(slurm_state("completed"), Some(SlurmState::Completed));
+        assert_eq!(slurm_state("RUNNING+"), Some(SlurmState::Active));
+        assert_eq!(slurm_state("NODE_FAIL"), Some(SlurmState::Failed));
+        assert_eq!(slurm_state("DONE"), None);
+        assert!(missing("") && missing("Unknown") && missing("NaN") && missing("\\N") && !missing("0"));
     }
 }

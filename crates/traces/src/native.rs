@@ -218,18 +218,24 @@ pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
 /// Writes one job as a native line (fields at their defaults left out).
 pub fn write_job(out: &mut dyn Write, j: &Job) -> std::io::Result<()> {
     {
+        // Times are written as their exact decimal text (never through an f64, which
+        // would lose microseconds past 2^53 µs): raw JSON numbers beside the other fields.
+        let mut times: BTreeMap<&str, Box<RawValue>> = BTreeMap::new();
+        let num = |us: u64| RawValue::from_string(secs_string(us)).expect("a decimal number is JSON");
         let mut m = serde_json::Map::new();
-        let num = |us: u64| serde_json::Value::Number(secs_string(us).parse().expect("a JSON number"));
         m.insert("id".into(), j.trace_id.clone().into());
-        m.insert("submit".into(), num(j.submit.0));
-        m.insert("runtime".into(), j.runtime.map_or(serde_json::Value::Null, |r| num(r.0)));
+        times.insert("submit", num(j.submit.0));
+        times.insert(
+            "runtime",
+            j.runtime.map_or_else(|| RawValue::from_string("null".into()).expect("JSON null"), |r| num(r.0)),
+        );
         if j.requested != j.runtime
             && let Some(r) = j.requested
         {
-            m.insert("requested".into(), num(r.0));
+            times.insert("requested", num(r.0));
         }
         if let Some(s) = j.observed_start {
-            m.insert("observed_start".into(), num(s.0));
+            times.insert("observed_start", num(s.0));
         }
         let t = &j.task;
         let mut put = |k: &str, v: u64, default: u64| {
@@ -297,7 +303,12 @@ pub fn write_job(out: &mut dyn Write, j: &Job) -> std::io::Result<()> {
                 }
             }
         }
-        serde_json::to_writer(&mut *out, &serde_json::Value::Object(m)).map_err(std::io::Error::other)?;
+        // One object with every key in order, as serde_json's map would write it.
+        let mut all: BTreeMap<&str, Box<RawValue>> = times;
+        for (k, v) in &m {
+            all.insert(k.as_str(), serde_json::value::to_raw_value(v).map_err(std::io::Error::other)?);
+        }
+        serde_json::to_writer(&mut *out, &all).map_err(std::io::Error::other)?;
         out.write_all(b"\n")?;
     }
     Ok(())

@@ -18,7 +18,10 @@
 //!   `start_time` is the job's submission.
 //!
 //! Times are seconds (decimal, `1739162.0`) from the trace's shifted origin and are kept
-//! as they are. Numbers may be decimal; a missing value is empty (or `NaN`/`null`/`\N`).
+//! as they are. The trace's README says that, read as Unix times in UTC+8
+//! (Asia/Shanghai), they keep the real time of day and day of week; kept unshifted here,
+//! so the hours of day that `sim trace stats` and `sim trace fit` count are UTC's: add
+//! 8 for the cluster's local time. Numbers may be decimal; a missing value is empty (or `NaN`/`null`/`\N`).
 //! Statuses are `Terminated` (succeeded), `Failed`, `Running` and `Waiting`.
 //!
 //! # Mapping to jobs
@@ -44,7 +47,7 @@
 //! job's is missing), `observed_start` = the task's `start_time`, and `user` a dense id of
 //! the job table's user hashes in the order first seen there (1, 2, …; 0 = empty).
 //! Without it, `submit` = the task's `start_time`, `observed_start` is unknown and `user`
-//! is 0. `group`, `queue` and `partition` are 0 (unknown).
+//! is 0. `group` is 0, `queue` and `partition` -1 (unknown).
 //!
 //! Task rows that become no job are counted by reason: `still running or waiting`
 //! (status `Running`/`Waiting`), `never ran or still running (no start or end time)`,
@@ -53,7 +56,7 @@
 //! table is an error naming file, line and column.
 
 use crate::error::TraceError;
-use crate::import::{CsvRows, DenseIds, JobReader, Skipped};
+use crate::import::{CsvRows, DenseIds, JobReader, Skipped, missing};
 use crate::input::TraceInput;
 use sim_core::time::{MICROS_PER_SEC, parse_secs_micros};
 use sim_core::{Job, JobKind, SimDuration, SimTime, TaskShape, TraceStatus};
@@ -78,11 +81,6 @@ pub const JOB_COLUMNS: [&str; 6] = ["job_name", "inst_id", "user", "status", "st
 
 const NUMBER: &str = "a non-negative number (or empty)";
 const SECONDS: &str = "a non-negative number of seconds (or empty)";
-
-/// Whether a value is missing (pandas writes NaN as empty).
-fn missing(text: &str) -> bool {
-    text.is_empty() || ["nan", "null", "none", "\\N"].iter().any(|m| text.eq_ignore_ascii_case(m))
-}
 
 /// Column `col` as a non-negative decimal × 10⁶, `None` when missing.
 fn micro(rows: &CsvRows, col: &str, expected: &str) -> Result<Option<u64>, TraceError> {
@@ -207,8 +205,8 @@ impl PaiReader {
             requested: None,
             user,
             group: 0,
-            queue: 0,
-            partition: 0,
+            queue: -1,
+            partition: -1,
             priority: 0,
             kind: if task.gpus > 0 { JobKind::DlTrain } else { JobKind::Batch },
             trace_status,

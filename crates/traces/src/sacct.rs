@@ -50,7 +50,8 @@
 //!   `Completed`; `FAILED`, `NODE_FAIL`, `OUT_OF_MEMORY`, `BOOT_FAIL`, `DEADLINE` →
 //!   `Failed`; `CANCELLED` and `PREEMPTED` jobs that started → `Cancelled`.
 //! * `user` (`User`), `group` (`Account`), `queue` (`QOS`) and `partition` (`Partition`)
-//!   are dense ids of the names in first-seen order: 1, 2, 3, …; 0 when empty or absent.
+//!   are dense ids of the names in first-seen order: 1, 2, 3, …; when empty or absent 0
+//!   for `user` and `group`, -1 (unknown) for `queue` and `partition`.
 //!   `priority` = `Priority` (0 when absent). `kind` = `DlTrain` with GPUs, else `Batch`.
 //! * Rows that become no job are counted by reason: `job step`; `still running at the
 //!   dump` (`RUNNING`, `REQUEUED`, `SUSPENDED`, `RESIZING` and the other transient
@@ -63,7 +64,9 @@
 //! not read (its meaning changed across Slurm versions); memory comes from the TRES.
 
 use crate::error::TraceError;
-use crate::import::{CsvRows, DenseIds, JobReader, Skipped, civil_day_string, civil_secs};
+use crate::import::{
+    CsvRows, DenseIds, JobReader, Skipped, SlurmState, civil_day_string, civil_secs, missing, slurm_state,
+};
 use crate::input::TraceInput;
 use sim_core::time::{MICROS_PER_SEC, parse_secs_micros};
 use sim_core::{Job, JobKind, SimDuration, SimTime, TaskShape, TraceStatus};
@@ -165,34 +168,6 @@ pub fn parse_tres(text: &str) -> Result<Tres, String> {
     Ok(t)
 }
 
-/// How a row's `State` is taken.
-enum State {
-    Completed,
-    Failed,
-    Timeout,
-    /// Cancelled or preempted: a job if it started.
-    Cancelled,
-    Pending,
-    Active,
-    Revoked,
-}
-
-fn state(text: &str) -> Option<State> {
-    let word = text.split_whitespace().next().unwrap_or("").trim_end_matches('+');
-    Some(match word.to_ascii_uppercase().as_str() {
-        "COMPLETED" => State::Completed,
-        "FAILED" | "NODE_FAIL" | "OUT_OF_MEMORY" | "BOOT_FAIL" | "DEADLINE" => State::Failed,
-        "TIMEOUT" => State::Timeout,
-        "CANCELLED" | "PREEMPTED" => State::Cancelled,
-        "PENDING" => State::Pending,
-        "RUNNING" | "REQUEUED" | "SUSPENDED" | "RESIZING" | "COMPLETING" | "CONFIGURING" | "STOPPED" | "SIGNALING"
-        | "STAGE_OUT" | "REQUEUE_FED" | "REQUEUE_HOLD" | "SPECIAL_EXIT" | "RESV_DEL_HOLD" | "UPDATE_DB"
-        | "POWER_UP_NODE" => State::Active,
-        "REVOKED" => State::Revoked,
-        _ => return None,
-    })
-}
-
 /// Streams the jobs of a `sacct --parsable2 --allocations` dump (see the module docs).
 pub struct SacctReader {
     rows: CsvRows,
@@ -230,7 +205,7 @@ impl SacctReader {
     /// Column `col` as a time since time zero, `None` for `Unknown`/`None`/empty.
     fn time(&self, col: &str) -> Result<Option<SimTime>, TraceError> {
         let text = self.rows.text(col);
-        if text.is_empty() || text.eq_ignore_ascii_case("unknown") || text.eq_ignore_ascii_case("none") {
+        if missing(text) {
             return Ok(None);
         }
         let secs = civil_secs(text).ok_or_else(|| self.rows.bad(col, TIME_FORMAT))?;
@@ -246,10 +221,6 @@ impl SacctReader {
             )
         })?;
         Ok(Some(SimTime(since * MICROS_PER_SEC)))
-    }
-
-    fn count(&self, col: &str) -> Result<u32, TraceError> {
-        self.rows.parse::<u32>(col, "a whole number")
     }
 
     fn tres(&self, col: &str) -> Result<Tres, TraceError> {
@@ -271,17 +242,17 @@ impl SacctReader {
             self.epoch = Some(secs.div_euclid(86_400) * 86_400);
         }
         let submit = self.time("Submit")?.ok_or_else(|| self.rows.bad("Submit", "a time YYYY-MM-DDTHH:MM:SS"))?;
-        let st = state(self.rows.text("State")).ok_or_else(|| {
+        let st = slurm_state(self.rows.text("State")).ok_or_else(|| {
             self.rows.bad("State", "a Slurm job state (COMPLETED, FAILED, TIMEOUT, CANCELLED, RUNNING, PENDING, …)")
         })?;
         match st {
-            State::Pending => return Ok(Err("never started (pending at the dump)")),
-            State::Active => return Ok(Err("still running at the dump")),
-            State::Revoked => return Ok(Err("revoked (ran on another cluster)")),
+            SlurmState::Pending => return Ok(Err("never started (pending at the dump)")),
+            SlurmState::Active | SlurmState::Suspended => return Ok(Err("still running at the dump")),
+            SlurmState::Revoked => return Ok(Err("revoked (ran on another cluster)")),
             _ => {}
         }
         let start = self.time("Start")?;
-        let cancelled = matches!(st, State::Cancelled);
+        let cancelled = matches!(st, SlurmState::Cancelled | SlurmState::Preempted);
         let Some(start) = start else {
             return Ok(Err(if cancelled {
                 "never started (cancelled before start)"
@@ -309,14 +280,15 @@ impl SacctReader {
                 self.rows.bad("Timelimit", "a duration [days-]hours:minutes:seconds, UNLIMITED or Partition_Limit")
             })?)),
         };
-        if matches!(st, State::Timeout) && requested.is_some() {
+        if st == SlurmState::Timeout && requested.is_some() {
             runtime = requested;
         }
         let Some(runtime) = runtime else {
             return Ok(Err("no end time"));
         };
-        let ncpus = self.count("NCPUS")?;
-        let nodes = self.count("NNodes")?;
+        // A job that ran had at least one node and one CPU.
+        let ncpus = self.rows.count_in("NCPUS", 1, u32::MAX)?;
+        let nodes = self.rows.count_in("NNodes", 1, u32::MAX)?;
         let alloc = self.tres("AllocTRES")?;
         let req = self.tres("ReqTRES")?;
         let per_node = |total: u64| -> u64 { if nodes == 0 { total } else { total.div_ceil(u64::from(nodes)) } };
@@ -335,15 +307,15 @@ impl SacctReader {
         };
         let cores = per_node(u64::from(ncpus)) as u32; // ≤ ncpus
         let trace_status = match st {
-            State::Failed => TraceStatus::Failed,
-            State::Cancelled => TraceStatus::Cancelled,
+            SlurmState::Failed => TraceStatus::Failed,
+            SlurmState::Cancelled | SlurmState::Preempted => TraceStatus::Cancelled,
             _ => TraceStatus::Completed,
         };
         let trace_id = id.to_string();
         let user = self.users.id(self.rows.text("User"));
         let group = self.accounts.id(self.rows.text("Account"));
-        let queue = i32::try_from(self.qos.id(self.rows.text("QOS"))).unwrap_or(i32::MAX);
-        let partition = i32::try_from(self.partitions.id(self.rows.text("Partition"))).unwrap_or(i32::MAX);
+        let queue = self.qos.id_i32(self.rows.text("QOS"));
+        let partition = self.partitions.id_i32(self.rows.text("Partition"));
         Ok(Ok(Job {
             trace_id,
             submit,
@@ -390,21 +362,6 @@ impl JobReader for SacctReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::days_from_civil;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(days_from_civil(1969, 12, 31), -1);
-        assert_eq!(civil_secs("2024-03-01T10:15:00"), Some(1_709_288_100));
-        assert_eq!(civil_secs("2024-02-29T00:00:00"), Some(1_709_164_800));
-        assert_eq!(civil_secs("2023-02-29T00:00:00"), None);
-        assert_eq!(civil_secs("2024-13-01T00:00:00"), None);
-        assert_eq!(civil_secs("Unknown"), None);
-        assert_eq!(civil_day_string(days_from_civil(2024, 2, 29)), "2024-02-29T00:00:00");
-        assert_eq!(civil_day_string(-1), "1969-12-31T00:00:00");
-    }
 
     #[test]
     fn durations() {
@@ -438,12 +395,5 @@ mod tests {
         assert_eq!(parse_mem_mib("1X"), None);
         assert_eq!(parse_mem_mib("G"), None);
         assert_eq!(parse_mem_mib("99999999999999999999P"), None);
-    }
-
-    #[test]
-    fn dense_ids() {
-        let mut ids = DenseIds::default();
-        assert_eq!([ids.id("b"), ids.id("a"), ids.id(""), ids.id("b"), ids.id("c")], [1, 2, 0, 1, 3]);
-        assert_eq!(ids.len(), 3);
     }
 }

@@ -349,12 +349,34 @@ pub fn write_header(
     Ok(())
 }
 
-/// Writes one SWF job line for `job`; `seq` (1-based) is its job number when its trace id
-/// is not a number. What SWF can say survives a read back: submit, wait (from the observed
+/// Writes `jobs` as a whole SWF file: the header, then one line per job. The jobs keep
+/// their trace ids as job numbers when every id is a distinct whole number below 10^18
+/// (an SWF log read back); otherwise they are numbered 1, 2, … in order, as SWF's job
+/// numbers are a counter (sacct's `123_4` or Kubernetes pod names are not numbers).
+pub fn write_all(
+    out: &mut dyn std::io::Write,
+    jobs: &[Job],
+    max_procs: Option<u64>,
+    notes: &[String],
+) -> std::io::Result<()> {
+    write_header(out, max_procs, Some(jobs.len() as u64), notes)?;
+    let mut seen = std::collections::BTreeSet::new();
+    let keep = jobs
+        .iter()
+        .all(|j| j.trace_id.len() <= 18 && j.trace_id.bytes().all(|b| b.is_ascii_digit()) && seen.insert(&j.trace_id));
+    for (i, j) in jobs.iter().enumerate() {
+        let number = if keep { j.trace_id.parse().unwrap_or(i as u64 + 1) } else { i as u64 + 1 };
+        write_job(out, number, j)?;
+    }
+    Ok(())
+}
+
+/// Writes one SWF job line for `job` with job number `number`. What SWF can say survives
+/// a read back: submit, wait (from the observed
 /// start), run time, processors (tasks × cores, fields 5 and 8), requested time, requested
 /// memory (field 10, KB per processor), status, user, group, queue and partition; the
 /// fields schedlab does not keep are -1.
-pub fn write_job(out: &mut dyn std::io::Write, seq: u64, job: &Job) -> std::io::Result<()> {
+pub fn write_job(out: &mut dyn std::io::Write, number: u64, job: &Job) -> std::io::Result<()> {
     let secs = |us: u64| sim_core::time::secs_string(us);
     let opt = |d: Option<SimDuration>| d.map(|d| secs(d.0)).unwrap_or_else(|| "-1".into());
     let status = match job.trace_status {
@@ -362,14 +384,10 @@ pub fn write_job(out: &mut dyn std::io::Write, seq: u64, job: &Job) -> std::io::
         TraceStatus::Cancelled => 5,
         TraceStatus::Completed => 1,
     };
-    let number = match job.trace_id.parse::<u64>() {
-        Ok(n) => n,
-        Err(_) => seq,
-    };
     let procs = job.units();
     let memory = match job.task.memory_mib {
         0 => "-1".to_string(),
-        m => (m * 1024 / job.task.cores.max(1) as u64).to_string(),
+        m => (u128::from(m) * 1024 / u128::from(job.task.cores.max(1))).min(i64::MAX as u128).to_string(),
     };
     writeln!(
         out,

@@ -16,10 +16,7 @@ fn swf_jobs(text: &str) -> Vec<Job> {
 
 fn to_swf(jobs: &[Job]) -> String {
     let mut out = Vec::new();
-    traces::swf::write_header(&mut out, Some(64), Some(jobs.len() as u64), &["test".into()]).unwrap();
-    for (i, j) in jobs.iter().enumerate() {
-        traces::swf::write_job(&mut out, i as u64 + 1, j).unwrap();
-    }
+    traces::swf::write_all(&mut out, jobs, Some(64), &["test".into()]).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -52,6 +49,28 @@ fn swf_writer_numbers_non_numeric_ids_and_counts_processors() {
     let line = swf.lines().last().unwrap();
     // 16 processors, 4096 MiB per 8-core task = 512 MiB = 524,288 KB per processor.
     assert_eq!(line, "1 5 -1 9 16 -1 -1 16 20 524288 0 0 0 -1 -1 -1 -1 -1");
+}
+
+#[test]
+fn swf_numbers_mixed_ids_in_order_and_writes_huge_memory() {
+    let mut a = Job::rigid("123", SimTime::from_secs(0), 1, SimDuration::from_secs(1), SimDuration::from_secs(1));
+    let b = Job { trace_id: "123_4".into(), ..a.clone() };
+    let c = Job { trace_id: "1".into(), ..a.clone() };
+    a.task.memory_mib = u64::MAX;
+    let swf = to_swf(&[a, b, c]);
+    let numbers: Vec<&str> =
+        swf.lines().filter(|l| !l.starts_with(';')).map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(numbers, ["1", "2", "3"]);
+    assert!(swf.contains(" 9223372036854775807 "), "{swf}");
+}
+
+#[test]
+fn native_times_keep_every_microsecond() {
+    let text = "{\"id\":\"far\",\"submit\":9999999999.000001,\"runtime\":1}\n";
+    let jobs = traces::native::parse("w.jsonl", text).unwrap();
+    let mut out = Vec::new();
+    traces::native::write(&mut out, &jobs).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":\"far\",\"runtime\":1,\"submit\":9999999999.000001}\n");
 }
 
 #[test]

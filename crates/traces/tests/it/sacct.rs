@@ -180,7 +180,7 @@ fn elapsed_when_end_unknown_and_optional_columns() {
     assert_eq!(j.submit, secs(23 * 3600));
     assert_eq!(j.observed_start, Some(secs(25 * 3600)));
     assert_eq!(j.runtime, dur(86_405));
-    assert_eq!((j.user, j.group, j.queue, j.partition, j.priority, j.requested), (0, 0, 0, 0, 0, None));
+    assert_eq!((j.user, j.group, j.queue, j.partition, j.priority, j.requested), (0, 0, -1, -1, 0, None));
 
     // Neither End nor Elapsed: counted.
     let text = "JobID|Submit|Start|End|NCPUS|NNodes|State\n\
@@ -209,7 +209,7 @@ fn bad_input_names_file_line_and_column() {
     assert!(e.ends_with("found '2024-03-01 1am'"), "{e}");
 
     let e = err(&row(&ok.replace("|4|1|", "|four|1|")));
-    assert_eq!(e, "f.txt:3: column 'NCPUS': expected a whole number, found 'four'");
+    assert_eq!(e, "f.txt:3: column 'NCPUS': expected an integer 1..=4294967295, found 'four'");
 
     let e = err(&row(&ok.replace("01:00:00|4", "1h|4")));
     assert!(e.starts_with("f.txt:3: column 'Timelimit': expected a duration"), "{e}");
