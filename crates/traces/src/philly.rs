@@ -29,7 +29,7 @@
 //!
 
 use crate::error::TraceError;
-use crate::import::{CsvRows, DenseIds, JobReader, Skipped, civil_secs, days_from_civil};
+use crate::import::{CsvRows, DenseIds, JobReader, Skipped, days_from_civil};
 use crate::input::TraceInput;
 use sim_core::job::{Job, JobKind, TaskShape, TraceStatus};
 use sim_core::time::parse_secs_micros;
@@ -78,17 +78,12 @@ impl JobReader for PhillyReader {
             }
             self.read += 1;
             let r = &self.rows;
-            let at = civil_secs(r.text("timestamp"))
-                .ok_or_else(|| r.bad("timestamp", "a date and time YYYY-MM-DD HH:MM:SS"))?;
-            let since = u64::try_from(at - EPOCH_SECS).map_err(|_| {
+            let since = r.civil_since("timestamp", EPOCH_SECS)?.ok_or_else(|| {
                 r.bad("timestamp", "a time on or after 2017-09-01 00:00:00 (the Philly importer's epoch)")
             })?;
             let runtime = parse_secs_micros(r.text("duration"))
                 .map_err(|_| r.bad("duration", "a run time in seconds (a non-negative number)"))?;
-            let gpus = match r.text("num_gpus").parse::<u32>() {
-                Ok(n) if (1..=MAX_GPUS).contains(&n) => n,
-                _ => return Err(r.bad("num_gpus", format!("a GPU count (an integer 1..={MAX_GPUS})"))),
-            };
+            let gpus = r.count_in("num_gpus", 1, MAX_GPUS)?;
             let Some((tasks, per_task)) = gang(gpus) else {
                 self.skipped.add("odd GPU count above 8");
                 continue;

@@ -94,10 +94,7 @@ impl JobReader for SiaReader {
                 ),
             ));
         };
-        let tasks = match r.text("num_replicas").parse::<u32>() {
-            Ok(n) if (1..=MAX_REPLICAS).contains(&n) => n,
-            _ => return Err(r.bad("num_replicas", format!("a replica count (an integer 1..={MAX_REPLICAS})"))),
-        };
+        let tasks = r.count_in("num_replicas", 1, MAX_REPLICAS)?;
         let trace_id = name.to_string();
         let queue = self.apps.id_i32(self.rows.text("application"));
         Ok(Some(Job {

@@ -135,8 +135,8 @@ fn philly_gangs_skips_and_errors() {
         ("2017-08-31 23:59:59,1,1,1,a", "t.csv:2: column 'timestamp': expected a time on or after 2017-09-01 00:00:00"),
         ("2017-09-31 00:00:00,1,1,1,a", "t.csv:2: column 'timestamp': expected a date and time YYYY-MM-DD HH:MM:SS"),
         ("2017-09-30 00:00:00,-1,1,1,a", "t.csv:2: column 'duration': expected a run time in seconds"),
-        ("2017-09-30 00:00:00,1,0,1,a", "t.csv:2: column 'num_gpus': expected a GPU count"),
-        ("2017-09-30 00:00:00,1,1.0,1,a", "t.csv:2: column 'num_gpus': expected a GPU count"),
+        ("2017-09-30 00:00:00,1,0,1,a", "t.csv:2: column 'num_gpus': expected an integer 1..="),
+        ("2017-09-30 00:00:00,1,1.0,1,a", "t.csv:2: column 'num_gpus': expected an integer 1..="),
     ] {
         let e = philly(&format!("{head}{row}\n")).unwrap_err().to_string();
         assert!(e.starts_with(want), "{e}");
