@@ -3,12 +3,15 @@
 //! [`fit`] reads the jobs and returns a model that [`crate::generator::Generator`] turns
 //! back into a workload of the same shape:
 //!
-//! * arrivals: `process = "modulated"`, `rate_per_hour` = (jobs − 1) / span of the submit
-//!   times, `start` = the first submit time; the 24 hour-of-day and 7 day-of-week factors
-//!   are the submit rates of each hour (day), counted over the time the span spends in it,
-//!   relative to their mean. Times are seconds of the trace's clock and second 0 is taken
-//!   as midnight of day 0: for SWF, whose `UnixStartTime`/`TimeZone` may be unknown or
-//!   wrong, "day 0" is the trace's first day and hour 0 starts at its clock's zero;
+//! * arrivals ([`crate::stats::arrivals`], the figures `sim trace stats` shows):
+//!   `process = "modulated"`, `rate_per_hour` = (jobs − 1) / span of the submit times (at
+//!   least [`MIN_RATE_PER_HOUR`]), `start` = the first submit time (at most
+//!   [`MAX_START`]); the 24 hour-of-day and 7 day-of-week factors are the submit rates of
+//!   each hour (day), counted over the time the span spends in it, relative to their mean.
+//!   Times are seconds from the trace's time zero, whatever its format makes it (see
+//!   [`crate::stats`]: the log's start for SWF, 2017-09-01 00:00 for Philly, …), and the
+//!   generator takes second 0 as hour 0 of day 0: so hour 0 is the hour starting at time
+//!   zero and day 0 the day containing it, not necessarily a midnight or a Monday;
 //! * one class per job kind present (named after it, weighted by its job count), with
 //!   gang size, cores, GPUs, GPU memory and host memory as discrete laws of the values
 //!   seen (at most [`MAX_VALUES`] values: the most frequent are kept and each rarer value
@@ -21,14 +24,19 @@
 //!   run time (jobs with both and run time > 0; factors below 1 count as 1);
 //! * users: the number of distinct users, and a Zipf exponent from a least-squares line
 //!   through log(jobs) against log(rank) of the users sorted by activity;
-//! * queues: the queue numbers seen (none when all are -1); `procs`: the most processors
-//!   (tasks × cores) one job asks for (a caller knowing the machine size sets it after);
-//!   `gpus_per_node`: the most GPUs one task asks for.
+//! * queues: the queue numbers seen, negative ones included (none when all are -1, the
+//!   importers' "unknown"); `procs`: the most processors (tasks × cores) one job asks
+//!   for (a caller knowing the machine size sets it after); `gpus_per_node`: the most
+//!   GPUs one task asks for.
 //!
 //! Factors are rounded to 4 decimals and run-time quantiles to the millisecond, so the
 //! model reads well; the rest is kept exact.
 
-use crate::generator::{Arrivals, Class, Continuous, Discrete, Law, LogNormalFit, Model, Process, Users, kind_name};
+use crate::generator::{
+    Arrivals, Class, Continuous, Discrete, Law, LogNormalFit, MAX_START, MIN_RATE_PER_HOUR, Model, Process, Users,
+    kind_name,
+};
+use crate::stats;
 use sim_core::Job;
 use sim_core::job::JobKind;
 use std::collections::BTreeMap;
@@ -50,15 +58,14 @@ const WEEK: f64 = 7.0 * 24.0 * HOUR;
 
 /// A model of `jobs` (any order), named `name`.
 pub fn fit(jobs: &[Job], name: &str) -> Model {
-    let secs: Vec<f64> = jobs.iter().map(|j| j.submit.as_micros() as f64 / 1e6).collect();
-    let t0 = secs.iter().copied().fold(f64::INFINITY, f64::min);
-    let t1 = secs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let arrivals = if jobs.len() >= 2 && t1 > t0 {
-        let (hour, day) = cycle_factors(&secs, t0, t1);
+    let seen = stats::arrivals(jobs);
+    let (t0, t1) = (seen.first.0 as f64 / 1e6, seen.last.0 as f64 / 1e6);
+    let arrivals = if jobs.len() >= 2 && seen.span_s > 0.0 {
+        let (hour, day) = cycle_factors(&seen, t0, t1);
         Arrivals {
             process: Process::Modulated,
-            rate_per_hour: (jobs.len() - 1) as f64 / (t1 - t0) * HOUR,
-            start: t0,
+            rate_per_hour: seen.per_hour.max(MIN_RATE_PER_HOUR),
+            start: t0.min(MAX_START),
             hour_factors: Some(hour),
             day_factors: Some(day),
             bursts_per_hour: None,
@@ -71,7 +78,7 @@ pub fn fit(jobs: &[Job], name: &str) -> Model {
         Arrivals {
             process: Process::Poisson,
             rate_per_hour: 1.0,
-            start: if t0.is_finite() { t0 } else { 0.0 },
+            start: t0.min(MAX_START),
             hour_factors: None,
             day_factors: None,
             bursts_per_hour: None,
@@ -235,9 +242,9 @@ fn discrete<T: Copy + Ord + Into<i128>>(values: impl Iterator<Item = T>) -> Opti
 }
 
 /// Hour-of-day and day-of-week factors: jobs per second of each hour (day) over the
-/// seconds of `[t0, t1]` that fall in it, relative to the mean of those rates (1 for an
-/// hour or day the span never covers).
-fn cycle_factors(secs: &[f64], t0: f64, t1: f64) -> (Vec<f64>, Vec<f64>) {
+/// seconds of `[t0, t1]` (the span of the submissions, in seconds) that fall in it,
+/// relative to the mean of those rates (1 for an hour or day the span never covers).
+fn cycle_factors(seen: &stats::Arrivals, t0: f64, t1: f64) -> (Vec<f64>, Vec<f64>) {
     let mut hour_time = [0.0f64; 24];
     let mut day_time = [0.0f64; 7];
     // Whole weeks cover every hour and day alike; walk only the rest, slot by slot.
@@ -253,14 +260,7 @@ fn cycle_factors(secs: &[f64], t0: f64, t1: f64) -> (Vec<f64>, Vec<f64>) {
         day_time[i / 24] += end - at;
         at = end;
     }
-    let mut hour_jobs = [0u64; 24];
-    let mut day_jobs = [0u64; 7];
-    for &s in secs {
-        let i = ((s / HOUR).floor() as u64 % 168) as usize;
-        hour_jobs[i % 24] += 1;
-        day_jobs[i / 24] += 1;
-    }
-    (relative(&hour_jobs, &hour_time), relative(&day_jobs, &day_time))
+    (relative(&seen.by_hour, &hour_time), relative(&seen.by_weekday, &day_time))
 }
 
 fn relative(jobs: &[u64], time: &[f64]) -> Vec<f64> {

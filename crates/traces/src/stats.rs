@@ -2,12 +2,50 @@
 //! distributions of size, run time, requested time, GPUs and GPU memory, the observed
 //! waits a real trace carries, and arrivals by hour of day and day of week.
 //!
-//! Hours and days count from the trace's time zero (SWF's `UnixStartTime` is not
-//! applied; the importers of dated formats put time zero at midnight of a stated day),
-//! so day 0 is the trace's first day, not a particular weekday.
+//! Hours and days count from the trace's time zero, whatever its format makes it: for
+//! SWF, Batsim and Sia the log's own start (SWF's `UnixStartTime` is not applied); for
+//! sacct midnight of the first submission's day; for Philly 2017-09-01 00:00 (its first
+//! job comes on 2017-09-04); for Helios 2020-04-01 00:00; for PAI the trace's own clock.
+//! Hour 0 is the hour starting at time zero and day 0 the day containing it, which need
+//! be neither a midnight nor a particular weekday, nor the day of the first job.
 
 use serde::Serialize;
-use sim_core::Job;
+use sim_core::{Job, SimTime};
+
+/// When the jobs of a trace arrive: [`arrivals`] of them, shared by [`compute`] and
+/// [`crate::fit::fit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arrivals {
+    /// First submission (time zero when there are no jobs).
+    pub first: SimTime,
+    /// Last submission (time zero when there are no jobs).
+    pub last: SimTime,
+    /// Last submission − first, s.
+    pub span_s: f64,
+    /// Arrivals per hour over the span: (jobs − 1) × 3600 / `span_s`; 0 when the span is 0.
+    pub per_hour: f64,
+    /// Submissions in each hour of the day (0–23), hour 0 starting at time zero.
+    pub by_hour: [u64; 24],
+    /// Submissions on each day of the week (0–6), day 0 the day containing time zero.
+    pub by_weekday: [u64; 7],
+}
+
+/// The arrivals of `jobs` (any order). Buckets use whole seconds of the submit time:
+/// hour `floor(s / 3600) mod 24`, day `floor(s / 86400) mod 7`.
+pub fn arrivals(jobs: &[Job]) -> Arrivals {
+    let first = jobs.iter().map(|j| j.submit).min().unwrap_or_default();
+    let last = jobs.iter().map(|j| j.submit).max().unwrap_or_default();
+    let span_s = (last.0 - first.0) as f64 / US;
+    let mut by_hour = [0u64; 24];
+    let mut by_weekday = [0u64; 7];
+    for j in jobs {
+        let secs = j.submit.0 / 1_000_000;
+        by_hour[((secs / 3600) % 24) as usize] += 1;
+        by_weekday[((secs / 86_400) % 7) as usize] += 1;
+    }
+    let per_hour = if span_s > 0.0 { (jobs.len() - 1) as f64 * 3600.0 / span_s } else { 0.0 };
+    Arrivals { first, last, span_s, per_hour, by_hour, by_weekday }
+}
 
 /// Summary of one quantity over the jobs that state it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -80,9 +118,10 @@ pub struct TraceStats {
     pub gpu_memory_mib: Option<Distribution>,
     /// Observed wait in the real system, s (jobs that carry an observed start).
     pub observed_wait_s: Option<Distribution>,
-    /// Arrivals in each hour of the day (0–23).
+    /// Arrivals in each hour of the day (0–23), hour 0 starting at the trace's time zero.
     pub arrivals_by_hour: [u64; 24],
-    /// Arrivals on each day of the week (day 0 = the trace's first day).
+    /// Arrivals on each day of the week (day 0 = the day containing the trace's time zero,
+    /// not a particular weekday; see the module documentation).
     pub arrivals_by_weekday: [u64; 7],
     /// Core-seconds of work (processors × run time) per second of span: the load a
     /// machine of one core would see; divide by the machine size for its offered load.
@@ -93,16 +132,10 @@ const US: f64 = 1e6;
 
 /// The statistics of `jobs`.
 pub fn compute(jobs: &[Job]) -> TraceStats {
-    let first = jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
-    let last = jobs.iter().map(|j| j.submit.0).max().unwrap_or(0);
-    let span_s = (last - first) as f64 / US;
-    let mut by_hour = [0u64; 24];
-    let mut by_day = [0u64; 7];
+    let a = arrivals(jobs);
+    let span_s = a.span_s;
     let mut work = 0.0;
     for j in jobs {
-        let secs = j.submit.0 / 1_000_000;
-        by_hour[((secs / 3600) % 24) as usize] += 1;
-        by_day[((secs / 86_400) % 7) as usize] += 1;
         if let Some(r) = j.runtime {
             work += j.units() as f64 * r.0 as f64 / US;
         }
@@ -111,10 +144,10 @@ pub fn compute(jobs: &[Job]) -> TraceStats {
     let gpus = |j: &Job| j.tasks as u64 * j.task.gpus as u64;
     TraceStats {
         jobs: jobs.len() as u64,
-        first_submit_s: first as f64 / US,
-        last_submit_s: last as f64 / US,
+        first_submit_s: a.first.0 as f64 / US,
+        last_submit_s: a.last.0 as f64 / US,
         span_s,
-        arrivals_per_hour: if span_s > 0.0 { (jobs.len() - 1) as f64 * 3600.0 / span_s } else { 0.0 },
+        arrivals_per_hour: a.per_hour,
         processors: collect(&|j| Some(j.units() as f64)),
         tasks: collect(&|j| Some(j.tasks as f64)),
         runtime_s: collect(&|j| j.runtime.map(|r| r.0 as f64 / US)),
@@ -125,8 +158,8 @@ pub fn compute(jobs: &[Job]) -> TraceStats {
             (j.task.gpus > 0 && j.task.gpu_memory_mib > 0).then_some(j.task.gpu_memory_mib as f64)
         }),
         observed_wait_s: collect(&|j| j.observed_wait().map(|w| w.0 as f64 / US)),
-        arrivals_by_hour: by_hour,
-        arrivals_by_weekday: by_day,
+        arrivals_by_hour: a.by_hour,
+        arrivals_by_weekday: a.by_weekday,
         work_core_s_per_s: if span_s > 0.0 { work / span_s } else { 0.0 },
     }
 }
@@ -200,7 +233,7 @@ impl TraceStats {
             let _ = write!(s, "{}{h:02}:{n}", if h % 8 == 0 { if h > 0 { "\n  " } else { "  " } } else { "  " });
         }
         let _ = writeln!(s);
-        let _ = writeln!(s, "arrivals by day of week (day 0 = first day)");
+        let _ = writeln!(s, "arrivals by day of week (day 0 = the day of time zero)");
         let days: Vec<String> = self.arrivals_by_weekday.iter().enumerate().map(|(d, n)| format!("d{d}:{n}")).collect();
         let _ = writeln!(s, "  {}", days.join("  "));
         s
@@ -239,5 +272,26 @@ mod tests {
         // (1×100 + 2×200 + 4×300 + 8×400) core-s over 10,800 s.
         assert!((s.work_core_s_per_s - 4900.0 / 10_800.0).abs() < 1e-12);
         assert!(s.to_text().contains("processors"));
+    }
+
+    #[test]
+    fn arrivals_count_from_time_zero() {
+        let at = |us: u64| Job::rigid("j", SimTime(us), 1, SimDuration::from_secs(1), SimDuration::from_secs(1));
+        let none = arrivals(&[]);
+        assert_eq!((none.first, none.last, none.span_s, none.per_hour), (SimTime(0), SimTime(0), 0.0, 0.0));
+        assert_eq!((none.by_hour, none.by_weekday), ([0; 24], [0; 7]));
+        // Last µs of hour 0; hour 1 of day 0; hour 23 of day 8 (weekday 1); in any order.
+        let jobs = [at(8 * 86_400_000_000 + 23 * 3_600_000_000), at(3_599_999_999), at(3_600_000_000)];
+        let a = arrivals(&jobs);
+        assert_eq!((a.first, a.last), (SimTime(3_599_999_999), SimTime(8 * 86_400_000_000 + 23 * 3_600_000_000)));
+        assert_eq!((a.by_hour[0], a.by_hour[1], a.by_hour[23]), (1, 1, 1));
+        assert_eq!(a.by_weekday, [2, 1, 0, 0, 0, 0, 0]);
+        assert_eq!(a.span_s, (a.last.0 - a.first.0) as f64 / 1e6);
+        assert_eq!(a.per_hour, 2.0 * 3600.0 / a.span_s);
+        let s = compute(&jobs);
+        assert_eq!(
+            (s.arrivals_per_hour, s.arrivals_by_hour, s.arrivals_by_weekday),
+            (a.per_hour, a.by_hour, a.by_weekday)
+        );
     }
 }

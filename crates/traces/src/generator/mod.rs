@@ -11,10 +11,10 @@
 //!
 //! [arrivals]
 //! process = "modulated"       # "poisson" | "modulated" | "bursts"
-//! rate_per_hour = 12.0        # mean jobs per hour, all of them
-//! start = 0.0                 # seconds: no job before
+//! rate_per_hour = 12.0        # mean jobs per hour, all of them (≥ 1e-6)
+//! start = 0.0                 # seconds: no job before (≤ 1e12)
 //! hour_factors = [24 numbers] # modulated: hour-of-day factors (normalised to mean 1)
-//! day_factors = [7 numbers]   # modulated: day-of-week factors (day 0 = the clock's first day)
+//! day_factors = [7 numbers]   # modulated: day-of-week factors (day 0 = the day of second 0)
 //! # bursts: bursts_per_hour, burst_jobs (mean, ≥ 1), burst_size = "geometric" | "poisson",
 //! # burst_spread (seconds); the rest of rate_per_hour is a Poisson background.
 //!
@@ -42,12 +42,20 @@
 //!
 //! # Drawing
 //!
-//! Each quantity has its own ChaCha stream of the seed (`gen-arrivals`, `gen-bursts`,
-//! `gen-burst-size`, `gen-burst-spread`, `gen-class`, `gen-tasks`, `gen-cores`,
-//! `gen-gpus`, `gen-gpu-memory`, `gen-memory`, `gen-runtime`, `gen-overestimate`,
-//! `gen-user`, `gen-queue`), so changing one law never shifts the draws of another.
-//! Discrete quantities take exactly one 64-bit draw per job from their stream (even when
-//! the job's class leaves the quantity at its default), by inverse CDF.
+//! Each quantity has its own ChaCha stream of the seed: `gen-arrivals`, `gen-bursts`,
+//! `gen-burst-size`, `gen-burst-spread`, `gen-class`, `gen-user` and `gen-queue` for the
+//! model's laws; `gen-tasks`, `gen-cores`, `gen-gpus`, `gen-gpu-memory` and `gen-memory`
+//! for the classes' discrete laws, shared by all classes; and one `gen-runtime/<i>` and
+//! one `gen-overestimate/<i>` per class, `<i>` being the class's index in `[[classes]]`
+//! from 0 (names may repeat, so they are not used: reordering classes changes which
+//! streams they draw from). Discrete quantities take exactly one 64-bit draw per job from
+//! their stream (even when the job's class leaves the quantity at its default), by
+//! inverse CDF; continuous laws may take any number of draws (a constant none, a
+//! lognormal a varying number), which is why each class has its own run-time and
+//! over-estimation streams. So changing one law never shifts the draws of another: with
+//! the same seed, the arrival times and the class of each job depend only on the arrival
+//! process and the class weights, and as long as those stay, editing class B's laws
+//! leaves class A's jobs as they were.
 //!
 //! Time is drawn in `f64` seconds and turned into integer microseconds by rounding to the
 //! nearest microsecond (halves away from zero); negative run times become 0. Requested
@@ -66,8 +74,8 @@
 mod model;
 
 pub use model::{
-    Arrivals, BurstSize, Class, Continuous, Discrete, Invalid, Law, LogNormalFit, MAX_BURST, Model, Process, Users,
-    kind_name,
+    Arrivals, BurstSize, Class, Continuous, Discrete, Invalid, Law, LogNormalFit, MAX_BURST, MAX_START,
+    MIN_RATE_PER_HOUR, Model, Process, Users, kind_name,
 };
 
 use rand_distr::{Distribution, Exp1, Geometric, LogNormal, Poisson, Weibull, Zipf};
@@ -85,6 +93,9 @@ pub fn secs_to_micros(secs: f64) -> u64 {
 
 /// Times past this (about 292,000 years) end the stream.
 const TIME_LIMIT: f64 = (u64::MAX / 2) as f64 / 1e6;
+
+/// Seconds in a week.
+const WEEK: f64 = 7.0 * 86_400.0;
 
 /// An endless stream of jobs drawn from a [`Model`], in submit order, with trace ids
 /// `"1"`, `"2"`, … Memory stays constant (a burst in progress is buffered).
@@ -107,8 +118,6 @@ struct Streams {
     gpus: SimRng,
     gpu_memory: SimRng,
     memory: SimRng,
-    runtime: SimRng,
-    overestimate: SimRng,
     user: SimRng,
     queue: SimRng,
 }
@@ -162,6 +171,9 @@ struct ClassDraw {
     memory: Option<Table<u64>>,
     runtime: ContinuousDraw,
     overestimate: Option<ContinuousDraw>,
+    /// This class's own streams (`gen-runtime/<i>`, `gen-overestimate/<i>`).
+    runtime_rng: SimRng,
+    overestimate_rng: SimRng,
 }
 
 enum LawDraw {
@@ -222,11 +234,13 @@ enum ArrivalState {
         now: f64,
         gap: f64,
     },
-    /// Rate per second of each hour of the week (168), integrated exactly.
+    /// Rate per second of each hour of the week (168), integrated exactly; `week` is the
+    /// integrated rate of a whole week (> 0).
     Modulated {
         rng: SimRng,
         now: f64,
         rates: Box<[f64; 168]>,
+        week: f64,
     },
     Bursts(Box<Bursts>),
 }
@@ -262,17 +276,23 @@ impl ArrivalState {
         match a.process {
             Process::Poisson => ArrivalState::Poisson { rng, now: a.start, gap: 3600.0 / a.rate_per_hour },
             Process::Modulated => {
+                // Mean 1: each factor's share of the (finite, positive) sum, times n. The
+                // shares are at most 1, so neither a huge nor a tiny sum overflows.
                 let norm = |f: &Option<Vec<f64>>, n: usize| -> Vec<f64> {
                     let f = f.clone().unwrap_or_else(|| vec![1.0; n]);
-                    let mean = f.iter().sum::<f64>() / n as f64;
-                    f.iter().map(|x| x / mean).collect()
+                    let sum = f.iter().sum::<f64>();
+                    f.iter().map(|x| x / sum * n as f64).collect()
                 };
                 let (h, d) = (norm(&a.hour_factors, 24), norm(&a.day_factors, 7));
                 let mut rates = Box::new([0.0; 168]);
                 for (i, r) in rates.iter_mut().enumerate() {
                     *r = a.rate_per_hour / 3600.0 * h[i % 24] * d[i / 24];
                 }
-                ArrivalState::Modulated { rng, now: a.start, rates }
+                let week = rates.iter().sum::<f64>() * 3600.0;
+                // Positive (a valid model's factors have a positive sum); +∞ for a rate
+                // near f64::MAX, which skips no week.
+                debug_assert!(week > 0.0, "a valid model has a positive weekly rate: {week}");
+                ArrivalState::Modulated { rng, now: a.start, rates, week }
             }
             Process::Bursts => {
                 let per_hour = a.bursts_per_hour.unwrap_or(0.0);
@@ -317,10 +337,16 @@ impl ArrivalState {
                 *now += *gap * exp1(rng);
                 *now
             }
-            ArrivalState::Modulated { rng, now, rates } => {
+            ArrivalState::Modulated { rng, now, rates, week } => {
                 // Exact inversion of the integrated rate: spend an Exp(1) amount of
-                // "intensity" hour slot by hour slot.
+                // "intensity", whole weeks at once (each holds `week` of it, whatever
+                // hour it starts at), then hour slot by hour slot (at most about 170).
                 let mut e = exp1(rng);
+                let weeks = (e / *week).floor();
+                if weeks >= 1.0 {
+                    *now += weeks * WEEK;
+                    e = (e - weeks * *week).max(0.0);
+                }
                 loop {
                     if *now > TIME_LIMIT {
                         return None;
@@ -392,7 +418,8 @@ impl Generator {
         let classes = model
             .classes
             .iter()
-            .map(|c| ClassDraw {
+            .enumerate()
+            .map(|(i, c)| ClassDraw {
                 kind: c.kind,
                 tasks: Table::of(&c.tasks),
                 cores: c.cores.as_ref().map(Table::of),
@@ -401,6 +428,8 @@ impl Generator {
                 memory: c.memory_mib.as_ref().map(Table::of),
                 runtime: ContinuousDraw::new(&c.runtime),
                 overestimate: c.overestimate.as_ref().map(ContinuousDraw::new),
+                runtime_rng: streams.stream(&format!("gen-runtime/{i}")),
+                overestimate_rng: streams.stream(&format!("gen-overestimate/{i}")),
             })
             .collect();
         let weights: Vec<f64> = model.classes.iter().map(|c| c.weight).collect();
@@ -420,8 +449,6 @@ impl Generator {
                 gpus: streams.stream("gen-gpus"),
                 gpu_memory: streams.stream("gen-gpu-memory"),
                 memory: streams.stream("gen-memory"),
-                runtime: streams.stream("gen-runtime"),
-                overestimate: streams.stream("gen-overestimate"),
                 user: streams.stream("gen-user"),
                 queue: streams.stream("gen-queue"),
             },
@@ -437,7 +464,7 @@ impl Iterator for Generator {
         let submit = self.arrivals.next()?;
         self.count += 1;
         let s = &mut self.s;
-        let c = &self.classes[self.class_pick.pick(&mut s.class)];
+        let c = &mut self.classes[self.class_pick.pick(&mut s.class)];
         let mut tasks = c.tasks.pick(&mut s.tasks);
         let mut cores = pick_or(&c.cores, &mut s.cores, 1);
         let mut gpus = pick_or(&c.gpus, &mut s.gpus, 0);
@@ -450,8 +477,8 @@ impl Iterator for Generator {
             cores = cores.min(p);
             tasks = tasks.min(p / cores).max(1);
         }
-        let runtime = secs_to_micros(c.runtime.sample(&mut s.runtime));
-        let factor = c.overestimate.as_ref().map_or(1.0, |o| o.sample(&mut s.overestimate).max(1.0));
+        let runtime = secs_to_micros(c.runtime.sample(&mut c.runtime_rng));
+        let factor = c.overestimate.as_ref().map_or(1.0, |o| o.sample(&mut c.overestimate_rng).max(1.0));
         let requested = secs_to_micros(runtime as f64 * factor / 1e6).max(runtime);
         let user = self.users.sample(&mut s.user) as u32;
         let queue = match &self.queues {

@@ -60,25 +60,30 @@ pub enum BurstSize {
 
 /// The arrival process (`[arrivals]`).
 ///
-/// Time is counted in seconds from the trace clock's zero; for [`Process::Modulated`]
-/// second 0 is midnight (hour 0) of day 0, and day `d` of the week is `floor(t / 86400) mod 7`.
+/// Time is counted in seconds from the clock's zero; for [`Process::Modulated`] second 0
+/// starts hour 0 of day 0: hour `floor(t / 3600) mod 24`, day `floor(t / 86400) mod 7`.
+/// A model fitted to a trace keeps the trace's time zero, which need not be a midnight or
+/// a Monday (see [`crate::stats`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Arrivals {
     /// The process.
     pub process: Process,
-    /// Mean jobs per hour, all of them (for bursts: background plus bursts).
+    /// Mean jobs per hour, all of them (for bursts: background plus bursts); at least
+    /// [`MIN_RATE_PER_HOUR`].
     pub rate_per_hour: f64,
-    /// No job arrives before this time, in seconds.
+    /// No job arrives before this time, in seconds (at most [`MAX_START`]).
     #[serde(default)]
     pub start: f64,
-    /// Modulated: 24 hour-of-day rate factors (normalised to mean 1; all 1 when absent).
+    /// Modulated: 24 hour-of-day rate factors, finite, ≥ 0, with a finite sum > 0
+    /// (normalised to mean 1; all 1 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hour_factors: Option<Vec<f64>>,
-    /// Modulated: 7 day-of-week rate factors (normalised to mean 1; all 1 when absent).
+    /// Modulated: 7 day-of-week rate factors, finite, ≥ 0, with a finite sum > 0
+    /// (normalised to mean 1; all 1 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub day_factors: Option<Vec<f64>>,
-    /// Bursts: bursts per hour (a Poisson process).
+    /// Bursts: bursts per hour (a Poisson process), at least [`MIN_RATE_PER_HOUR`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bursts_per_hour: Option<f64>,
     /// Bursts: mean jobs per burst (≥ 1). `bursts_per_hour × burst_jobs` may not exceed
@@ -122,7 +127,7 @@ pub struct Class {
     /// Kind of its jobs.
     #[serde(default)]
     pub kind: JobKind,
-    /// Relative weight (≥ 0).
+    /// Relative weight (finite, ≥ 0; the weights of all classes have a finite sum > 0).
     #[serde(deserialize_with = "non_negative")]
     pub weight: f64,
     /// Gang size (tasks), values ≥ 1.
@@ -169,7 +174,7 @@ pub struct LogNormalFit {
 pub struct Discrete<T> {
     /// The values.
     pub values: Vec<T>,
-    /// Their weights (≥ 0, summing to more than 0).
+    /// Their weights (finite, ≥ 0, with a finite sum > 0).
     pub weights: Vec<f64>,
 }
 
@@ -448,27 +453,34 @@ fn at_least(field: &str, v: f64, low: f64) -> Result<(), Invalid> {
     }
 }
 
-/// Factors: `n` finite numbers ≥ 0, not all 0.
+/// Factors: `n` finite numbers ≥ 0 with a finite sum > 0.
 fn factors(field: &str, f: &[f64], n: usize) -> Result<(), Invalid> {
     if f.len() != n {
         return Err(Invalid::new(field, format!("expected {n} factors, found {}", f.len())));
     }
-    weights(field, f)
+    weights(field, f, "factors")
 }
 
-fn weights(field: &str, w: &[f64]) -> Result<(), Invalid> {
+/// Weights: finite numbers ≥ 0 with a finite sum > 0 (a sum that overflows would make
+/// every normalised weight 0).
+fn weights(field: &str, w: &[f64], what: &str) -> Result<(), Invalid> {
     for (i, &x) in w.iter().enumerate() {
         at_least(&format!("{field}[{i}]"), x, 0.0)?;
     }
-    if w.iter().sum::<f64>() > 0.0 {
+    sum_ok(field, w.iter().sum(), what)
+}
+
+fn sum_ok(field: &str, sum: f64, what: &str) -> Result<(), Invalid> {
+    if sum.is_finite() && sum > 0.0 {
         Ok(())
     } else {
-        Err(Invalid::new(field, "expected weights summing to more than 0"))
+        Err(Invalid::new(field, format!("expected {what} summing to a finite number > 0, found a sum of {sum}")))
     }
 }
 
 impl<T> Discrete<T> {
-    /// Checks the rules: as many weights as values (at least one), weights ≥ 0 summing > 0.
+    /// Checks the rules: as many weights as values (at least one), finite weights ≥ 0
+    /// with a finite sum > 0.
     pub fn check(&self) -> Result<(), Invalid> {
         if self.values.is_empty() {
             return Err(Invalid::new("values", "expected at least one value"));
@@ -479,7 +491,7 @@ impl<T> Discrete<T> {
                 format!("expected {} weights (one per value), found {}", self.values.len(), self.weights.len()),
             ));
         }
-        weights("weights", &self.weights)
+        weights("weights", &self.weights, "weights")
     }
 }
 
@@ -547,8 +559,11 @@ impl Continuous {
 impl Arrivals {
     /// Checks the rules (see the fields).
     pub fn check(&self) -> Result<(), Invalid> {
-        positive("rate_per_hour", self.rate_per_hour)?;
+        at_least("rate_per_hour", self.rate_per_hour, MIN_RATE_PER_HOUR)?;
         at_least("start", self.start, 0.0)?;
+        if self.start > MAX_START {
+            return Err(Invalid::new("start", format!("expected at most {MAX_START:e} (s), found {:e}", self.start)));
+        }
         let modulated = self.process == Process::Modulated;
         let bursts = self.process == Process::Bursts;
         let only = |field: &str, given: bool, ok: bool, process: &str| {
@@ -577,7 +592,7 @@ impl Arrivals {
                     "missing: process = \"bursts\" needs bursts_per_hour and burst_jobs",
                 ));
             };
-            positive("bursts_per_hour", b)?;
+            at_least("bursts_per_hour", b, MIN_RATE_PER_HOUR)?;
             at_least("burst_jobs", j, 1.0)?;
             if j > MAX_BURST as f64 {
                 return Err(Invalid::new("burst_jobs", format!("expected at most {MAX_BURST}, found {j}")));
@@ -599,6 +614,14 @@ impl Arrivals {
 
 /// The largest burst: larger draws are cut to it (bursts are buffered while they last).
 pub const MAX_BURST: u64 = 1_000_000;
+
+/// The smallest `rate_per_hour` and `bursts_per_hour` (one job in about 114 years): with
+/// [`MAX_START`], it keeps the first job of every valid model well before the end of
+/// time (about 292,000 years), so a valid model always yields jobs.
+pub const MIN_RATE_PER_HOUR: f64 = 1e-6;
+
+/// The latest `start`, in seconds (about 31,700 years).
+pub const MAX_START: f64 = 1e12;
 
 impl Users {
     /// Checks the rules: at least one user, a finite exponent ≥ 0.
@@ -659,10 +682,7 @@ impl Model {
         for (i, c) in self.classes.iter().enumerate() {
             c.check().map_err(|e| e.within(&format!("classes[{i}]")))?;
         }
-        if self.classes.iter().map(|c| c.weight).sum::<f64>() <= 0.0 {
-            return Err(Invalid::new("classes", "expected class weights summing to more than 0"));
-        }
-        Ok(())
+        sum_ok("classes", self.classes.iter().map(|c| c.weight).sum(), "class weights")
     }
 
     /// Reads a model from TOML text; `file` names it in errors, which give the line, the

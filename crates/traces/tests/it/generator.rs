@@ -1,9 +1,12 @@
 //! The synthetic generator and its fitting to real traces.
 
+use proptest::prelude::*;
 use sim_core::Job;
 use sim_core::job::JobKind;
 use std::path::PathBuf;
-use traces::generator::{Arrivals, Class, Continuous, Discrete, Generator, Law, Model, Process, Users};
+use traces::generator::{
+    Arrivals, Class, Continuous, Discrete, Generator, Law, MAX_START, MIN_RATE_PER_HOUR, Model, Process, Users,
+};
 
 fn repo(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
@@ -239,7 +242,7 @@ fn errors_name_line_and_field() {
         ),
         (
             GOOD.replace("rate_per_hour = 10", "rate_per_hour = 0"),
-            "bad.toml:4: arrivals.rate_per_hour: expected a number > 0",
+            "bad.toml:4: arrivals.rate_per_hour: expected a number ≥ 0.000001, found 0",
         ),
         (
             GOOD.replace("rate_per_hour = 10", "rate_per_hour = \"x\""),
@@ -266,5 +269,283 @@ fn errors_name_line_and_field() {
     for (text, want) in cases {
         let got = error(&text);
         assert!(got.starts_with(want), "got: {got}\nwant: {want}…");
+    }
+}
+
+/// GOOD with a modulated process carrying `keys` (lines 4 and on).
+fn modulated(keys: &str) -> String {
+    GOOD.replace("\"poisson\"", "\"modulated\"").replace("rate_per_hour = 10", &format!("rate_per_hour = 10\n{keys}"))
+}
+
+#[test]
+fn non_finite_or_overflowing_laws_are_refused() {
+    let big24 = ["1e308"; 24].join(", ");
+    let big7 = ["1e308"; 7].join(", ");
+    let ones23 = ["1"; 23].join(", ");
+    let cases = [
+        // Finite entries whose sum overflows: normalised, every rate would be 0.
+        (
+            modulated(&format!("hour_factors = [{big24}]")),
+            "bad.toml:5: arrivals.hour_factors: expected factors summing to a finite number > 0, found a sum of inf",
+        ),
+        (
+            modulated(&format!("day_factors = [{big7}]")),
+            "bad.toml:5: arrivals.day_factors: expected factors summing to a finite number > 0",
+        ),
+        (
+            modulated(&format!("hour_factors = [inf, {ones23}]")),
+            "bad.toml:5: arrivals.hour_factors[0]: expected a number ≥ 0, found inf",
+        ),
+        (
+            modulated(&format!("hour_factors = [{ones23}, nan]")),
+            "bad.toml:5: arrivals.hour_factors[23]: expected a number ≥ 0, found NaN",
+        ),
+        (
+            modulated(&format!("hour_factors = [{}]", ["0"; 24].join(", "))),
+            "bad.toml:5: arrivals.hour_factors: expected factors summing to a finite number > 0, found a sum of 0",
+        ),
+        (
+            GOOD.replace("weight = 1\n", "weight = 1e308\n"),
+            "bad.toml:6: classes: expected class weights summing to a finite number > 0, found a sum of inf",
+        ),
+        (GOOD.replacen("weight = 1\n", "weight = inf\n", 1), "bad.toml:8: classes[0].weight: expected a number ≥ 0"),
+        (
+            GOOD.replace("weights = [1, 1]", "weights = [1e308, 1e308]"),
+            "bad.toml:15: classes[1].tasks.weights: expected weights summing to a finite number > 0",
+        ),
+        (
+            GOOD.replace("weights = [1, 1]", "weights = [1, nan]"),
+            "bad.toml:15: classes[1].tasks.weights[1]: expected a number ≥ 0, found NaN",
+        ),
+        (
+            GOOD.replace("rate_per_hour = 10", "rate_per_hour = inf"),
+            "bad.toml:4: arrivals.rate_per_hour: expected a number ≥ 0.000001, found inf",
+        ),
+        (
+            GOOD.replace("rate_per_hour = 10", "rate_per_hour = 1e-300"),
+            "bad.toml:4: arrivals.rate_per_hour: expected a number ≥ 0.000001",
+        ),
+        (
+            GOOD.replace("rate_per_hour = 10", "rate_per_hour = 10\nstart = 1e300"),
+            "bad.toml:5: arrivals.start: expected at most 1e12 (s), found 1e300",
+        ),
+        (GOOD.replace("mu = 5.0", "mu = nan"), "bad.toml:16: classes[1].runtime.mu: expected a finite number"),
+        (GOOD.replace("sigma = 1.0", "sigma = inf"), "bad.toml:16: classes[1].runtime.sigma: expected a number ≥ 0"),
+        (
+            GOOD.replace("value = 60", "value = 60, max = -inf"),
+            "bad.toml:10: classes[0].runtime.max: expected a finite number",
+        ),
+        (
+            GOOD.replace("[arrivals]", "queues = { values = [-1, 2], weights = [inf, 1] }\n[arrivals]"),
+            "bad.toml:2: queues.weights[0]: expected a number ≥ 0, found inf",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = error(&text);
+        assert!(got.starts_with(want), "got: {got}\nwant: {want}…\n{text}");
+    }
+    // The same rules hold for models built in code.
+    let mut m = model(arrivals(Process::Modulated, 10.0));
+    m.arrivals.hour_factors = Some(vec![f64::MAX; 24]);
+    let e = m.validate().unwrap_err();
+    assert_eq!(e.field, "arrivals.hour_factors", "{e}");
+    m.arrivals.hour_factors = None;
+    m.classes.push(m.classes[0].clone());
+    m.classes[0].weight = f64::MAX;
+    m.classes[1].weight = f64::MAX;
+    assert_eq!(m.validate().unwrap_err().field, "classes");
+}
+
+/// Models at the edges of the rules: every one yields jobs, promptly.
+#[test]
+fn valid_models_at_the_edges_yield_jobs() {
+    let mut cases = Vec::new();
+    // The slowest rate, from the latest start, in a single hour of a single day.
+    let mut a = arrivals(Process::Modulated, MIN_RATE_PER_HOUR);
+    a.start = MAX_START;
+    a.hour_factors = Some((0..24).map(|h| if h == 13 { 5e-324 } else { 0.0 }).collect());
+    a.day_factors = Some((0..7).map(|d| if d == 6 { f64::MAX / 8.0 } else { 0.0 }).collect());
+    cases.push(a);
+    // Tiny and huge factors side by side.
+    let mut a = arrivals(Process::Modulated, 1.0);
+    a.hour_factors = Some((0..24).map(|h| if h % 2 == 0 { f64::MAX / 24.0 } else { f64::MIN_POSITIVE }).collect());
+    cases.push(a);
+    let mut a = arrivals(Process::Poisson, MIN_RATE_PER_HOUR);
+    a.start = MAX_START;
+    cases.push(a);
+    // All of the slowest rate in the slowest bursts.
+    let mut a = arrivals(Process::Bursts, MIN_RATE_PER_HOUR);
+    a.start = MAX_START;
+    a.bursts_per_hour = Some(MIN_RATE_PER_HOUR);
+    a.burst_jobs = Some(1.0);
+    cases.push(a);
+    let mut a = arrivals(Process::Modulated, f64::MAX);
+    a.day_factors = Some(vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    cases.push(a);
+    for a in cases {
+        let mut m = model(a.clone());
+        m.classes[0].weight = f64::MAX / 2.0;
+        m.classes[0].tasks.weights = vec![f64::MAX / 4.0; 4];
+        m.validate().unwrap();
+        let jobs: Vec<Job> = Generator::new(&m, 5).take(20).collect();
+        assert_eq!(jobs.len(), 20, "{a:?}");
+        assert!(jobs.windows(2).all(|w| w[0].submit <= w[1].submit), "{a:?}");
+        assert!(jobs[0].submit.as_micros() as f64 >= a.start * 1e6 - 1.0, "{a:?}");
+    }
+}
+
+/// A factor or weight list: finite numbers ≥ 0 of all magnitudes, some 0, not all 0.
+fn factor_list(n: usize) -> impl Strategy<Value = Vec<f64>> {
+    let one = prop_oneof![Just(0.0), Just(f64::MIN_POSITIVE), 1e-300..1e-290f64, 0.0..10.0f64, 1e290..1e300f64];
+    (proptest::collection::vec(one, n), 0..n, 1e-300..1e300f64).prop_map(|(mut v, i, x)| {
+        if v.iter().all(|&f| f == 0.0) {
+            v[i] = x;
+        }
+        v
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever a valid model says, the generator yields jobs (and in submit order).
+    #[test]
+    fn any_valid_model_yields_jobs(
+        process in prop_oneof![Just(Process::Poisson), Just(Process::Modulated), Just(Process::Bursts)],
+        log_rate in -6.0..6.0f64,
+        start_share in prop_oneof![Just(0.0), Just(1.0), 0.0..1.0f64],
+        hours in factor_list(24),
+        days in factor_list(7),
+        flat in any::<bool>(),
+        burst_share in 0.0..=1.0f64,
+        burst_jobs in 1.0..50.0f64,
+        weights in factor_list(3),
+        seed in any::<u64>(),
+    ) {
+        let rate = 10f64.powf(log_rate).max(MIN_RATE_PER_HOUR);
+        let mut a = arrivals(process, rate);
+        a.start = start_share * MAX_START;
+        match process {
+            Process::Poisson => {}
+            Process::Modulated => {
+                if !flat {
+                    a.hour_factors = Some(hours);
+                    a.day_factors = Some(days);
+                }
+            }
+            Process::Bursts => {
+                a.burst_jobs = Some(burst_jobs);
+                a.bursts_per_hour = Some((rate * burst_share / burst_jobs).max(MIN_RATE_PER_HOUR));
+                a.burst_spread = Some(60.0);
+            }
+        }
+        let mut m = model(a);
+        if m.validate().is_err() {
+            // Only bursts can break a rule here (a rate too small to split).
+            prop_assert_eq!(process, Process::Bursts);
+            return Ok(());
+        }
+        m.classes[0].tasks.weights = weights.into_iter().chain([0.0]).collect();
+        prop_assert!(m.validate().is_ok());
+        let jobs: Vec<Job> = Generator::new(&m, seed).take(3).collect();
+        prop_assert_eq!(jobs.len(), 3);
+        prop_assert!(jobs.windows(2).all(|w| w[0].submit <= w[1].submit));
+    }
+}
+
+/// Two classes, `a` (batch) and `b` (dl_train), alike but for `b`'s run-time law.
+fn two_classes(b_runtime: Continuous, b_overestimate: Option<Continuous>) -> Model {
+    let mut m = model(arrivals(Process::Poisson, 30.0));
+    let mut b = m.classes[0].clone();
+    b.name = "b".into();
+    b.kind = JobKind::DlTrain;
+    b.weight = 0.5;
+    b.runtime = b_runtime;
+    b.overestimate = b_overestimate;
+    m.classes.push(b);
+    m
+}
+
+#[test]
+fn editing_one_class_leaves_another_class_alone() {
+    let over = Some(Continuous::new(Law::Uniform { low: 1.0, high: 3.0 }));
+    let variants = [
+        two_classes(Continuous::new(Law::Constant { value: 600.0 }), None),
+        two_classes(Continuous::new(Law::LogNormal { mu: 8.0, sigma: 2.0 }), over.clone()),
+        two_classes(Continuous::new(Law::Weibull { scale: 3000.0, shape: 0.5 }), over),
+        two_classes(
+            Continuous::new(Law::Empirical { quantiles: vec![1.0, 10.0, 100.0, 1e4] }),
+            Some(Continuous::new(Law::Exponential { mean: 2.0 })),
+        ),
+    ];
+    let runs: Vec<Vec<Job>> = variants.iter().map(|m| Generator::new(m, 42).take(3000).collect()).collect();
+    let of = |jobs: &[Job], k: JobKind| -> Vec<Job> { jobs.iter().filter(|j| j.kind == k).cloned().collect() };
+    let class_a = of(&runs[0], JobKind::Batch);
+    assert!(class_a.len() > 1500 && class_a.len() < 2500, "{}", class_a.len());
+    for (i, run) in runs.iter().enumerate().skip(1) {
+        // Class A's jobs, whole: submit time, size, run time, request, user.
+        assert_eq!(of(run, JobKind::Batch), class_a, "variant {i}");
+        assert_ne!(of(run, JobKind::DlTrain), of(&runs[0], JobKind::DlTrain), "variant {i}");
+    }
+}
+
+/// The jobs `(submit s, queue)` with everything else alike.
+fn queued(q: &[(u64, i32)]) -> Vec<Job> {
+    q.iter()
+        .enumerate()
+        .map(|(i, &(t, queue))| {
+            let mut j = Job::rigid(
+                (i + 1).to_string(),
+                sim_core::SimTime::from_secs(t),
+                1,
+                sim_core::SimDuration::from_secs(100),
+                sim_core::SimDuration::from_secs(200),
+            );
+            j.queue = queue;
+            j
+        })
+        .collect()
+}
+
+#[test]
+fn negative_queue_numbers_fit_and_generate() {
+    let spec: Vec<(u64, i32)> = (0..600u64).map(|i| (i * 60, [-1, -7, 3, -7, -1, -1][i as usize % 6])).collect();
+    let m = traces::fit::fit(&queued(&spec), "q");
+    let q = m.queues.clone().expect("queues fitted");
+    assert_eq!((q.values.as_slice(), q.weights.as_slice()), (&[-7, -1, 3][..], &[200.0, 300.0, 100.0][..]));
+    assert_eq!(Model::from_toml(&m.to_toml(), "q.toml").unwrap(), m);
+    let jobs: Vec<Job> = Generator::new(&m, 9).take(3000).collect();
+    for v in [-7, -1, 3] {
+        let n = jobs.iter().filter(|j| j.queue == v).count();
+        assert!(n > 300, "queue {v}: {n} jobs");
+    }
+    assert!(jobs.iter().all(|j| [-7, -1, 3].contains(&j.queue)));
+    // More negative queues than a law keeps: each rarer one goes to the nearest kept one.
+    let spec: Vec<(u64, i32)> = (0..2000u64).map(|i| (i, -((i % 100) as i32) - (i % 3 == 0) as i32 * 1000)).collect();
+    let q = traces::fit::fit(&queued(&spec), "many").queues.unwrap();
+    assert_eq!(q.values.len(), traces::fit::MAX_VALUES);
+    assert!(q.values.iter().all(|&v| v < 0) && q.values.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(q.weights.iter().sum::<f64>(), 2000.0);
+    // Only the unknown queue: no law.
+    assert_eq!(traces::fit::fit(&queued(&[(0, -1), (10, -1)]), "none").queues, None);
+    let text = GOOD.replace("[arrivals]", "queues = { values = [-3, -1], weights = [1, 1] }\n[arrivals]");
+    let m = Model::from_toml(&text, "neg.toml").unwrap();
+    assert!(Generator::new(&m, 1).take(200).any(|j| j.queue == -3));
+}
+
+#[test]
+fn fit_takes_its_arrival_figures_from_stats() {
+    let trace = traces::load(&repo("data/KTH-SP2-1996-2.1-cln.first3000.swf.gz"), None, None).unwrap().jobs;
+    let m = traces::fit::fit(&trace, "kth");
+    let s = traces::stats::compute(&trace);
+    assert_eq!(m.arrivals.rate_per_hour, s.arrivals_per_hour);
+    assert_eq!(m.arrivals.start, s.first_submit_s);
+    // A trace too sparse or too late for the rules still gives a valid model.
+    let year = 365 * 86_400;
+    for spec in [vec![(0, -1), (300 * year, -1)], vec![(40_000 * year, 2), (40_000 * year + 3600, 2)]] {
+        let m = traces::fit::fit(&queued(&spec), "edge");
+        m.validate().unwrap();
+        assert!(m.arrivals.rate_per_hour >= MIN_RATE_PER_HOUR && m.arrivals.start <= MAX_START);
+        assert_eq!(Generator::new(&m, 3).take(5).count(), 5);
     }
 }
