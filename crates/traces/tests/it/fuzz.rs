@@ -123,3 +123,50 @@ proptest! {
         let _ = import_bytes(&all, "t.csv", format);
     }
 }
+
+/// A model line: known keys with odd values, or junk.
+fn model_line() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        Just("rate_per_hour"),
+        Just("process"),
+        Just("procs"),
+        Just("count"),
+        Just("zipf"),
+        Just("weight"),
+        Just("tasks"),
+        Just("runtime"),
+        Just("hour_factors"),
+        Just("burst_jobs"),
+    ];
+    let value = prop_oneof![
+        "-?[0-9]{1,20}(\\.[0-9]{0,3})?",
+        Just("nan".to_string()),
+        Just("inf".to_string()),
+        Just("1e308".to_string()),
+        Just("\"bursts\"".to_string()),
+        Just("{ dist = \"lognormal\", mu = 1e300, sigma = 1e300 }".to_string()),
+        Just("{ values = [1, 2], weights = [0, 0] }".to_string()),
+        Just("[1e308, 1e308]".to_string()),
+        "[a-z\"\\[\\]{}=,. ]{0,12}",
+    ];
+    prop_oneof![
+        (key, value).prop_map(|(k, v)| format!("{k} = {v}")),
+        Just("[arrivals]".to_string()),
+        Just("[[classes]]".to_string()),
+        Just("[users]".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn generator_models_never_panic(lines in prop::collection::vec(model_line(), 0..14)) {
+        let text = lines.join("\n");
+        if let Ok(m) = traces::generator::Model::from_toml(&text, "m.toml") {
+            // A model that is read generates.
+            let n = traces::generator::Generator::new(&m, 1).take(50).count();
+            prop_assert_eq!(n, 50);
+        }
+    }
+}
