@@ -104,6 +104,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             policy: policy.spec(),
             seed: a.seed,
             walltime_kill: a.walltime_kill,
+            trace_rows_skipped: workload.skipped.0.clone(),
         },
         &workload.jobs,
         &result.records,

@@ -185,6 +185,10 @@ fn a_sacct_dump_replays_on_a_given_cluster() {
     assert_eq!(jobs.lines().count(), 15, "{jobs}");
     // Submitted 08:02:11 on the first day (time zero is that midnight), started at once.
     assert!(jobs.lines().any(|l| l.starts_with("4001,28931,28931,35258,0,6327,14400,32,completed")), "{jobs}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["jobs_total"], 14);
+    assert_eq!(summary["trace_rows_skipped"]["job step"], 2);
     // Typed requests for models the cluster lacks (h100) stay pending, as in Slurm.
     assert!(jobs.lines().any(|l| l.starts_with("4003,") && l.contains(",unfinished")), "{jobs}");
     // The format does not describe a machine: without --cluster it is a usage error.

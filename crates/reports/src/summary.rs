@@ -15,7 +15,7 @@ pub struct RunMeta {
     pub trace: String,
     /// SHA-256 of the trace file.
     pub trace_sha256: String,
-    /// `swf` or `batsim`.
+    /// The trace format (`swf`, `batsim`, `openb`, `native`, `sacct`, …).
     pub format: String,
     /// Machine size in units.
     pub machine_units: u64,
@@ -25,6 +25,10 @@ pub struct RunMeta {
     pub seed: u64,
     /// Whether jobs were killed at their requested time.
     pub walltime_kill: bool,
+    /// Rows of the trace that became no job, by reason (a `sacct` dump's job steps and
+    /// pending jobs, say); empty when every row is a job. Each job read has its outcome
+    /// in `outcomes`.
+    pub trace_rows_skipped: BTreeMap<String, u64>,
 }
 
 /// Summary statistics of one run (written as `summary.json`).

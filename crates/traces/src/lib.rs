@@ -127,6 +127,8 @@ pub struct Workload {
     pub checksum: String,
     /// SWF header lines (verbatim), empty for Batsim.
     pub header: Vec<String>,
+    /// Rows of the trace that became no job, by reason (importers of operators' formats).
+    pub skipped: import::Skipped,
 }
 
 /// Detects the format from the file name, else from the first non-blank byte.
@@ -222,7 +224,16 @@ fn on_cluster(
     if units == 0 || units > u32::MAX as u64 {
         return Err(TraceError::malformed(name, None, None, "the cluster has no CPU cores (or too many)"));
     }
-    Ok(Workload { format, jobs, units, size_source: SizeSource::NodeList, cluster, checksum, header: Vec::new() })
+    Ok(Workload {
+        format,
+        jobs,
+        units,
+        size_source: SizeSource::NodeList,
+        cluster,
+        checksum,
+        header: Vec::new(),
+        skipped: import::Skipped::default(),
+    })
 }
 
 /// A whole file (plain or gzip, detected by its bytes), its name as errors give it, and
@@ -308,7 +319,16 @@ fn load_input(
                 }
             };
             let cluster = machine(name, units, Cluster::processor_pool)?;
-            Ok(Workload { format, jobs, units, size_source, cluster, checksum: r.checksum(), header: h.lines })
+            Ok(Workload {
+                format,
+                jobs,
+                units,
+                size_source,
+                cluster,
+                checksum: r.checksum(),
+                header: h.lines,
+                skipped: import::Skipped::default(),
+            })
         }
         Format::Batsim => {
             let mut text = String::new();
@@ -328,6 +348,7 @@ fn load_input(
                 cluster,
                 checksum: input.checksum.hex(),
                 header: Vec::new(),
+                skipped: import::Skipped::default(),
             })
         }
     }
@@ -466,5 +487,7 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
 
 /// An imported workload replayed on `cluster`.
 pub fn imported_on(i: Imported, name: &str, cluster: Cluster) -> Result<Workload, TraceError> {
-    on_cluster(i.format, name, i.jobs, cluster, i.checksum)
+    let mut w = on_cluster(i.format, name, i.jobs, cluster, i.checksum)?;
+    w.skipped = i.skipped;
+    Ok(w)
 }
