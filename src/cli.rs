@@ -22,6 +22,13 @@ pub enum Command {
     /// Work on trace files.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Replay one trace under several policies and seeds in parallel; write each run's
+    /// folder, comparison.csv (mean and 95 % confidence interval per policy, change
+    /// against the first) and report.html.
+    Compare(CompareArgs),
+    /// Rebuild comparison.csv, the tables, the plots and report.html from run folders
+    /// (made by `sim run` or `sim compare`, on any machine).
+    Report(ReportArgs),
     /// Generate a synthetic workload from a model (see examples/models/), streaming:
     /// `.swf`/`.swf.gz` writes SWF, `.jsonl` the native format, `-` native to stdout.
     Gen(GenArgs),
@@ -116,7 +123,7 @@ pub enum JobsFormat {
 }
 
 /// Where the workload and the cluster come from (`sim run`, `sim trace convert`).
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Trace file (SWF, .swf.gz, or Batsim JSON). Without it, an embedded slice of the
     /// KTH-SP2 log is replayed.
@@ -249,12 +256,9 @@ pub struct ConvertArgs {
     pub seed: u64,
 }
 
-/// `sim run`.
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// The workload and the cluster.
-    #[command(flatten)]
-    pub input: InputArgs,
+/// How a replay runs, beyond its policy and seed (`sim run`, `sim compare`).
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
     /// Requeues of a job killed for running out of GPU memory before it ends
     /// oom_killed (Kubernetes Job backoffLimit 6; Volcano maxRetry 3).
     #[arg(long, default_value_t = 6)]
@@ -266,10 +270,6 @@ pub struct RunArgs {
     /// Seconds after its start at which a job that runs out of GPU memory is killed.
     #[arg(long, default_value = "120")]
     pub oom_after: String,
-    /// Policy spec, `name[key=value,...]` (see `sim policies`); default `easy`, or
-    /// `kube` for an openb pod list.
-    #[arg(long)]
-    pub policy: Option<String>,
     /// Placement for `--policy fcfs|easy|conservative` (or kube): a score and plugin
     /// weights, e.g. `bestfit,nodeaffinity=2,interpodaffinity=2,memory=aware`.
     #[arg(long)]
@@ -280,27 +280,83 @@ pub struct RunArgs {
     /// Topology rule with a placement: none or tree (a gang under one switch/rack/zone).
     #[arg(long)]
     pub topology: Option<String>,
-    /// Master random seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Output folder.
-    #[arg(long, default_value = "sim-out")]
-    pub out: PathBuf,
     /// Kill jobs at their requested time (Slurm's behaviour; off as in Batsim/AccaSim).
     #[arg(long)]
     pub walltime_kill: bool,
     /// Stop at this simulated time (seconds); jobs not done by then end `unfinished`.
     #[arg(long)]
     pub horizon: Option<String>,
+}
+
+/// `sim run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The workload and the cluster.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// How the replay runs.
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Policy spec, `name[key=value,...]` (see `sim policies`); default `easy`, or
+    /// `kube` for an openb pod list.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Master random seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output folder.
+    #[arg(long, default_value = "sim-out")]
+    pub out: PathBuf,
     /// Write the decision log (decisions.jsonl, JSON Lines).
     #[arg(long)]
     pub log: bool,
     /// Layout of the per-job table.
     #[arg(long, value_enum, default_value_t = JobsFormat::Default)]
     pub jobs_format: JobsFormat,
+    /// Also write the report: tables (CSV), plots (SVG, PNG) and report.html.
+    #[arg(long)]
+    pub report: bool,
     /// No progress bar and no table on stdout.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `sim compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The workload and the cluster.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// How the replays run.
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Policy specs, comma-separated (commas inside `[...]` belong to a spec), e.g.
+    /// `fcfs,easy,conservative[replan=rebuild]`; the first is the baseline.
+    #[arg(long)]
+    pub policies: String,
+    /// Seeds: an inclusive range `1..10` or a list `1,2,3`.
+    #[arg(long, default_value = "0")]
+    pub seeds: String,
+    /// Output folder: one folder per run, comparison.csv and report.html.
+    #[arg(long, default_value = "compare-out")]
+    pub out: PathBuf,
+    /// Worker threads (default: one per core). The output does not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// No progress bar and no table on stdout.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `sim report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run folders (each with summary.json and frame.csv), or folders holding them.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Output folder for comparison.csv, the tables, the plots and report.html.
+    #[arg(long, default_value = "report-out")]
+    pub out: PathBuf,
 }
 
 /// The text of `sim policies`.

@@ -5,10 +5,12 @@
 //! a policy that makes an invalid decision).
 
 mod cli;
+mod compare;
 mod fgd;
 mod generate;
 mod input;
 mod output;
+mod report;
 mod run;
 mod trace_cmd;
 
@@ -54,6 +56,8 @@ fn try_main() -> Result<(), Failure> {
         cli::Command::Trace(cli::TraceCommand::Stats(s)) => trace_cmd::stats(&s),
         cli::Command::Trace(cli::TraceCommand::Fit(f)) => trace_cmd::fit(&f),
         cli::Command::Gen(g) => generate::gen_workload(&g),
+        cli::Command::Compare(c) => compare::compare(&c),
+        cli::Command::Report(r) => report::report(&r),
         cli::Command::Policies => {
             print!("{}", cli::policies_text());
             Ok(())

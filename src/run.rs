@@ -23,16 +23,8 @@ impl LogSink for JsonLines<'_> {
     }
 }
 
+/// `sim run`: reads the workload, replays it, writes the run folder and prints the table.
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
-    let bad = Failure::BadInput;
-    let oom_after = sim_core::time::parse_secs_micros(&a.oom_after)
-        .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", a.oom_after)))?;
-    let horizon = match &a.horizon {
-        None => None,
-        Some(h) => Some(SimTime(
-            sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
-        )),
-    };
     let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let spinner = show.then(|| {
         let p = indicatif::ProgressBar::new_spinner();
@@ -40,18 +32,53 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p.enable_steady_tick(std::time::Duration::from_millis(120));
         p
     });
-    // Without a policy: kube for an openb pod list, else EASY.
-    let spec =
-        a.policy.clone().unwrap_or_else(|| if crate::input::is_openb(&a.input) { "kube" } else { "easy" }.into());
-    if let Some(p) = &a.placement {
-        policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
-    }
-    let mut policy = policies::compose(&spec, a.placement.as_deref(), a.gang.as_deref(), a.topology.as_deref(), a.seed)
-        .map_err(|e| bad(format!("--policy: {e}")))?;
+    // The policy is checked before the (possibly long) read.
+    policy_of(a)?;
     let (workload, trace_name) = crate::input::load(&a.input, a.seed, a.quiet)?;
     if let Some(p) = spinner {
         p.finish_and_clear();
     }
+    let summary = run_loaded(a, &workload, &trace_name, show)?;
+    if a.report {
+        crate::report::write_report(&a.out, &[crate::report::read_run(&a.out)?])?;
+    }
+    if !a.quiet {
+        println!("schedlab run → {}", a.out.display());
+        print!("{}", summary.table());
+    }
+    // The process ends next: leave the large tables to the OS instead of freeing them one
+    // allocation at a time (hundreds of thousands of jobs).
+    std::mem::forget(workload);
+    Ok(())
+}
+
+/// The policy `a` asks for: `--policy` (default EASY, or kube for an openb pod list)
+/// composed with `--placement`, `--gang` and `--topology`.
+fn policy_of(a: &RunArgs) -> Result<Box<dyn sim_core::policy::Policy>, Failure> {
+    let bad = Failure::BadInput;
+    let spec =
+        a.policy.clone().unwrap_or_else(|| if crate::input::is_openb(&a.input) { "kube" } else { "easy" }.into());
+    if let Some(p) = &a.sim.placement {
+        policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
+    }
+    policies::compose(&spec, a.sim.placement.as_deref(), a.sim.gang.as_deref(), a.sim.topology.as_deref(), a.seed)
+        .map_err(|e| bad(format!("--policy: {e}")))
+}
+
+/// Replays `workload` under `a`'s policy and seed and writes the run folder `a.out`
+/// (`jobs.csv`, `summary.json`, `frame.csv`, and `decisions.jsonl` with `--log`), each
+/// whole or not at all; returns the summary. `show`: a progress bar on standard error.
+pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, show: bool) -> Result<Summary, Failure> {
+    let bad = Failure::BadInput;
+    let oom_after = sim_core::time::parse_secs_micros(&a.sim.oom_after)
+        .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", a.sim.oom_after)))?;
+    let horizon = match &a.sim.horizon {
+        None => None,
+        Some(h) => Some(SimTime(
+            sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
+        )),
+    };
+    let mut policy = policy_of(a)?;
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new(workload.jobs.len() as u64);
         b.set_style(
@@ -64,13 +91,13 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", a.out.display())))?;
     // Unit identities are only reported by the Batsim layout (allocated_resources).
     let cfg = SimConfig {
-        walltime_kill: a.walltime_kill,
+        walltime_kill: a.sim.walltime_kill,
         horizon,
         node_events: Vec::new(),
         track_units: a.jobs_format == JobsFormat::Batsim,
-        oom_retries: a.oom_retries,
+        oom_retries: a.sim.oom_retries,
         oom_after: sim_core::SimDuration(oom_after),
-        cross_switch_slowdown_permille: a.cross_switch_slowdown.saturating_mul(10),
+        cross_switch_slowdown_permille: a.sim.cross_switch_slowdown.saturating_mul(10),
     };
     let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {
@@ -97,13 +124,14 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     }
     let mut summary = Summary::compute(
         RunMeta {
-            trace: trace_name,
+            trace: trace_name.to_string(),
             trace_sha256: workload.checksum.clone(),
             format: workload.format.name().into(),
             machine_units: workload.units,
+            machine_gpus: workload.cluster.total_gpus(),
             policy: policy.spec(),
             seed: a.seed,
-            walltime_kill: a.walltime_kill,
+            walltime_kill: a.sim.walltime_kill,
             trace_rows_skipped: workload.skipped.0.clone(),
         },
         &workload.jobs,
@@ -126,18 +154,15 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         Some(f) => Some(f.finish().map_err(|e| io_err("decisions.jsonl", e))?),
         None => None,
     };
+    let frame_csv = write_finished(&a.out.join("frame.csv"), |w| {
+        reports::frame::write_csv(w, &reports::frame::frame(&workload.jobs, &result.records))
+    })
+    .map_err(|e| io_err("frame.csv", e))?;
     jobs_csv.rename().map_err(|e| io_err("jobs.csv", e))?;
+    frame_csv.rename().map_err(|e| io_err("frame.csv", e))?;
     summary_json.rename().map_err(|e| io_err("summary.json", e))?;
     if let Some(f) = log {
         f.rename().map_err(|e| io_err("decisions.jsonl", e))?;
     }
-    if !a.quiet {
-        println!("schedlab run → {}", a.out.display());
-        print!("{}", summary.table());
-    }
-    // The process ends next: leave the large tables to the OS instead of freeing them one
-    // allocation at a time (hundreds of thousands of jobs).
-    std::mem::forget(result);
-    std::mem::forget(workload);
-    Ok(())
+    Ok(summary)
 }

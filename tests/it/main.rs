@@ -1,6 +1,7 @@
 //! End-to-end tests of the `sim` binary.
 
 mod bad_input;
+mod compare;
 mod examples;
 mod golden;
 mod gpu;

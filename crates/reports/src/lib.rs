@@ -10,8 +10,14 @@
 //!
 //! Later issues add per-group tables, time series, plots and the HTML report here.
 
+pub mod compare;
 pub mod fgd_curves;
+pub mod frame;
 pub mod jobs_csv;
+pub mod plots;
+pub mod report;
 pub mod summary;
+pub mod tables;
+pub mod timeseries;
 
 pub use summary::{RunMeta, Summary};

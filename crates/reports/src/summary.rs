@@ -19,6 +19,8 @@ pub struct RunMeta {
     pub format: String,
     /// Machine size in units.
     pub machine_units: u64,
+    /// GPUs in the cluster.
+    pub machine_gpus: u64,
     /// Canonical policy spec.
     pub policy: String,
     /// Master seed.

@@ -152,6 +152,11 @@ impl Cluster {
         self.pools.iter().map(|p| p.count).sum()
     }
 
+    /// GPUs over all nodes.
+    pub fn total_gpus(&self) -> u64 {
+        self.pools.iter().map(|p| p.count as u64 * p.spec.gpus.len() as u64).sum()
+    }
+
     /// Total schedulable units (cores over all nodes).
     pub fn total_units(&self) -> u64 {
         self.pools.iter().map(|p| p.count as u64 * p.spec.cores as u64).sum()

@@ -1,0 +1,3 @@
+//! Integration tests of the reports crate, one module per area.
+
+mod plots;

@@ -1,0 +1,98 @@
+//! Reading run folders and writing a report (`sim run --report`, `sim compare`,
+//! `sim report`).
+
+use crate::Failure;
+use crate::cli::ReportArgs;
+use crate::output::write_finished;
+use std::path::{Path, PathBuf};
+
+pub use reports::report::RunData;
+
+/// Reads a run folder: its `summary.json` and `frame.csv`.
+pub fn read_run(dir: &Path) -> Result<RunData, Failure> {
+    let bad = Failure::BadInput;
+    let sp = dir.join("summary.json");
+    let text = std::fs::read_to_string(&sp).map_err(|e| bad(format!("{}: cannot read: {e}", sp.display())))?;
+    let summary: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("{}: not a summary.json: {e}", sp.display())))?;
+    let fp = dir.join("frame.csv");
+    let f = std::fs::File::open(&fp).map_err(|e| bad(format!("{}: cannot read: {e}", fp.display())))?;
+    let rows = reports::frame::read_csv(std::io::BufReader::new(f), &fp.display().to_string())
+        .map_err(|e| bad(e.to_string()))?;
+    let name = dir.file_name().map_or_else(|| "run".to_string(), |n| n.to_string_lossy().into_owned());
+    Ok(RunData { name, summary, rows })
+}
+
+/// Writes the report of `runs` into `out`; each file whole or not at all.
+pub fn write_report(out: &Path, runs: &[RunData]) -> Result<(), Failure> {
+    let files = reports::report::build(runs).map_err(|e| Failure::Other(e.to_string()))?;
+    let mut finished = Vec::new();
+    for f in &files {
+        let dest = out.join(&f.path);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", parent.display())))?;
+        }
+        let done = write_finished(&dest, |w| w.write_all(&f.bytes))
+            .map_err(|e| Failure::Other(format!("{}: {e}", dest.display())))?;
+        finished.push((dest, done));
+    }
+    for (dest, f) in finished {
+        f.rename().map_err(|e| Failure::Other(format!("{}: {e}", dest.display())))?;
+    }
+    Ok(())
+}
+
+/// The comparison as a text table.
+pub fn comparison_table(runs: &[RunData]) -> String {
+    reports::report::comparison_text(runs)
+}
+
+/// The list of run folders `sim compare` leaves in its output, in its order (the first
+/// policy is the comparison's baseline).
+pub const RUNS_LIST: &str = "runs.txt";
+
+/// The run folders `dirs` name: each folder holding a `summary.json`, or the folders
+/// directly inside it that do: in the order of its `runs.txt` when it has one, else
+/// sorted by name.
+fn run_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let mut out = Vec::new();
+    for d in dirs {
+        if d.join("summary.json").is_file() {
+            out.push(d.clone());
+            continue;
+        }
+        if let Ok(list) = std::fs::read_to_string(d.join(RUNS_LIST)) {
+            out.extend(list.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| d.join(l)));
+            continue;
+        }
+        let entries =
+            std::fs::read_dir(d).map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", d.display())))?;
+        let mut inner: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("summary.json").is_file()).collect();
+        if inner.is_empty() {
+            return Err(Failure::BadInput(format!(
+                "{}: no run folder here (expected summary.json and frame.csv, or folders holding them)",
+                d.display()
+            )));
+        }
+        inner.sort();
+        out.extend(inner);
+    }
+    Ok(out)
+}
+
+/// `sim report`.
+pub fn report(a: &ReportArgs) -> Result<(), Failure> {
+    let runs: Vec<RunData> = run_folders(&a.dirs)?.iter().map(|d| read_run(d)).collect::<Result<_, _>>()?;
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(r) = runs.iter().find(|r| !names.insert(r.name.clone())) {
+        return Err(Failure::BadInput(format!("two run folders are named '{}': rename one", r.name)));
+    }
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", a.out.display())))?;
+    write_report(&a.out, &runs)?;
+    println!("schedlab report → {}", a.out.display());
+    print!("{}", comparison_table(&runs));
+    Ok(())
+}

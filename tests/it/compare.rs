@@ -1,0 +1,117 @@
+//! `sim compare`, `sim report` and `sim run --report` end to end.
+
+use crate::{data, sim};
+use std::path::Path;
+
+fn ok(out: &std::process::Output) {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn compare_into(dir: &Path, threads: &str) {
+    ok(&sim(&[
+        "compare",
+        "--quiet",
+        "--trace",
+        &data("HPC2N-2002-2.2-cln.first2000.swf.gz"),
+        "--policies",
+        "fcfs,easy,conservative[replan=rebuild]",
+        "--seeds",
+        "1..2",
+        "--threads",
+        threads,
+        "--out",
+        dir.to_str().unwrap(),
+    ]));
+}
+
+/// Every file under `dir`, by relative path.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn compare_writes_runs_a_comparison_and_a_report_whatever_the_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    compare_into(&a, "1");
+    compare_into(&b, "2");
+    let (fa, fb) = (files(&a), files(&b));
+    assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
+    for (k, v) in &fa {
+        assert!(v == &fb[k], "{k} differs between 1 and 2 threads");
+    }
+    for run in ["fcfs__seed1", "easy__seed2", "conservative_replan_rebuild__seed1"] {
+        for f in ["jobs.csv", "summary.json", "frame.csv"] {
+            assert!(fa.contains_key(&format!("{run}/{f}")), "{run}/{f} missing");
+        }
+    }
+    for f in ["comparison.csv", "report.html", "plots/wait_cdf.svg", "plots/utilization.png", "plots/queue_length.svg"]
+    {
+        assert!(fa.contains_key(f), "{f} missing: {:?}", fa.keys().collect::<Vec<_>>());
+    }
+    let html = String::from_utf8(fa["report.html"].clone()).unwrap();
+    assert_eq!(html.matches("<figure>").count(), html.matches("<svg").count());
+    assert!(html.matches("<svg").count() >= 4, "every plot embedded");
+    assert!(!html.contains("<script") && !html.contains("src=\"http"), "self-contained");
+    // The comparison's means are the runs' summary.json figures.
+    let csv = String::from_utf8(fa["comparison.csv"].clone()).unwrap();
+    for (policy, folder) in [("fcfs", "fcfs"), ("easy", "easy")] {
+        let v = |seed: u32| -> serde_json::Value {
+            serde_json::from_slice(&fa[&format!("{folder}__seed{seed}/summary.json")]).unwrap()
+        };
+        let (s1, s2) = (v(1), v(2));
+        let spec = s1["policy"].as_str().unwrap().to_string();
+        assert!(spec.starts_with(policy));
+        let mean = (s1["wait_mean"].as_f64().unwrap() + s2["wait_mean"].as_f64().unwrap()) / 2.0;
+        let line = csv
+            .lines()
+            .find(|l| {
+                l.contains(",wait_mean,") && l.starts_with(&format!("\"{spec}\""))
+                    || l.starts_with(&format!("{spec},wait_mean"))
+            })
+            .unwrap_or_else(|| panic!("{spec} wait_mean missing in {csv}"));
+        assert!(line.contains(&format!("{mean:.6}")), "{line} vs {mean}");
+    }
+}
+
+#[test]
+fn report_rebuilds_the_same_report_from_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    compare_into(&a, "2");
+    let r = tmp.path().join("r");
+    ok(&sim(&["report", a.to_str().unwrap(), "--out", r.to_str().unwrap()]));
+    let (fa, fr) = (files(&a), files(&r));
+    for f in ["comparison.csv", "report.html", "plots/wait_cdf.svg", "plots/bsld_by_size.png"] {
+        assert!(fa[f] == fr[f], "{f} differs when rebuilt");
+    }
+    // Not a run folder: a usage error.
+    let out = sim(&["report", tmp.path().join("nothing").to_str().unwrap(), "--out", r.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn run_with_report_writes_tables_plots_and_html() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    ok(&sim(&["run", "--quiet", "--report", "--out", out.to_str().unwrap()]));
+    let f = files(&out);
+    for name in ["frame.csv", "report.html", "comparison.csv", "plots/utilization.svg"] {
+        assert!(f.contains_key(name), "{name} missing");
+    }
+    assert!(f.keys().any(|k| k.starts_with("tables/") && k.ends_with(".groups.csv")));
+    // The embedded default trace has 3,000 jobs: no Gantt chart (drawn under 2,000).
+    assert!(!f.keys().any(|k| k.contains("gantt")));
+}
