@@ -115,3 +115,38 @@ fn run_with_report_writes_tables_plots_and_html() {
     // The embedded default trace has 3,000 jobs: no Gantt chart (drawn under 2,000).
     assert!(!f.keys().any(|k| k.contains("gantt")));
 }
+
+/// Headless Chromium renders report.html with every plot (when Chromium is installed:
+/// `apt-get install chromium`; without it the check is skipped with a note).
+#[test]
+fn report_renders_in_headless_chromium() {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| {
+        std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())
+    }) else {
+        eprintln!("note: no Chromium on PATH: the rendering check is skipped");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    compare_into(&a, "2");
+    let html = a.join("report.html");
+    let shot = tmp.path().join("shot.png");
+    let out = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,4000"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(shot.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let figures = std::fs::read_to_string(&html).unwrap().matches("<figure>").count();
+    assert!(figures >= 4);
+    // Every figure's SVG survived parsing, with its drawn lines.
+    assert_eq!(dom.matches("<svg").count(), figures, "{}", &dom[..dom.len().min(500)]);
+    assert!(dom.matches("<polyline").count() >= 3);
+}

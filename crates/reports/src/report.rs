@@ -294,7 +294,7 @@ fn html(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>schedlab report</title>\n<style>\
 body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}\
-td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#eee}}td:first-child,th:first-child{{text-align:left}}\
+td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#eee}}td:nth-child(-n+2),th:nth-child(-n+2){{text-align:left}}\
 .better{{color:#070}}.worse{{color:#a00}}figure{{margin:1em 0}}figure svg{{max-width:100%;height:auto}}</style></head><body>\n\
 <h1>schedlab report</h1>\n<p>Trace <code>{}</code>; {} run(s).</p>\n",
         esc(trace),
