@@ -120,9 +120,10 @@ fn run_with_report_writes_tables_plots_and_html() {
 /// `apt-get install chromium`; without it the check is skipped with a note).
 #[test]
 fn report_renders_in_headless_chromium() {
-    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| {
-        std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())
-    }) else {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
         eprintln!("note: no Chromium on PATH: the rendering check is skipped");
         return;
     };
