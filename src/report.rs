@@ -20,7 +20,14 @@ pub fn read_run(dir: &Path) -> Result<RunData, Failure> {
     let rows = reports::frame::read_csv(std::io::BufReader::new(f), &fp.display().to_string())
         .map_err(|e| bad(e.to_string()))?;
     let name = dir.file_name().map_or_else(|| "run".to_string(), |n| n.to_string_lossy().into_owned());
-    Ok(RunData { name, summary, rows })
+    let gp = dir.join("fragmentation.csv");
+    let fragmentation = match std::fs::File::open(&gp) {
+        Ok(f) => {
+            reports::fragmentation::read_csv(std::io::BufReader::new(f), &gp.display().to_string()).map_err(bad)?
+        }
+        Err(_) => Vec::new(),
+    };
+    Ok(RunData { name, summary, rows, fragmentation })
 }
 
 /// Writes the report of `runs` into `out`; each file whole or not at all.

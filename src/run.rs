@@ -98,6 +98,12 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         oom_retries: a.sim.oom_retries,
         oom_after: sim_core::SimDuration(oom_after),
         cross_switch_slowdown_permille: a.sim.cross_switch_slowdown.saturating_mul(10),
+        // GPU fragmentation about 500 times over the submission span (GPU clusters only).
+        gpu_sample_every: (workload.cluster.total_gpus() > 0).then(|| {
+            let first = workload.jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
+            let last = workload.jobs.iter().map(|j| j.submit.0).max().unwrap_or(0);
+            sim_core::SimDuration(((last - first) / reports::fragmentation::SAMPLES).max(1_000_000))
+        }),
     };
     let io_err = |what: &str, e: std::io::Error| Failure::Other(format!("{}: {e}", a.out.join(what).display()));
     let mut log_file = if a.log {
@@ -158,8 +164,21 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         reports::frame::write_csv(w, &reports::frame::frame(&workload.jobs, &result.records))
     })
     .map_err(|e| io_err("frame.csv", e))?;
+    let frag_csv = if result.gpu_samples.is_empty() {
+        None
+    } else {
+        Some(
+            write_finished(&a.out.join("fragmentation.csv"), |w| {
+                reports::fragmentation::write_csv(w, &result.gpu_samples)
+            })
+            .map_err(|e| io_err("fragmentation.csv", e))?,
+        )
+    };
     jobs_csv.rename().map_err(|e| io_err("jobs.csv", e))?;
     frame_csv.rename().map_err(|e| io_err("frame.csv", e))?;
+    if let Some(f) = frag_csv {
+        f.rename().map_err(|e| io_err("fragmentation.csv", e))?;
+    }
     summary_json.rename().map_err(|e| io_err("summary.json", e))?;
     if let Some(f) = log {
         f.rename().map_err(|e| io_err("decisions.jsonl", e))?;

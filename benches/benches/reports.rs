@@ -49,6 +49,7 @@ fn bench(c: &mut Criterion) {
             "wait_mean": 1.0, "utilization": 0.5
         }),
         rows: frame(1_000_000),
+        fragmentation: Vec::new(),
     }];
     let mut g = c.benchmark_group("reports_1m_jobs");
     g.sample_size(10).measurement_time(Duration::from_secs(30)).warm_up_time(Duration::from_secs(1));

@@ -151,3 +151,70 @@ fn report_renders_in_headless_chromium() {
     assert_eq!(dom.matches("<svg").count(), figures, "{}", &dom[..dom.len().min(500)]);
     assert!(dom.matches("<polyline").count() >= 3);
 }
+
+/// With the `parquet` feature, `sim compare` writes each run's frame as Parquet: as many
+/// rows as the run's `jobs.csv`, the same ids in the same order; and the analysis over
+/// every run counts every job once.
+#[cfg(feature = "parquet")]
+#[test]
+fn compare_writes_parquet_tables_with_every_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    compare_into(&a, "2");
+    let f = files(&a);
+    let mut total = 0;
+    for run in ["fcfs__seed1", "easy__seed2", "conservative_replan_rebuild__seed1"] {
+        let jobs_csv = String::from_utf8(f[&format!("{run}/jobs.csv")].clone()).unwrap();
+        let data_rows = jobs_csv.lines().skip(1).filter(|l| !l.is_empty()).count();
+        let df = reports::parquet::read_bytes(&f[&format!("tables/{run}.frame.parquet")]).unwrap();
+        assert_eq!(df.height(), data_rows, "{run}: frame.parquet rows vs jobs.csv rows");
+        let rows = reports::parquet::frame_rows(&df).unwrap();
+        let csv_rows = reports::frame::read_csv(&f[&format!("{run}/frame.csv")][..], "frame.csv").unwrap();
+        assert_eq!(rows, csv_rows, "{run}: the Parquet frame is the CSV frame");
+        for t in ["groups", "timeseries"] {
+            assert!(f.contains_key(&format!("tables/{run}.{t}.parquet")), "{run}.{t}.parquet missing");
+        }
+        total += data_rows;
+    }
+    assert!(f.contains_key("comparison.parquet"));
+    let by_size = reports::parquet::read_bytes(&f["runs_by_size_class.parquet"]).unwrap();
+    let jobs: u64 = by_size.column("jobs").unwrap().u64().unwrap().iter().map(Option::unwrap).sum();
+    // Six runs (three policies, two seeds) of the same trace.
+    assert_eq!(jobs, 2 * total as u64);
+    let csv = String::from_utf8(f["runs_by_size_class.csv"].clone()).unwrap();
+    assert_eq!(csv.lines().count(), by_size.height() + 1);
+}
+
+/// A GPU replay samples fragmentation over time; the report plots it.
+#[test]
+fn gpu_runs_record_fragmentation_over_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    ok(&sim(&[
+        "run",
+        "--quiet",
+        "--report",
+        "--trace",
+        &data("openb/openb_pod_list_default.first400.csv"),
+        "--nodes",
+        &data("openb/openb_node_list_gpu_node.every20th.csv"),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let text = std::fs::read_to_string(out.join("fragmentation.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("t,free_gpus,stranded_gpus,fragmentation"));
+    let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|f| f.parse().unwrap()).collect()).collect();
+    assert!(rows.len() > 100, "{} samples", rows.len());
+    // 314 GPUs: free and stranded within bounds, time ascending, some stranded capacity
+    // once shared pods run.
+    assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]));
+    assert!(rows.iter().all(|r| r[1] <= 314.0 && r[2] <= r[1] && (0.0..=1.0).contains(&r[3])));
+    assert!(rows.iter().any(|r| r[2] > 0.0));
+    assert!(out.join("plots/gpu_fragmentation.svg").exists());
+    assert!(std::fs::read_to_string(out.join("report.html")).unwrap().contains("GPU fragmentation over time"));
+    // A CPU-only run has no GPUs to sample.
+    let cpu = tmp.path().join("cpu");
+    ok(&sim(&["run", "--quiet", "--out", cpu.to_str().unwrap()]));
+    assert!(!cpu.join("fragmentation.csv").exists());
+}

@@ -8,12 +8,18 @@
 //! * [`fgd_curves`] — the FGD paper's allocation and fragmentation curves against
 //!   arrived workload.
 //!
-//! Later issues add per-group tables, time series, plots and the HTML report here.
+//! * [`report`] — the report of one or more runs (tables, plots, `report.html`), built
+//!   in memory.
+//! * `parquet` (feature `parquet`, off by default: it pulls in polars) — Parquet copies of
+//!   every table and a lazy-polars analysis over many runs.
 
 pub mod compare;
 pub mod fgd_curves;
+pub mod fragmentation;
 pub mod frame;
 pub mod jobs_csv;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod plots;
 pub mod report;
 pub mod summary;

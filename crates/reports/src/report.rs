@@ -20,6 +20,9 @@ pub struct RunData {
     pub summary: Value,
     /// Its jobs.
     pub rows: Vec<JobRow>,
+    /// Its GPU fragmentation over time (time s, fragmentation), from
+    /// `fragmentation.csv`; empty without GPUs.
+    pub fragmentation: Vec<(f64, f64)>,
 }
 
 impl RunData {
@@ -59,6 +62,10 @@ pub enum ReportError {
     /// Writing a table to memory failed.
     #[error("table {0}: {1}")]
     Table(String, std::io::Error),
+    /// Building or writing a Parquet table failed.
+    #[cfg(feature = "parquet")]
+    #[error("parquet: {0}")]
+    Parquet(polars::error::PolarsError),
 }
 
 /// Gantt charts are drawn for runs of fewer jobs than this.
@@ -102,7 +109,9 @@ fn representatives(runs: &[RunData]) -> Vec<&RunData> {
     out
 }
 
-/// Builds every file of the report of `runs` (in the order given).
+/// Builds every file of the report of `runs` (in the order given). With the `parquet`
+/// feature, also every table as Parquet and the by-size-class analysis over all runs
+/// (`parquet::report_files`).
 pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
     let mut files = Vec::new();
     let summaries: Vec<RunSummary> =
@@ -128,6 +137,14 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
         groups.push(g);
         series.push(s);
     }
+    // Every table again as Parquet, and the lazy-polars analysis over all runs.
+    #[cfg(feature = "parquet")]
+    files.extend(
+        crate::parquet::report_files(runs, &compared, &groups, &series)
+            .map_err(ReportError::Parquet)?
+            .into_iter()
+            .map(|(path, bytes)| ReportFile { path, bytes }),
+    );
     let reps = representatives(runs);
     let rep_index = |r: &RunData| runs.iter().position(|x| x.name == r.name).unwrap_or(0);
     let mut svgs: Vec<(String, String)> = Vec::new();
@@ -164,6 +181,21 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
             plots::lines(
                 &Chart { title: "GPUs allocated", x_label: "time (s)", y_label: "fraction", log_x: false },
                 &gpu,
+                true,
+                f,
+            )
+        })?;
+    }
+    let frag: Vec<Series> = reps
+        .iter()
+        .filter(|r| !r.fragmentation.is_empty())
+        .map(|r| Series { name: r.policy(), points: r.fragmentation.clone() })
+        .collect();
+    if !frag.is_empty() {
+        plot("gpu_fragmentation", "GPU fragmentation over time (free capacity stranded on partly used GPUs)", &|f| {
+            plots::lines(
+                &Chart { title: "GPU fragmentation", x_label: "time (s)", y_label: "stranded / free", log_x: false },
+                &frag,
                 true,
                 f,
             )

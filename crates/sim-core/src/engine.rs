@@ -40,6 +40,24 @@ pub struct SimConfig {
     /// than one task) runs when its tasks sit under more than one leaf switch: its
     /// gradient exchange crosses the spine. 0 by default; e.g. 250 = 25 % longer.
     pub cross_switch_slowdown_permille: u32,
+    /// Sample the GPUs' state at every multiple of this interval, from time 0 to the last
+    /// event ([`RunResult::gpu_samples`]; the state at a time is the one after the events
+    /// at that time); `None` (the default) samples nothing. Only runs of policies that bind
+    /// nodes have GPU state to sample.
+    pub gpu_sample_every: Option<SimDuration>,
+}
+
+/// The cluster's GPUs at one moment: what is free, and how much of it is stranded on
+/// partly used GPUs, where no whole-GPU task fits (the fragmentation Alibaba's FGD paper
+/// measures for its typical one-GPU pod).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSample {
+    /// When.
+    pub t: SimTime,
+    /// Free milli-GPU over all GPUs.
+    pub free_milli: u64,
+    /// Of it, free milli-GPU on GPUs partly in use.
+    pub stranded_milli: u64,
 }
 
 impl Default for SimConfig {
@@ -52,6 +70,7 @@ impl Default for SimConfig {
             oom_retries: 6,
             oom_after: SimDuration::from_secs(120),
             cross_switch_slowdown_permille: 0,
+            gpu_sample_every: None,
         }
     }
 }
@@ -112,6 +131,8 @@ pub struct RunResult {
     /// Set when the run ended with partial gangs holding resources and nothing left to
     /// happen: hold-and-wait with no way out.
     pub deadlock: Option<Deadlock>,
+    /// The GPUs' state over time (see [`SimConfig::gpu_sample_every`]).
+    pub gpu_samples: Vec<GpuSample>,
 }
 
 /// A hold-and-wait deadlock of partial gangs, found at the end of a run.
@@ -285,6 +306,9 @@ struct Engine<'a> {
     allocated: u64,
     node_state: Vec<NodeState>,
     ledger: Ledger,
+    /// GPU samples taken, and when the next is due.
+    gpu_samples: Vec<GpuSample>,
+    next_gpu_sample: SimTime,
     holds: Vec<Vec<TaskBinding>>,
     /// Per job, for policies that bind nodes (empty otherwise).
     bound: Vec<BoundState>,
@@ -368,6 +392,8 @@ impl<'a> Engine<'a> {
             allocated: 0,
             node_state: vec![NodeState::Up; node_count as usize],
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
+            gpu_samples: Vec::new(),
+            next_gpu_sample: SimTime::ZERO,
             holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },
             nodes_not_up: 0,
             start_seq: 0,
@@ -397,6 +423,7 @@ impl<'a> Engine<'a> {
             if self.cfg.horizon.is_some_and(|h| t > h) {
                 break;
             }
+            self.sample_gpus_before(t);
             self.now = t;
             match self.mode {
                 PassMode::PerTime => {
@@ -421,6 +448,36 @@ impl<'a> Engine<'a> {
             }
         }
         self.finish()
+    }
+
+    /// Samples the GPUs at every sample time before `t`, the time of the next events: the
+    /// state then is the current one (events change it only at their times).
+    fn sample_gpus_before(&mut self, t: SimTime) {
+        let Some(every) = self.cfg.gpu_sample_every else { return };
+        if every.0 == 0 || self.ledger.nodes().is_empty() {
+            return;
+        }
+        if self.event_count == 0 {
+            // Sampling starts at the first grid time at or after the first event.
+            self.next_gpu_sample = SimTime(t.0.div_ceil(every.0).saturating_mul(every.0));
+            return;
+        }
+        if self.next_gpu_sample >= t {
+            return;
+        }
+        let (mut free, mut stranded) = (0u64, 0u64);
+        for n in self.ledger.nodes() {
+            for g in n.gpus.iter() {
+                free += g.milli_left as u64;
+                if g.milli_left > 0 && g.milli_left < crate::ledger::MILLI {
+                    stranded += g.milli_left as u64;
+                }
+            }
+        }
+        while self.next_gpu_sample < t {
+            self.gpu_samples.push(GpuSample { t: self.next_gpu_sample, free_milli: free, stranded_milli: stranded });
+            self.next_gpu_sample = SimTime(self.next_gpu_sample.0.saturating_add(every.0));
+        }
     }
 
     fn apply_event(&mut self, ev: Ev) -> Result<(), EngineError> {
@@ -1088,7 +1145,14 @@ impl<'a> Engine<'a> {
                     .map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>())
                     .sum(),
             });
-        Ok(RunResult { records, passes: self.passes, events: self.event_count, max_queue: self.max_queue, deadlock })
+        Ok(RunResult {
+            records,
+            passes: self.passes,
+            events: self.event_count,
+            max_queue: self.max_queue,
+            deadlock,
+            gpu_samples: std::mem::take(&mut self.gpu_samples),
+        })
     }
 }
 
