@@ -15,7 +15,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Replay a trace under a policy and write jobs.csv and summary.json.
+    /// Replay a trace under a policy and write jobs.csv, summary.json and frame.csv
+    /// (fragmentation.csv on GPU clusters; the report with --report).
     Run(RunArgs),
     /// List every policy with its options.
     Policies,
@@ -125,8 +126,9 @@ pub enum JobsFormat {
 /// Where the workload and the cluster come from (`sim run`, `sim trace convert`).
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Trace file (SWF, .swf.gz, or Batsim JSON). Without it, an embedded slice of the
-    /// KTH-SP2 log is replayed.
+    /// Trace file, plain or .gz: SWF, Batsim JSON, openb pod list, native JSON Lines, or
+    /// a sacct, Philly, Helios, Sia or PAI trace (see --format). Without it, an embedded
+    /// slice of the KTH-SP2 log is replayed.
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// Trace format; detected from the name or content when absent.
