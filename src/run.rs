@@ -161,7 +161,8 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         None => None,
     };
     let frame_csv = write_finished(&a.out.join("frame.csv"), |w| {
-        reports::frame::write_csv(w, &reports::frame::frame(&workload.jobs, &result.records))
+        let rows = workload.jobs.iter().zip(&result.records).map(|(j, r)| reports::frame::JobRow::of(j, r));
+        reports::frame::write_rows(w, rows)
     })
     .map_err(|e| io_err("frame.csv", e))?;
     let frag_csv = if result.gpu_samples.is_empty() {

@@ -142,6 +142,12 @@ const HEADER: [&str; 18] = [
 /// Writes `rows` as `frame.csv` (times in seconds, exact; empty = unknown; the last
 /// column, `wait`, is derived, for readers of the file).
 pub fn write_csv(out: &mut dyn Write, rows: &[JobRow]) -> std::io::Result<()> {
+    write_rows(out, rows.iter().cloned())
+}
+
+/// As [`write_csv`], one row at a time: `sim run` streams a run's rows
+/// (`jobs.iter().zip(records).map(JobRow::of)`) without holding them all.
+pub fn write_rows(out: &mut dyn Write, rows: impl Iterator<Item = JobRow>) -> std::io::Result<()> {
     let mut w = csv::WriterBuilder::new().from_writer(out);
     w.write_record(HEADER)?;
     let t = |v: Option<u64>| v.map(secs_string).unwrap_or_default();
