@@ -180,9 +180,9 @@ pub enum ConvertTo {
     Swf,
 }
 
-/// `sim trace stats`.
+/// A trace file read without a cluster (`sim trace stats`, `sim trace fit`).
 #[derive(Args, Debug)]
-pub struct StatsArgs {
+pub struct TraceFileArgs {
     /// The trace (any format `sim run` reads).
     pub file: PathBuf,
     /// Its format; detected from the name or content when absent.
@@ -194,6 +194,14 @@ pub struct StatsArgs {
     /// Run time of an application of a Sia/Pollux workload, `APP=SECONDS`.
     #[arg(long, value_delimiter = ',')]
     pub app_runtime: Vec<String>,
+}
+
+/// `sim trace stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// The trace.
+    #[command(flatten)]
+    pub trace: TraceFileArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -203,16 +211,8 @@ pub struct StatsArgs {
 #[derive(Args, Debug)]
 pub struct FitArgs {
     /// The trace to fit.
-    pub file: PathBuf,
-    /// Its format; detected from the name or content when absent.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
-    /// The Alibaba PAI job table that goes with a PAI task table.
-    #[arg(long)]
-    pub pai_jobs: Option<PathBuf>,
-    /// Run time of an application of a Sia/Pollux workload, `APP=SECONDS`.
-    #[arg(long, value_delimiter = ',')]
-    pub app_runtime: Vec<String>,
+    #[command(flatten)]
+    pub trace: TraceFileArgs,
     /// The model file to write (TOML).
     #[arg(long)]
     pub out: PathBuf,

@@ -54,8 +54,9 @@ fn import(
 
 /// `sim trace stats`.
 pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
-    let name = a.file.display().to_string();
-    let imported = import(&a.file, a.format, &a.pai_jobs, &a.app_runtime)?;
+    let t = &a.trace;
+    let name = t.file.display().to_string();
+    let imported = import(&t.file, t.format, &t.pai_jobs, &t.app_runtime)?;
     let s = traces::stats::compute(&imported.jobs);
     if a.json {
         let v = serde_json::json!({
@@ -108,8 +109,9 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
 
 /// `sim trace fit`.
 pub fn fit(a: &FitArgs) -> Result<(), Failure> {
-    let name = a.file.display().to_string();
-    let imported = import(&a.file, a.format, &a.pai_jobs, &a.app_runtime)?;
+    let t = &a.trace;
+    let name = t.file.display().to_string();
+    let imported = import(&t.file, t.format, &t.pai_jobs, &t.app_runtime)?;
     if imported.jobs.is_empty() {
         return Err(Failure::BadInput(format!("{name}: no jobs to fit")));
     }

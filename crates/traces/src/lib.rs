@@ -449,38 +449,26 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                 units: None,
             })
         }
-        Format::Sacct => {
+        Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
             let i = open()?;
             let sum = i.checksum.clone();
-            from(&mut sacct::SacctReader::new(i, &name)?, &sum)
-        }
-        Format::Philly => {
-            let i = open()?;
-            let sum = i.checksum.clone();
-            from(&mut philly::PhillyReader::new(i, &name)?, &sum)
-        }
-        Format::Helios => {
-            let i = open()?;
-            let sum = i.checksum.clone();
-            from(&mut helios::HeliosReader::new(i, &name)?, &sum)
-        }
-        Format::Sia => {
-            let i = open()?;
-            let sum = i.checksum.clone();
-            from(&mut sia::SiaReader::new(i, &name, &opts.app_runtimes)?, &sum)
-        }
-        Format::Pai => {
-            let i = open()?;
-            let sum = i.checksum.clone();
-            let jobs = match &opts.pai_jobs {
-                Some(p) => {
-                    let jname = p.display().to_string();
-                    Some((input::open(p, &jname)?, jname))
+            let mut reader: Box<dyn import::JobReader> = match format {
+                Format::Sacct => Box::new(sacct::SacctReader::new(i, &name)?),
+                Format::Philly => Box::new(philly::PhillyReader::new(i, &name)?),
+                Format::Helios => Box::new(helios::HeliosReader::new(i, &name)?),
+                Format::Sia => Box::new(sia::SiaReader::new(i, &name, &opts.app_runtimes)?),
+                _ => {
+                    let jobs = match &opts.pai_jobs {
+                        Some(p) => {
+                            let jname = p.display().to_string();
+                            Some((jname.clone(), input::open(p, &jname)?))
+                        }
+                        None => None,
+                    };
+                    Box::new(pai::PaiReader::new(i, &name, jobs)?)
                 }
-                None => None,
             };
-            let jobs = jobs.as_ref().map(|(_, n)| n.clone()).zip(jobs.map(|(i, _)| i));
-            from(&mut pai::PaiReader::new(i, &name, jobs)?, &sum)
+            from(reader.as_mut(), &sum)
         }
     }
 }
