@@ -37,6 +37,67 @@ pub enum Command {
     /// in a seeded shuffled order with no departures, each is placed or fails; writes
     /// allocation.csv, fragmentation.csv and fragmentation_ratio.csv.
     Fgd(FgdArgs),
+    /// Measure GPUs and workloads (NVML) or read monitoring logs, and write hardware and
+    /// job profiles.
+    #[command(subcommand)]
+    Calibrate(CalibrateCommand),
+}
+
+/// `sim calibrate`.
+#[derive(Subcommand, Debug)]
+pub enum CalibrateCommand {
+    /// Enumerate this machine's GPUs through NVML and write a hardware profile (one entry
+    /// per model: memory, power limit, idle power, clocks, NVLink, MIG, PCIe).
+    Probe(ProbeArgs),
+    /// Run a command and sample its GPU memory, utilization and power through NVML;
+    /// write a job profile.
+    Sample(SampleArgs),
+    /// Read an nvidia-smi --query-gpu CSV log or dcgm-exporter scrapes and write a
+    /// hardware profile (power fitted against utilization) and a job profile.
+    Import(ImportArgs),
+}
+
+/// `sim calibrate probe`.
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    /// The hardware profile to write (TOML).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Read the devices from a recorded probe (TOML, or JSON by name) instead of NVML.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+}
+
+/// `sim calibrate sample`.
+#[derive(Args, Debug)]
+pub struct SampleArgs {
+    /// Milliseconds between samples.
+    #[arg(long, default_value_t = 500)]
+    pub interval_ms: u64,
+    /// The job profile to write (TOML).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Read the samples from a recording (TOML, or JSON by name) instead of NVML; without
+    /// a command, the whole recording becomes the profile.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// The workload: everything after `--`.
+    #[arg(last = true, required_unless_present = "replay")]
+    pub command: Vec<String>,
+}
+
+/// `sim calibrate import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The log: nvidia-smi --query-gpu=... --format=csv[,nounits] output, or
+    /// dcgm-exporter scrapes (detected by content).
+    pub file: PathBuf,
+    /// The hardware profile to write (TOML).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also write the log as one job profile (TOML).
+    #[arg(long)]
+    pub job_out: Option<PathBuf>,
 }
 
 /// `sim fgd`.
@@ -272,6 +333,11 @@ pub struct SimArgs {
     /// Seconds after its start at which a job that runs out of GPU memory is killed.
     #[arg(long, default_value = "120")]
     pub oom_after: String,
+    /// How busy (percent, 0–100) a running job keeps its GPUs when the trace does not
+    /// say: the energy model's utilization (board power linear from idle to max unless the
+    /// hardware profile gives points).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(0..=100))]
+    pub gpu_util: u16,
     /// Placement for `--policy fcfs|easy|conservative` (or kube): a score and plugin
     /// weights, e.g. `bestfit,nodeaffinity=2,interpodaffinity=2,memory=aware`.
     #[arg(long)]

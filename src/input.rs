@@ -66,7 +66,15 @@ pub fn is_openb(i: &InputArgs) -> bool {
     detected(i) == Some(Format::Openb)
 }
 
-/// Reads the workload (and `--cluster`), with synthetic GPU memory when asked; returns it
+/// Reads a cluster config. A cluster config's `gpus.profile` references are resolved by [`hw_calibrate::resolve_gpu`]:
+/// a profile file relative to the config's folder, or a shipped profile by model name.
+pub fn load_cluster(path: &std::path::Path) -> Result<sim_core::Cluster, Failure> {
+    let dir = path.parent().unwrap_or(std::path::Path::new("")).to_path_buf();
+    let resolve = |r: &str| hw_calibrate::resolve_gpu(r, &dir).map_err(|e| e.to_string());
+    Ok(traces::cluster_toml::load_with(path, &resolve).map_err(|e| Failure::BadInput(e.to_string()))?.cluster)
+}
+
+/// Loads the workload and cluster the input arguments name (or the embedded default),
 /// and the trace's name.
 pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String), Failure> {
     let bad = Failure::BadInput;
@@ -79,7 +87,7 @@ pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String),
         SharingArg::Isolated => sim_core::GpuSharing::Isolated,
     };
     let cluster = match &i.cluster {
-        Some(p) => Some(traces::cluster_toml::load(p).map_err(|e| bad(e.to_string()))?.cluster),
+        Some(p) => Some(load_cluster(p)?),
         None => None,
     };
     let kind = detected(i);
@@ -123,6 +131,8 @@ pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String),
         workload.units = c.total_units();
         workload.cluster = c;
     }
+    // GPUs named but not given a profile take the shipped one's power (energy model).
+    hw_calibrate::attach_power(&mut workload.cluster);
     if i.gpu_memory == GpuMemoryArg::Synthetic {
         traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, seed);
     }

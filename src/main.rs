@@ -4,6 +4,7 @@
 //! policy or option, a bad flag); 1 any other failure (an output that cannot be written,
 //! a policy that makes an invalid decision).
 
+mod calibrate;
 mod cli;
 mod compare;
 mod fgd;
@@ -56,6 +57,9 @@ fn try_main() -> Result<(), Failure> {
         cli::Command::Trace(cli::TraceCommand::Stats(s)) => trace_cmd::stats(&s),
         cli::Command::Trace(cli::TraceCommand::Fit(f)) => trace_cmd::fit(&f),
         cli::Command::Gen(g) => generate::gen_workload(&g),
+        cli::Command::Calibrate(cli::CalibrateCommand::Probe(p)) => calibrate::probe(&p),
+        cli::Command::Calibrate(cli::CalibrateCommand::Sample(s)) => calibrate::sample(&s),
+        cli::Command::Calibrate(cli::CalibrateCommand::Import(i)) => calibrate::import(&i),
         cli::Command::Compare(c) => compare::compare(&c),
         cli::Command::Report(r) => report::report(&r),
         cli::Command::Policies => {

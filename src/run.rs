@@ -98,6 +98,7 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         oom_retries: a.sim.oom_retries,
         oom_after: sim_core::SimDuration(oom_after),
         cross_switch_slowdown_permille: a.sim.cross_switch_slowdown.saturating_mul(10),
+        gpu_util_permille: a.sim.gpu_util * 10,
         // GPU fragmentation about 500 times over the submission span (GPU clusters only).
         gpu_sample_every: (workload.cluster.total_gpus() > 0).then(|| {
             let first = workload.jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
@@ -144,6 +145,7 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         &result.records,
     );
     summary.deadlock = result.deadlock.as_ref().map(Into::into);
+    summary.set_energy(&result.gpu_energy);
     // Every output is written complete under a temporary name first; only then are they
     // renamed into place, so a failure leaves the folder as it was.
     let jobs_csv = write_finished(&a.out.join("jobs.csv"), |w| match a.jobs_format {

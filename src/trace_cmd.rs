@@ -88,9 +88,7 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
                 eprintln!("{}", accounting(&name, &imported));
             }
             let units = match &c.input.cluster {
-                Some(p) => Some(
-                    traces::cluster_toml::load(p).map_err(|e| Failure::BadInput(e.to_string()))?.cluster.total_units(),
-                ),
+                Some(p) => Some(crate::input::load_cluster(p)?.total_units()),
                 None => c.input.procs.or(imported.units),
             };
             (imported.jobs, units, name)

@@ -27,3 +27,48 @@ pub fn shared_swf_logs() -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// The commented example GPU model [examples/models/gpu.toml] (Philly-like training, openb-like
+/// inference).
+///
+/// [examples/models/gpu.toml]: ../../examples/models/gpu.toml
+pub fn gpu_model() -> traces::generator::Model {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/models/gpu.toml");
+    let text = std::fs::read_to_string(&path).expect("examples/models/gpu.toml");
+    traces::generator::Model::from_toml(&text, &path.display().to_string()).expect("a valid model")
+}
+
+/// Nodes of [`gpu_workload`]'s cluster: 16 × 8 GPUs, the fewest that fit the model's largest
+/// gangs (16 tasks × 8 GPUs).
+pub const GPU_NODES: u32 = 16;
+
+/// A Philly-like GPU cluster for [`gpu_model`]'s jobs: `nodes` nodes of 96 cores, 1 TiB and
+/// 8 GPUs of 24 GiB (Philly's P40), shared by declared memory as the model's inference
+/// replicas ask (training jobs state no GPU memory and take whole GPUs).
+pub fn gpu_cluster(nodes: u32) -> sim_core::Cluster {
+    use sim_core::{Cluster, GpuSharing, GpuSpec, NodePool, NodeSpec};
+    let gpu = GpuSpec { model: "P40".into(), memory_mib: 24_576, power: None };
+    Cluster {
+        pools: vec![NodePool {
+            name: "gpu".into(),
+            count: nodes,
+            spec: NodeSpec { memory_mib: 1 << 20, gpus: vec![gpu; 8], ..NodeSpec::cores_only(96) },
+            sharing: GpuSharing::Shared,
+        }],
+    }
+}
+
+/// Arrival rate of [`gpu_workload`] over the model's own (31.4 jobs an hour, which offers
+/// about half of [`GPU_NODES`]' 128 GPUs): 50.2 jobs an hour, bursts scaled alike, offer
+/// about 0.78 of them.
+pub const GPU_RATE_FACTOR: f64 = 1.6;
+
+/// A synthetic GPU workload: the first `jobs` jobs of [`gpu_model`] with `seed`, arrivals
+/// [`GPU_RATE_FACTOR`] times as frequent, on [`gpu_cluster`]`(`[`GPU_NODES`]`)`.
+pub fn gpu_workload(jobs: usize, seed: u64) -> (sim_core::Cluster, Vec<sim_core::Job>) {
+    let mut model = gpu_model();
+    model.arrivals.rate_per_hour *= GPU_RATE_FACTOR;
+    model.arrivals.bursts_per_hour = model.arrivals.bursts_per_hour.map(|b| b * GPU_RATE_FACTOR);
+    let jobs = traces::generator::Generator::new(&model, seed).take(jobs).collect();
+    (gpu_cluster(GPU_NODES), jobs)
+}

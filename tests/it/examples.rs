@@ -89,8 +89,9 @@ fn rack_local_training_avoids_the_cross_switch_slowdown() {
         let d = run_example("rack-local", &["--cross-switch-slowdown", "25", "--policy", policy]);
         read(&d, "jobs.csv").lines().find(|l| l.starts_with("train,")).unwrap().to_string()
     };
-    assert_eq!(run("kube[topology=tree]"), "train,1,1,1001,0,1000,1000,16,completed,");
-    assert_eq!(run("kube[topology=none]"), "train,1,1,1251,0,1250,1000,16,completed,");
+    // Last column: 8 V100s (shipped profile: 300 W at full load) for 1000 s, or 1250 s.
+    assert_eq!(run("kube[topology=tree]"), "train,1,1,1001,0,1000,1000,16,completed,,2400000");
+    assert_eq!(run("kube[topology=none]"), "train,1,1,1251,0,1250,1000,16,completed,,3000000");
 }
 
 #[test]

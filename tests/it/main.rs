@@ -1,7 +1,9 @@
 //! End-to-end tests of the `sim` binary.
 
 mod bad_input;
+mod calibrate;
 mod compare;
+mod energy;
 mod examples;
 mod golden;
 mod gpu;

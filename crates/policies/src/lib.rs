@@ -11,6 +11,9 @@
 //! | `easy` | [`EasyBackfill`] | EASY (ANL/IBM SP), Maui, batsched `easy_bf` |
 //! | `conservative` | [`ConservativeBackfill`] | Mu'alem & Feitelson; batsched `conservative_bf`; Slurm backfill |
 //! | `kube` | [`KubeScheduler`] | kube-scheduler with a [`placement`] (Open-Gpu-Share, gpushare, FGD) |
+//! | `sjf-aging` | [`SjfAging`] | shortest job first with aging: Slurm multifactor (age + job size), Maui/Moab queue time |
+//!
+//! To write a policy, read the [`guide`] (its worked example is [`sjf_aging`]).
 //!
 //! ```
 //! let p = policies::build("easy[backfill_estimate=actual]").unwrap();
@@ -22,11 +25,13 @@ pub mod conservative;
 pub mod easy;
 pub mod fcfs;
 pub mod fgd_protocol;
+pub mod guide;
 pub mod kube;
 pub mod kueue;
 pub mod options;
 pub mod placement;
 pub mod profile;
+pub mod sjf_aging;
 pub mod spec;
 pub mod unit_profile;
 
@@ -35,6 +40,7 @@ pub use easy::EasyBackfill;
 pub use fcfs::Fcfs;
 pub use kube::KubeScheduler;
 pub use options::OptionInfo;
+pub use sjf_aging::SjfAging;
 pub use spec::{PolicyError, PolicySpec};
 
 use sim_core::policy::Policy;
@@ -79,6 +85,12 @@ pub const REGISTRY: &[PolicyEntry] = &[
         summary: "Kubernetes-style: pods one at a time through filter and score plugins, bound to nodes and GPUs; a pod that fits nowhere is skipped",
         options: KubeScheduler::OPTIONS,
         build: |s, seed| Ok(Box::new(KubeScheduler::from_spec(s, seed)?)),
+    },
+    PolicyEntry {
+        name: "sjf-aging",
+        summary: "shortest job first with aging: lowest (estimate - aging x wait) first, while it fits",
+        options: SjfAging::OPTIONS,
+        build: |s, _| Ok(Box::new(SjfAging::from_spec(s)?)),
     },
 ];
 

@@ -5,12 +5,14 @@ use sim_core::{Job, JobRecord, Outcome, SimDuration};
 use std::io::{self, Write};
 
 /// `jobs.csv` header.
-pub const HEADER: &str = "job_id,submit,start,end,wait,run,requested,procs,outcome,reason";
+pub const HEADER: &str = "job_id,submit,start,end,wait,run,requested,procs,outcome,reason,gpu_energy_j";
 
-/// Writes `jobs.csv`: `job_id,submit,start,end,wait,run,requested,procs,outcome,reason`,
-/// one row per input job in input order. Times are seconds written exactly; start, end,
-/// wait and run are empty where the job has none (rejected; unfinished). `reason` names
-/// why a job was rejected.
+/// Writes `jobs.csv`: `job_id,submit,start,end,wait,run,requested,procs,outcome,reason,
+/// gpu_energy_j`, one row per input job in input order. Times are seconds written exactly;
+/// start, end, wait and run are empty where the job has none (rejected; unfinished).
+/// `reason` names why a job was rejected. `gpu_energy_j` is the GPU energy of all its
+/// attempts in joules (exact to the millijoule; see [`sim_core::GpuEnergy`]), empty when
+/// it used no GPU with a power curve.
 pub fn write_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobRecord]) -> io::Result<()> {
     let mut line = String::with_capacity(128);
     writeln!(out, "{HEADER}")?;
@@ -46,6 +48,10 @@ pub fn write_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobR
         line.push(',');
         if let Outcome::Rejected(r) = rec.outcome {
             line.push_str(r.as_str());
+        }
+        line.push(',');
+        if rec.gpu_energy_mj > 0 {
+            push_joules(&mut line, rec.gpu_energy_mj);
         }
         line.push('\n');
         out.write_all(line.as_bytes())?;
@@ -86,9 +92,16 @@ pub fn write_batsim_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records:
             }
             _ => ("-1".into(), "-1".into(), "-1".into(), "-1".into(), "-1".into(), "-1".into()),
         };
+        // Batsim writes -1 when its energy plugin is off.
+        let mut energy = String::new();
+        if rec.gpu_energy_mj > 0 {
+            push_joules(&mut energy, rec.gpu_energy_mj);
+        } else {
+            energy.push_str("-1");
+        }
         writeln!(
             out,
-            "{id},w0,,{},{},{},{success},{state},{start},{exec},{finish},{wait},{turn},{stretch},{},-1,",
+            "{id},w0,,{},{},{},{success},{state},{start},{exec},{finish},{wait},{turn},{stretch},{},{energy},",
             s(job.submit.0),
             job.units(),
             s(requested.0),
@@ -96,6 +109,17 @@ pub fn write_batsim_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records:
         )?;
     }
     Ok(())
+}
+
+/// Appends millijoules as joules, exactly (`1234.567`).
+fn push_joules(line: &mut String, mj: u64) {
+    line.push_str(itoa::Buffer::new().format(mj / 1000));
+    let frac = mj % 1000;
+    if frac > 0 {
+        let digits = format!("{frac:03}");
+        line.push('.');
+        line.push_str(digits.trim_end_matches('0'));
+    }
 }
 
 /// Appends a CSV field, quoted when it needs to be.

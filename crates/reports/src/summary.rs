@@ -80,6 +80,19 @@ pub struct Summary {
     pub stuck_partial_gangs: u64,
     /// The hold-and-wait deadlock the run ended in, if any (`null` otherwise).
     pub deadlock: Option<DeadlockReport>,
+    /// GPU energy of the run, kWh: every GPU with a power curve at idle over the makespan,
+    /// plus what each job adds above idle while it runs ([`sim_core::GpuEnergy`]). 0 when
+    /// no GPU has a power curve (see `gpus_with_power`).
+    pub gpu_energy_kwh: f64,
+    /// Of it, the energy attributed to jobs (their GPUs' power while they ran, idle share
+    /// included), kWh; out-of-memory and preempted attempts count.
+    pub gpu_energy_jobs_kwh: f64,
+    /// Of it, GPUs idle (no job on them), kWh.
+    pub gpu_energy_idle_kwh: f64,
+    /// Mean GPU board power over the makespan, watts.
+    pub gpu_power_mean_w: f64,
+    /// GPUs whose power is modelled (from a hardware profile).
+    pub gpus_with_power: u64,
 }
 
 /// A deadlock of partial gangs (see [`sim_core::Deadlock`]).
@@ -190,7 +203,23 @@ impl Summary {
             gang_wait_mean: if gang_n == 0 { 0.0 } else { gang_wait as f64 / gang_n as f64 / 1e6 },
             stuck_partial_gangs: stuck,
             deadlock: None,
+            gpu_energy_kwh: 0.0,
+            gpu_energy_jobs_kwh: records.iter().map(|r| r.gpu_energy_mj as u128).sum::<u128>() as f64 / 3.6e9,
+            gpu_energy_idle_kwh: 0.0,
+            gpu_power_mean_w: 0.0,
+            gpus_with_power: 0,
         }
+    }
+
+    /// Adds the run's GPU energy ([`sim_core::RunResult::gpu_energy`]): idle power over the
+    /// makespan plus the jobs' energy above idle.
+    pub fn set_energy(&mut self, e: &sim_core::GpuEnergy) {
+        self.gpus_with_power = e.gpus_with_power;
+        let idle_j = e.idle_power_mw as f64 / 1000.0 * self.makespan;
+        let total_kwh = (idle_j + e.dynamic_mj as f64 / 1000.0) / 3.6e6;
+        self.gpu_energy_kwh = total_kwh;
+        self.gpu_energy_idle_kwh = (total_kwh - self.gpu_energy_jobs_kwh).max(0.0);
+        self.gpu_power_mean_w = if self.makespan > 0.0 { total_kwh * 3.6e6 / self.makespan } else { 0.0 };
     }
 
     /// A short human-readable table.
@@ -214,6 +243,17 @@ impl Summary {
             row(&mut s, "GPU-hours", format!("{:.1}", self.gpu_hours));
             row(&mut s, "OOM kills / retries", format!("{} / {}", self.oom_kills, self.oom_retries));
             row(&mut s, "wasted GPU-hours", format!("{:.2}", self.wasted_gpu_hours));
+        }
+        if self.gpus_with_power > 0 {
+            let e = format!(
+                "{:.1} (jobs {:.1}, idle GPUs {:.1}); mean {:.0} W over {} GPUs",
+                self.gpu_energy_kwh,
+                self.gpu_energy_jobs_kwh,
+                self.gpu_energy_idle_kwh,
+                self.gpu_power_mean_w,
+                self.gpus_with_power
+            );
+            row(&mut s, "GPU energy (kWh)", e);
         }
         if self.gang_held_gpu_hours > 0.0 || self.stuck_partial_gangs > 0 {
             row(&mut s, "GPU-hours held by gangs", format!("{:.2}", self.gang_held_gpu_hours));

@@ -421,6 +421,7 @@ mod tests {
             oom_kills: 0,
             wasted_gpu_milli_us: 0,
             gpu_milli_held: 0,
+            gpu_energy_mj: 0,
             gang_held_gpu_milli_us: 0,
             gang_wait_us: None,
             stuck_holding: false,

@@ -18,6 +18,10 @@ pub struct GpuSpec {
     pub model: String,
     /// Device memory in MiB.
     pub memory_mib: u64,
+    /// Board power against utilization (from a hardware profile); `None`: unknown, and
+    /// the GPU counts for no energy.
+    #[serde(default)]
+    pub power: Option<crate::power::PowerCurve>,
 }
 
 /// Where a node sits in the network: zone / rack / switch (Kubernetes topology labels,
@@ -173,6 +177,18 @@ impl Cluster {
             }
             first_node += p.count;
             first_unit += p.count as u64 * p.spec.cores as u64;
+        }
+        None
+    }
+
+    /// The pool a node belongs to.
+    pub fn pool_of(&self, id: NodeId) -> Option<&NodePool> {
+        let mut first_node = 0u32;
+        for p in &self.pools {
+            if id.0 < first_node + p.count {
+                return Some(p);
+            }
+            first_node += p.count;
         }
         None
     }

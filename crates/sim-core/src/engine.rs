@@ -45,6 +45,11 @@ pub struct SimConfig {
     /// at that time); `None` (the default) samples nothing. Only runs of policies that bind
     /// nodes have GPU state to sample.
     pub gpu_sample_every: Option<SimDuration>,
+    /// How busy a running job keeps its GPUs when the job does not say
+    /// ([`crate::TaskShape::gpu_util_permille`]), per mille. Default 1000 (fully busy):
+    /// the board power limit while a job runs, the conservative reading of a trace that
+    /// has no utilization.
+    pub gpu_util_permille: u16,
 }
 
 /// The cluster's GPUs at one moment: what is free, and how much of it is stranded on
@@ -71,6 +76,7 @@ impl Default for SimConfig {
             oom_after: SimDuration::from_secs(120),
             cross_switch_slowdown_permille: 0,
             gpu_sample_every: None,
+            gpu_util_permille: 1000,
         }
     }
 }
@@ -133,6 +139,30 @@ pub struct RunResult {
     pub deadlock: Option<Deadlock>,
     /// The GPUs' state over time (see [`SimConfig::gpu_sample_every`]).
     pub gpu_samples: Vec<GpuSample>,
+    /// GPU energy figures (see [`GpuEnergy`]).
+    pub gpu_energy: GpuEnergy,
+}
+
+/// The run's GPU energy, from the GPUs' power curves ([`crate::PowerCurve`]).
+///
+/// The model (as GPU simulators without a power trace do it): each GPU draws its idle
+/// power all the time, and a job adds, on each of its GPUs, the difference between the
+/// board power at its utilization and idle, while it runs. A job that shares a GPU
+/// (milli-GPU) contributes its share of the utilization; in an exclusive pool it holds the
+/// whole GPU. So the run's GPU energy is `idle_power_mw × span + dynamic_mj`, where the
+/// span is the report's makespan; a job's energy ([`JobRecord::gpu_energy_mj`]) is its
+/// dynamic energy plus its share of its GPUs' idle power. Exact for power linear in
+/// utilization, or exclusive GPUs; with curved power and shared GPUs the shares are each
+/// job's own utilization's, not the sum's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuEnergy {
+    /// GPUs with a power curve (the others count for nothing).
+    pub gpus_with_power: u64,
+    /// Sum of their idle power, milliwatts.
+    pub idle_power_mw: u64,
+    /// Energy above idle of every attempt that ran on them (out-of-memory and preempted
+    /// attempts included), millijoules.
+    pub dynamic_mj: u64,
 }
 
 /// A hold-and-wait deadlock of partial gangs, found at the end of a run.
@@ -187,6 +217,8 @@ struct BoundState {
     wasted: u64,
     /// Milli-GPU this attempt holds.
     gpu_milli_held: u64,
+    /// GPU energy of its attempts so far, millijoules.
+    energy_mj: u64,
     hold: HoldState,
     cross_switch: bool,
     /// Tasks it started with (fewer than its tasks for a short elastic gang).
@@ -322,6 +354,8 @@ struct Engine<'a> {
     max_queue: usize,
     /// When a job last started or a task was last placed.
     last_progress: SimTime,
+    /// Energy above idle of the attempts ended so far, millijoules.
+    dynamic_mj: u64,
 }
 
 impl<'a> Engine<'a> {
@@ -404,6 +438,7 @@ impl<'a> Engine<'a> {
             progress: None,
             max_queue: 0,
             last_progress: SimTime::ZERO,
+            dynamic_mj: 0,
         })
     }
 
@@ -808,9 +843,38 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Adds the GPU energy of an attempt that ends now ([`GpuEnergy`]'s model).
+    fn account_energy(&mut self, j: JobId, r: &RunningJob) {
+        if r.binding.is_empty() {
+            return;
+        }
+        let task = &self.jobs[j.idx()].task;
+        let util = if task.gpu_util_permille > 0 { task.gpu_util_permille } else { self.cfg.gpu_util_permille };
+        let us = (self.now - r.start).0 as u128;
+        let (mut total, mut dynamic) = (0u128, 0u128);
+        for b in &r.binding {
+            let Some(pool) = self.cluster.pool_of(b.node) else { continue };
+            let share = if pool.sharing == crate::cluster::GpuSharing::Exclusive { 1000 } else { task.gpu_milli() };
+            for &g in &b.gpus {
+                let Some(curve) = pool.spec.gpus.get(g as usize).and_then(|g| g.power.as_ref()) else { continue };
+                let load = u32::from(util).min(1000) * share / 1000;
+                let above = curve.at_permille(load).saturating_sub(curve.idle_mw()) as u128;
+                dynamic += above * us;
+                total += (above + curve.idle_mw() as u128 * share as u128 / 1000) * us;
+            }
+        }
+        // milliwatt × microsecond = 1e-6 millijoule.
+        let mj = |x: u128| (x / 1_000_000).min(u64::MAX as u128) as u64;
+        self.dynamic_mj = self.dynamic_mj.saturating_add(mj(dynamic));
+        if let Some(b) = self.bound.get_mut(j.idx()) {
+            b.energy_mj = b.energy_mj.saturating_add(mj(total));
+        }
+    }
+
     /// Takes a running job off its units; returns them to the pool where their node is up.
     fn release(&mut self, j: JobId) -> RunningJob {
         let r = self.running[j.idx()].take().expect("releasing a running job");
+        self.account_energy(j, &r);
         let job = &self.jobs[j.idx()];
         for b in &r.binding {
             self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
@@ -1107,6 +1171,20 @@ impl<'a> Engine<'a> {
 
     fn finish(mut self) -> Result<RunResult, EngineError> {
         let now = self.now;
+        // Jobs still running at the end (horizon) used energy up to now.
+        for i in 0..self.running.len() {
+            if let Some(r) = self.running[i].take() {
+                self.account_energy(JobId(i as u32), &r);
+                self.running[i] = Some(r);
+            }
+        }
+        let mut gpu_energy = GpuEnergy { dynamic_mj: self.dynamic_mj, ..GpuEnergy::default() };
+        for (_, spec, _) in self.cluster.nodes() {
+            for g in spec.gpus.iter().filter_map(|g| g.power.as_ref()) {
+                gpu_energy.gpus_with_power += 1;
+                gpu_energy.idle_power_mw += g.idle_mw();
+            }
+        }
         let records = self
             .state
             .iter_mut()
@@ -1127,6 +1205,7 @@ impl<'a> Engine<'a> {
                     oom_kills: b.map_or(0, |b| b.oom_kills),
                     wasted_gpu_milli_us: b.map_or(0, |b| b.wasted),
                     gpu_milli_held: b.map_or(0, |b| b.gpu_milli_held),
+                    gpu_energy_mj: b.map_or(0, |b| b.energy_mj),
                     gang_held_gpu_milli_us: b.map_or(0, |b| b.hold.held_at(now)),
                     gang_wait_us: b.and_then(|b| b.hold.wait),
                     stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
@@ -1152,6 +1231,7 @@ impl<'a> Engine<'a> {
             max_queue: self.max_queue,
             deadlock,
             gpu_samples: std::mem::take(&mut self.gpu_samples),
+            gpu_energy,
         })
     }
 }

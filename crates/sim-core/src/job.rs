@@ -34,6 +34,11 @@ pub struct TaskShape {
     /// The job's actual peak GPU memory per GPU in MiB (0 = unknown: never runs out).
     /// Hidden from policies unless they are declared clairvoyant.
     pub gpu_peak_mib: u64,
+    /// How busy the job keeps its GPUs (share of each GPU's capacity), per mille; 0 = not
+    /// stated, and the run's [`crate::SimConfig::gpu_util_permille`] applies. Drives the
+    /// energy model (board power against utilization), nothing else.
+    #[serde(default)]
+    pub gpu_util_permille: u16,
 }
 
 impl TaskShape {

@@ -102,6 +102,9 @@ pub struct JobRecord {
     /// Milli-GPU its last bound attempt held over all its GPUs (an exclusive pool gives
     /// whole GPUs whatever the request); 0 when it was never bound.
     pub gpu_milli_held: u64,
+    /// GPU energy of all its attempts (see [`crate::engine::GpuEnergy`]), millijoules; 0
+    /// when it ran on no GPU with a power curve.
+    pub gpu_energy_mj: u64,
     /// GPU time its tasks held while its gang was incomplete (milli-GPU microseconds).
     pub gang_held_gpu_milli_us: u64,
     /// From its first held task to its start (a full gang), when it was held in parts.

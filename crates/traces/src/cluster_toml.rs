@@ -16,17 +16,23 @@
 //! memory_mib = 524288
 //! sharing = "exclusive"       # exclusive | shared | isolated
 //! gpus = { count = 8, model = "A100-SXM4-80GB", memory_mib = 81251 }
+//! # or from a hardware profile (memory and power; `model`/`memory_mib` given beside it win):
+//! # gpus = { count = 8, profile = "H100" }                          # a shipped profile
+//! # gpus = { count = 8, profile = "profiles/mine.toml#NVIDIA H100 80GB HBM3" }  # a file
 //! labels = { "nvidia.com/gpu.product" = "A100", pool = "train" }
 //! taints = [{ key = "nvidia.com/gpu", value = "", effect = "NoSchedule" }]
 //! topology = { zone = "z1", rack = "r1", switch = "leaf1" }
 //! ```
 //!
 //! Unknown keys are errors; every error names the file and, where the TOML parser
-//! knows it, the line.
+//! knows it, the line. Profile references are resolved by the caller ([`load_with`]):
+//! `sim` resolves them with `hw_calibrate::resolve_gpu` (a profile file relative to the
+//! config's folder, or a shipped profile by model name).
 
 use crate::error::TraceError;
 use serde::Deserialize;
 use sim_core::constraints::Taint;
+use sim_core::hardware::GpuProfile;
 use sim_core::{Cluster, GpuSharing, GpuSpec, NodePool, NodeSpec};
 use std::collections::BTreeMap;
 
@@ -73,8 +79,19 @@ struct Pool {
 #[serde(deny_unknown_fields)]
 struct Gpus {
     count: u32,
-    model: String,
-    memory_mib: u64,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    memory_mib: Option<u64>,
+    #[serde(default)]
+    profile: Option<String>,
+}
+
+/// Resolves a `gpus.profile` reference to the GPU model's profile.
+pub type ProfileResolver<'r> = &'r dyn Fn(&str) -> Result<GpuProfile, String>;
+
+fn no_profiles(reference: &str) -> Result<GpuProfile, String> {
+    Err(format!("cannot resolve profile '{reference}' here (sim resolves profiles; load_with takes a resolver)"))
 }
 
 #[derive(Deserialize)]
@@ -94,8 +111,13 @@ pub struct ClusterConfig {
     pub switches: Vec<Switch>,
 }
 
-/// Parses a cluster config (`file` names it in errors).
+/// Parses a cluster config (`file` names it in errors) that references no profile.
 pub fn parse(file: &str, text: &str) -> Result<ClusterConfig, TraceError> {
+    parse_with(file, text, &no_profiles)
+}
+
+/// Parses a cluster config, resolving `gpus.profile` references with `resolve`.
+pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Result<ClusterConfig, TraceError> {
     let f: File = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1);
         TraceError::malformed(file, line, None, e.message().to_string())
@@ -132,10 +154,24 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterConfig, TraceError> {
         let gpus = match &p.gpus {
             None => Vec::new(),
             Some(g) if g.count > 256 => return Err(at("gpus.count: expected at most 256")),
-            Some(g) if g.count > 0 && (g.memory_mib == 0 || g.model.is_empty()) => {
-                return Err(at("gpus: expected a model and memory_mib > 0"));
+            Some(g) => {
+                let mut spec = match &g.profile {
+                    Some(r) => resolve(r)
+                        .and_then(|prof| prof.gpu_spec().map_err(|e| e.to_string()))
+                        .map_err(|e| at(&format!("gpus.profile '{r}': {e}")))?,
+                    None => GpuSpec { model: String::new(), memory_mib: 0, power: None },
+                };
+                if let Some(m) = &g.model {
+                    spec.model = m.clone();
+                }
+                if let Some(m) = g.memory_mib {
+                    spec.memory_mib = m;
+                }
+                if g.count > 0 && (spec.memory_mib == 0 || spec.model.is_empty()) {
+                    return Err(at("gpus: expected a model and memory_mib > 0, or a profile"));
+                }
+                vec![spec; g.count as usize]
             }
-            Some(g) => (0..g.count).map(|_| GpuSpec { model: g.model.clone(), memory_mib: g.memory_mib }).collect(),
         };
         let topology = p.topology.map_or_else(Default::default, |t| sim_core::cluster::TopologyPath {
             zone: t.zone,
@@ -169,11 +205,16 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterConfig, TraceError> {
     Ok(ClusterConfig { cluster, switches: f.switch })
 }
 
-/// Reads a cluster config file.
+/// Reads a cluster config file that references no profile.
 pub fn load(path: &std::path::Path) -> Result<ClusterConfig, TraceError> {
+    load_with(path, &no_profiles)
+}
+
+/// Reads a cluster config file, resolving `gpus.profile` references with `resolve`.
+pub fn load_with(path: &std::path::Path, resolve: ProfileResolver<'_>) -> Result<ClusterConfig, TraceError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io { file: name.clone(), source: e })?;
-    parse(&name, &text)
+    parse_with(&name, &text, resolve)
 }
 
 #[cfg(test)]
@@ -215,6 +256,32 @@ cores = 32
         assert_eq!(a.spec.taints[0].effect, sim_core::constraints::TaintEffect::NoSchedule);
         assert_eq!(a.spec.topology.switch.as_deref(), Some("leaf1"));
         assert_eq!(c.switches[1].parent.as_deref(), Some("spine"));
+    }
+
+    #[test]
+    fn a_profile_gives_memory_and_power() {
+        let text = "[[pool]]\nname = \"h\"\ncount = 2\ncores = 8\ngpus = { count = 4, profile = \"X\" }\n\
+                    [[pool]]\nname = \"m\"\ncount = 1\ncores = 8\ngpus = { count = 1, profile = \"X\", memory_mib = 1000 }\n";
+        let resolve = |r: &str| -> Result<GpuProfile, String> {
+            match r {
+                "X" => Ok(GpuProfile {
+                    model: "H200".into(),
+                    memory_mib: 143_771,
+                    idle_power_w: Some(75.0),
+                    max_power_w: Some(700.0),
+                    ..Default::default()
+                }),
+                _ => Err("no such".into()),
+            }
+        };
+        let c = parse_with("c.toml", text, &resolve).unwrap();
+        let g = &c.cluster.pools[0].spec.gpus;
+        assert_eq!((g.len(), g[0].model.as_str(), g[0].memory_mib), (4, "H200", 143_771));
+        assert_eq!(g[0].power.as_ref().map(|p| (p.idle_mw(), p.max_mw())), Some((75_000, 700_000)));
+        assert_eq!(c.cluster.pools[1].spec.gpus[0].memory_mib, 1000);
+        let e = parse_with("c.toml", &text.replace("\"X\" }\n[", "\"Y\" }\n["), &resolve).unwrap_err().to_string();
+        assert!(e.contains("pool 'h': gpus.profile 'Y': no such"), "{e}");
+        assert!(parse("c.toml", text).unwrap_err().to_string().contains("cannot resolve profile 'X'"));
     }
 
     #[test]

@@ -155,6 +155,9 @@ fn fit_class(kind: JobKind, jobs: &[&Job]) -> Class {
         memory_mib: memory,
         runtime,
         overestimate,
+        gpu_peak_mib: None,
+        gpu_util_pct: None,
+        job_profile: None,
         lognormal_fit,
     }
 }

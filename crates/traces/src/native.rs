@@ -18,6 +18,7 @@
 //! | `gpu_milli` | share of each GPU, 1–1000 | 1000 |
 //! | `gpu_memory_mib` | declared GPU memory per GPU | 0 |
 //! | `gpu_peak_mib` | actual peak GPU memory per GPU | 0 (never runs out) |
+//! | `gpu_util_permille` | how busy it keeps its GPUs, 0–1000 ‰ (energy model; e.g. a job profile's mean utilization) | 0 = the run's `--gpu-util` |
 //! | `gpu_models` | allowed GPU models | any |
 //! | `user`, `group`, `queue`, `partition`, `priority` | accounting and priority | 0, 0, -1, -1, 0 |
 //! | `kind` | `batch`, `dl_train`, `inference`, `interactive` | `batch` |
@@ -71,6 +72,8 @@ struct Line<'a> {
     gpu_memory_mib: u64,
     #[serde(default)]
     gpu_peak_mib: u64,
+    #[serde(default)]
+    gpu_util_permille: u16,
     #[serde(default)]
     gpu_models: Vec<String>,
     #[serde(default)]
@@ -147,6 +150,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
         if j.gpu_milli > 1000 || (j.gpus > 1 && j.gpu_milli != 0 && j.gpu_milli != 1000) {
             return Err(bad("gpu_milli", "1..=1000, and 1000 for more than one GPU", j.gpu_milli.to_string()));
         }
+        if j.gpu_util_permille > 1000 {
+            return Err(bad("gpu_util_permille", "0..=1000", j.gpu_util_permille.to_string()));
+        }
         let kind = match j.kind.as_deref() {
             None | Some("batch") => JobKind::Batch,
             Some("dl_train") => JobKind::DlTrain,
@@ -188,6 +194,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
                 cpu_milli: j.cpu_milli,
                 gpu_milli: j.gpu_milli,
                 gpu_peak_mib: j.gpu_peak_mib,
+                gpu_util_permille: j.gpu_util_permille,
             },
             runtime,
             requested,
@@ -252,6 +259,7 @@ pub fn write_job(out: &mut dyn Write, j: &Job) -> std::io::Result<()> {
         put("gpu_milli", t.gpu_milli as u64, 0);
         put("gpu_memory_mib", t.gpu_memory_mib, 0);
         put("gpu_peak_mib", t.gpu_peak_mib, 0);
+        put("gpu_util_permille", t.gpu_util_permille as u64, 0);
         put("user", j.user as u64, 0);
         put("group", j.group as u64, 0);
         if !j.gpu_models.is_empty() {

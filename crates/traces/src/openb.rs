@@ -231,6 +231,7 @@ pub fn cluster(nodes: &[OpenbNode], sharing: GpuSharing, default_gpu_mib: u64) -
                 .map(|_| GpuSpec {
                     model: n.model.clone(),
                     memory_mib: gpu_memory_mib(&n.model).unwrap_or(default_gpu_mib),
+                    power: None,
                 })
                 .collect(),
             labels: BTreeMap::new(),
@@ -257,6 +258,7 @@ impl OpenbPod {
             cpu_milli: self.cpu_milli.max(1) as u32,
             gpu_milli: self.gpu_milli,
             gpu_peak_mib: 0,
+            gpu_util_permille: 0,
         }
     }
 

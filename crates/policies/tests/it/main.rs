@@ -3,6 +3,7 @@
 mod placement;
 mod properties;
 mod scenarios;
+mod sjf_aging;
 
 use sim_core::log::{LogEvent, LogSink};
 use sim_core::time::parse_secs_micros;

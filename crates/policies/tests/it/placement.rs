@@ -25,7 +25,7 @@ fn node(cores: u32, gpus: usize, sharing: GpuSharing) -> Cluster {
     let spec = NodeSpec {
         cores,
         memory_mib: 16_000,
-        gpus: vec![GpuSpec { model: "T4".into(), memory_mib: 15_000 }; gpus],
+        gpus: vec![GpuSpec { model: "T4".into(), memory_mib: 15_000, power: None }; gpus],
         labels: Default::default(),
         taints: Vec::new(),
         topology: Default::default(),
@@ -180,7 +180,7 @@ fn cluster(pools: &[(u32, u32, u64)]) -> Cluster {
                 spec: NodeSpec {
                     cores: 16,
                     memory_mib: 64_000,
-                    gpus: vec![GpuSpec { model: format!("M{}", i % 2), memory_mib: mem }; gpus as usize],
+                    gpus: vec![GpuSpec { model: format!("M{}", i % 2), memory_mib: mem, power: None }; gpus as usize],
                     labels: Default::default(),
                     taints: Vec::new(),
                     topology: Default::default(),

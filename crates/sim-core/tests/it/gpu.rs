@@ -12,7 +12,7 @@ fn node(gpus: usize, sharing: GpuSharing) -> Cluster {
     let spec = NodeSpec {
         cores: 8,
         memory_mib: 65_536,
-        gpus: vec![GpuSpec { model: "V100M16".into(), memory_mib: 16_000 }; gpus],
+        gpus: vec![GpuSpec { model: "V100M16".into(), memory_mib: 16_000, power: None }; gpus],
         labels: Default::default(),
         taints: Vec::new(),
         topology: Default::default(),
@@ -156,4 +156,51 @@ fn an_invalid_binding_is_refused_naming_the_policy() {
     .unwrap_err();
     assert!(matches!(e, EngineError::InvalidDecision { .. }));
     assert!(e.to_string().contains("bad-gpu") && e.to_string().contains("GPU index 7"), "{e}");
+}
+
+/// `node` with a power curve on every GPU: 50 W idle, 250 W at full load.
+fn powered(gpus: usize, sharing: GpuSharing) -> Cluster {
+    let mut c = node(gpus, sharing);
+    for g in &mut c.pools[0].spec.gpus {
+        g.power = Some(sim_core::PowerCurve::linear(50_000, 250_000));
+    }
+    c
+}
+
+#[test]
+fn energy_counts_idle_gpus_and_each_jobs_power_above_idle() {
+    // Two GPUs, exclusive; one job on GPU 0 for 100 s at 50 % utilization: 150 W, so
+    // 15,000 J for the job; the run adds 100 W above idle for 100 s (10,000 J) to both
+    // GPUs' 100 W idle draw.
+    let mut j = gpu_job("a", 0, 100, 1000, 0, 0);
+    j.task.gpu_util_permille = 500;
+    let res = simulate(&powered(2, GpuSharing::Exclusive), &[j.clone()], &mut OnGpuZero, &SimConfig::default(), None)
+        .unwrap();
+    assert_eq!(res.records[0].gpu_energy_mj, 15_000_000);
+    assert_eq!(
+        res.gpu_energy,
+        sim_core::GpuEnergy { gpus_with_power: 2, idle_power_mw: 100_000, dynamic_mj: 10_000_000 }
+    );
+    // Without a stated utilization the run's default applies (100 %: 250 W).
+    j.task.gpu_util_permille = 0;
+    let cfg = SimConfig { gpu_util_permille: 1000, ..SimConfig::default() };
+    let res = simulate(&powered(2, GpuSharing::Exclusive), &[j.clone()], &mut OnGpuZero, &cfg, None).unwrap();
+    assert_eq!((res.records[0].gpu_energy_mj, res.gpu_energy.dynamic_mj), (25_000_000, 20_000_000));
+    // Two quarter-GPU jobs sharing GPU 0 for 100 s, fully busy in their share: each adds
+    // 250 ‰ of load (50 W above idle) and carries a quarter of the idle 50 W.
+    let (a, b) = (gpu_job("a", 0, 100, 250, 0, 0), gpu_job("b", 0, 100, 250, 0, 0));
+    let res = simulate(&powered(1, GpuSharing::Shared), &[a, b], &mut OnGpuZero, &cfg, None).unwrap();
+    assert_eq!((res.records[0].gpu_energy_mj, res.records[1].gpu_energy_mj), (6_250_000, 6_250_000));
+    assert_eq!(res.gpu_energy.dynamic_mj, 10_000_000);
+    // An out-of-memory attempt uses energy too: killed after 120 s, twice, then it ends.
+    let big = gpu_job("big", 0, 1000, 1000, 0, 20_000);
+    let cfg = SimConfig { oom_retries: 1, ..SimConfig::default() };
+    let res = simulate(&powered(1, GpuSharing::Exclusive), &[big], &mut OnGpuZero, &cfg, None).unwrap();
+    assert_eq!(res.records[0].outcome, Outcome::OomKilled);
+    assert_eq!(res.records[0].gpu_energy_mj, 2 * 120 * 250_000);
+    // GPUs without a power curve count for nothing.
+    let res =
+        simulate(&node(1, GpuSharing::Exclusive), &[gpu_job("a", 0, 100, 1000, 0, 0)], &mut OnGpuZero, &cfg, None)
+            .unwrap();
+    assert_eq!((res.records[0].gpu_energy_mj, res.gpu_energy), (0, sim_core::GpuEnergy::default()));
 }

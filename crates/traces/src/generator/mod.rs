@@ -174,6 +174,10 @@ struct ClassDraw {
     /// This class's own streams (`gen-runtime/<i>`, `gen-overestimate/<i>`).
     runtime_rng: SimRng,
     overestimate_rng: SimRng,
+    /// Peak GPU memory and utilization, with their own streams (`gen-gpu-peak/<i>`,
+    /// `gen-gpu-util/<i>`), drawn only when the class has them.
+    gpu_peak: Option<(ContinuousDraw, SimRng)>,
+    gpu_util: Option<(ContinuousDraw, SimRng)>,
 }
 
 enum LawDraw {
@@ -430,6 +434,14 @@ impl Generator {
                 overestimate: c.overestimate.as_ref().map(ContinuousDraw::new),
                 runtime_rng: streams.stream(&format!("gen-runtime/{i}")),
                 overestimate_rng: streams.stream(&format!("gen-overestimate/{i}")),
+                gpu_peak: c
+                    .gpu_peak_mib
+                    .as_ref()
+                    .map(|d| (ContinuousDraw::new(d), streams.stream(&format!("gen-gpu-peak/{i}")))),
+                gpu_util: c
+                    .gpu_util_pct
+                    .as_ref()
+                    .map(|d| (ContinuousDraw::new(d), streams.stream(&format!("gen-gpu-util/{i}")))),
             })
             .collect();
         let weights: Vec<f64> = model.classes.iter().map(|c| c.weight).collect();
@@ -499,6 +511,14 @@ impl Iterator for Generator {
             gpu_memory_mib: if gpus > 0 { gpu_memory } else { 0 },
             ..TaskShape::default()
         };
+        if gpus > 0 {
+            if let Some((d, rng)) = &mut c.gpu_peak {
+                job.task.gpu_peak_mib = d.sample(rng).max(0.0).round() as u64;
+            }
+            if let Some((d, rng)) = &mut c.gpu_util {
+                job.task.gpu_util_permille = (d.sample(rng).clamp(0.0, 100.0) * 10.0).round() as u16;
+            }
+        }
         job.user = user;
         job.queue = queue;
         job.kind = c.kind;

@@ -151,6 +151,19 @@ pub struct Class {
     /// as 1. Absent: the request equals the run time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overestimate: Option<Continuous>,
+    /// Actual peak GPU memory per GPU in MiB, for out-of-memory modelling (0 = never runs
+    /// out when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_peak_mib: Option<Continuous>,
+    /// How busy its jobs keep their GPUs, percent (energy model; the run's `--gpu-util`
+    /// when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_util_pct: Option<Continuous>,
+    /// A job profile (`sim calibrate sample|import --job-out`), a path relative to the
+    /// model file: it supplies `gpu_peak_mib` (empirical, from its memory quantiles, or its
+    /// peak) and `gpu_util_pct` (its mean utilization) where the class gives neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_profile: Option<String>,
     /// Informational, never sampled: the lognormal maximum-likelihood fit of the run
     /// times [`crate::fit::fit`] saw (of those > 0), to compare with `runtime`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -634,6 +647,23 @@ impl Users {
 }
 
 impl Class {
+    /// Takes `gpu_peak_mib` and `gpu_util_pct` from a job profile where the class gives
+    /// neither: the peak from the profile's memory quantiles (empirical) or its peak, the
+    /// utilization its mean.
+    pub fn apply_job_profile(&mut self, p: &sim_core::hardware::JobProfile) {
+        if self.gpu_peak_mib.is_none() {
+            let law = if p.memory_mib_quantiles.len() >= 2 {
+                Law::Empirical { quantiles: p.memory_mib_quantiles.iter().map(|&q| q as f64).collect() }
+            } else {
+                Law::Constant { value: p.peak_memory_mib as f64 }
+            };
+            self.gpu_peak_mib = Some(Continuous::new(law));
+        }
+        if self.gpu_util_pct.is_none() {
+            self.gpu_util_pct = Some(Continuous::new(Law::Constant { value: p.mean_util_pct.clamp(0.0, 100.0) }));
+        }
+    }
+
     /// Checks the rules of every distribution of the class.
     pub fn check(&self) -> Result<(), Invalid> {
         at_least("weight", self.weight, 0.0)?;
@@ -653,6 +683,12 @@ impl Class {
         self.runtime.check().map_err(|e| e.within("runtime"))?;
         if let Some(o) = &self.overestimate {
             o.check().map_err(|e| e.within("overestimate"))?;
+        }
+        if let Some(g) = &self.gpu_peak_mib {
+            g.check().map_err(|e| e.within("gpu_peak_mib"))?;
+        }
+        if let Some(g) = &self.gpu_util_pct {
+            g.check().map_err(|e| e.within("gpu_util_pct"))?;
         }
         Ok(())
     }
@@ -688,7 +724,20 @@ impl Model {
     /// Reads a model from TOML text; `file` names it in errors, which give the line, the
     /// field (`arrivals.rate_per_hour`, `classes[1].runtime`) and what was expected.
     pub fn from_toml(text: &str, file: &str) -> Result<Model, TraceError> {
-        let model: Model = toml::from_str(text).map_err(|e| toml_error(&e, text, file))?;
+        let mut model: Model = toml::from_str(text).map_err(|e| toml_error(&e, text, file))?;
+        let dir = std::path::Path::new(file).parent().unwrap_or(std::path::Path::new(""));
+        for (i, c) in model.classes.iter_mut().enumerate() {
+            let Some(p) = c.job_profile.clone() else { continue };
+            let at = |what: String| {
+                let line = table_lines(text, "classes").get(i).map(|&l| l as u64);
+                TraceError::malformed(file, line, Some(format!("classes[{i}].job_profile")), what)
+            };
+            let path = dir.join(&p);
+            let body = std::fs::read_to_string(&path).map_err(|e| at(format!("{}: {e}", path.display())))?;
+            let prof: sim_core::hardware::JobProfile = toml::from_str(&body)
+                .map_err(|e| at(format!("{}: expected a job profile: {}", path.display(), e.message())))?;
+            c.apply_job_profile(&prof);
+        }
         model.check_classes().map_err(|e| {
             let line = table_lines(text, "classes").first().map(|&l| l as u64);
             TraceError::malformed(file, line, Some(e.field), e.what)
@@ -777,6 +826,15 @@ impl Model {
             t.continuous("runtime", &c.runtime);
             if let Some(o) = &c.overestimate {
                 t.continuous("overestimate", o);
+            }
+            if let Some(g) = &c.gpu_peak_mib {
+                t.continuous("gpu_peak_mib", g);
+            }
+            if let Some(g) = &c.gpu_util_pct {
+                t.continuous("gpu_util_pct", g);
+            }
+            if let Some(p) = &c.job_profile {
+                t.str("job_profile", p);
             }
             if let Some(f) = &c.lognormal_fit {
                 t.raw("lognormal_fit", format!("{{ mu = {}, sigma = {} }}", float(f.mu), float(f.sigma)));

@@ -32,6 +32,9 @@ fn model(arrivals: Arrivals) -> Model {
             memory_mib: None,
             runtime: Continuous::new(Law::LogNormal { mu: 6.0, sigma: 1.5 }),
             overestimate: Some(Continuous::new(Law::Uniform { low: 1.0, high: 3.0 })),
+            gpu_peak_mib: None,
+            gpu_util_pct: None,
+            job_profile: None,
             lognormal_fit: None,
         }],
     }
@@ -548,4 +551,29 @@ fn fit_takes_its_arrival_figures_from_stats() {
         assert!(m.arrivals.rate_per_hour >= MIN_RATE_PER_HOUR && m.arrivals.start <= MAX_START);
         assert_eq!(Generator::new(&m, 3).take(5).count(), 5);
     }
+}
+
+#[test]
+fn a_job_profile_gives_gpu_peaks_and_utilization() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("train.toml"),
+        "duration_s = 60.0\npeak_memory_mib = 30000\nmean_memory_mib = 20000\n\
+         memory_mib_quantiles = [10000, 20000, 30000]\nmean_util_pct = 62.5\n",
+    )
+    .unwrap();
+    let text = "[arrivals]\nprocess = \"poisson\"\nrate_per_hour = 60\n[users]\ncount = 3\n\
+                [[classes]]\nname = \"t\"\nweight = 1\ntasks = { values = [1], weights = [1] }\ngpus = { values = [1], weights = [1] }\n\
+                runtime = { dist = \"constant\", value = 100 }\njob_profile = \"train.toml\"\n";
+    let path = dir.path().join("m.toml");
+    let m = Model::from_toml(text, &path.display().to_string()).unwrap();
+    let jobs: Vec<Job> = traces::generator::Generator::new(&m, 7).take(500).collect();
+    assert!(jobs.iter().all(|j| j.task.gpu_util_permille == 625));
+    assert!(jobs.iter().all(|j| (10_000..=30_000).contains(&j.task.gpu_peak_mib)));
+    let mean = mean(jobs.iter().map(|j| j.task.gpu_peak_mib as f64));
+    assert!((mean - 20_000.0).abs() < 1_000.0, "{mean}");
+    // The model written back keeps the reference and the laws it resolved to.
+    assert!(m.to_toml().contains("job_profile = \"train.toml\""));
+    let e = Model::from_toml(&text.replace("train.toml", "none.toml"), &path.display().to_string()).unwrap_err();
+    assert!(e.to_string().contains("classes[0].job_profile"), "{e}");
 }

@@ -1,0 +1,279 @@
+//! `sim calibrate import`: hardware and job profiles from the logs operators keep.
+//!
+//! Two formats, told apart by content ([`detect`]):
+//!
+//! * **nvidia-smi CSV** ([`smi`]): `nvidia-smi --query-gpu=… --format=csv` (values with
+//!   units, `81559 MiB`, `69.47 W`, `35 %`) or `--format=csv,nounits`, with its header
+//!   line. Columns are found by header name in any order; `name` and `memory.total` are
+//!   required, and `timestamp`, `index`, `uuid`, `pci.bus_id`, `memory.used`,
+//!   `utilization.gpu`, `utilization.memory`, `power.draw` (or `power.draw.average` /
+//!   `power.draw.instant`), `power.limit` (or `enforced.power.limit` /
+//!   `power.default_limit`), `clocks.max.sm` and `clocks.max.memory` are read when
+//!   present. `[N/A]`, `[Not Supported]` and other bracketed values are missing values.
+//! * **dcgm-exporter scrapes** ([`dcgm`]): Prometheus text with `DCGM_FI_DEV_*` samples
+//!   labelled `gpu`, `UUID`, `device`, `modelName`, …; several scrapes may be
+//!   concatenated, with or without sample timestamps. Memory total is `FB_TOTAL`, else
+//!   `FB_USED + FB_FREE (+ FB_RESERVED)`.
+//!
+//! Both become per-GPU readings; [`build`] makes from them one [`GpuProfile`] per model
+//! (memory, power limit, idle and full-load power fitted as [`crate::fit`] says) and one
+//! [`JobProfile`] over the whole log.
+
+pub mod dcgm;
+pub mod smi;
+
+use crate::CalibrateError;
+use crate::fit::{deciles, fit_power, mean_max, round2};
+use sim_core::hardware::{DeviceRecord, GpuProfile, HardwareProfile, JobProfile};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The log formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// `nvidia-smi --query-gpu … --format=csv[,nounits]`.
+    NvidiaSmiCsv,
+    /// dcgm-exporter's Prometheus text.
+    DcgmExporter,
+}
+
+impl LogFormat {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogFormat::NvidiaSmiCsv => "nvidia-smi CSV",
+            LogFormat::DcgmExporter => "dcgm-exporter scrape",
+        }
+    }
+}
+
+/// One GPU at one instant, as a log gives it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    /// Line it starts on (1-based).
+    pub line: usize,
+    /// Which GPU: its UUID, else its index, else its bus id, else its model.
+    pub gpu: String,
+    /// Model name.
+    pub model: String,
+    /// UUID.
+    pub uuid: Option<String>,
+    /// Index.
+    pub index: Option<u32>,
+    /// PCI bus id.
+    pub pci_bus_id: Option<String>,
+    /// Seconds (any origin).
+    pub t_s: Option<f64>,
+    /// Memory total, MiB.
+    pub memory_total_mib: Option<u64>,
+    /// Memory used, MiB.
+    pub memory_used_mib: Option<u64>,
+    /// GPU utilization, percent.
+    pub util_pct: Option<f64>,
+    /// Memory-bandwidth utilization, percent.
+    pub mem_util_pct: Option<f64>,
+    /// Board power, watts.
+    pub power_w: Option<f64>,
+    /// Power limit, watts.
+    pub power_limit_w: Option<f64>,
+    /// Maximum SM clock, MHz.
+    pub max_sm_clock_mhz: Option<u32>,
+    /// Maximum memory clock, MHz.
+    pub max_mem_clock_mhz: Option<u32>,
+}
+
+/// What an import made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    /// The format read.
+    pub format: LogFormat,
+    /// One entry per GPU model.
+    pub hardware: HardwareProfile,
+    /// The whole log as one job.
+    pub job: JobProfile,
+    /// Readings (GPU × instant).
+    pub readings: usize,
+    /// Things skipped or assumed, one line each.
+    pub notes: Vec<String>,
+}
+
+/// The format of a log, from its content; `None` when it is neither. A dcgm-exporter
+/// scrape starts with a `# HELP`/`# TYPE` line or a `DCGM_` sample, or has a `DCGM_`
+/// sample after its leading comments; an nvidia-smi log starts with a comma-separated
+/// header.
+pub fn detect(text: &str) -> Option<LogFormat> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    let dcgm_sample = |l: &str| l.starts_with("DCGM_");
+    if first.starts_with("# HELP ") || first.starts_with("# TYPE ") || dcgm_sample(first) {
+        Some(LogFormat::DcgmExporter)
+    } else if first.starts_with('#') {
+        lines.find(|l| !l.starts_with('#')).filter(|l| dcgm_sample(l)).map(|_| LogFormat::DcgmExporter)
+    } else if first.contains(',') {
+        Some(LogFormat::NvidiaSmiCsv)
+    } else {
+        None
+    }
+}
+
+/// Imports a log file.
+pub fn import_file(path: &Path) -> Result<Imported, CalibrateError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CalibrateError::Read { path: path.display().to_string(), message: e.to_string() })?;
+    import_bytes(&bytes, &path.display().to_string())
+}
+
+/// Imports a log held in memory; `name` names it in messages and in the profiles'
+/// `origin`. Never panics, whatever the bytes.
+pub fn import_bytes(bytes: &[u8], name: &str) -> Result<Imported, CalibrateError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        CalibrateError::invalid(name, line, "expected UTF-8 text (an nvidia-smi CSV log or a dcgm-exporter scrape)")
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let format = detect(text).ok_or_else(|| {
+        CalibrateError::invalid(
+            name,
+            0,
+            "expected an `nvidia-smi --query-gpu=… --format=csv` log with its header line, or a dcgm-exporter \
+             scrape (Prometheus text with DCGM_FI_DEV_* metrics)",
+        )
+    })?;
+    let mut notes = Vec::new();
+    let readings = match format {
+        LogFormat::NvidiaSmiCsv => smi::parse(text, name)?,
+        LogFormat::DcgmExporter => dcgm::parse(text, name, &mut notes)?,
+    };
+    if readings.is_empty() {
+        return Err(CalibrateError::invalid(name, 0, format!("no GPU readings in this {}", format.name())));
+    }
+    let origin = match format {
+        LogFormat::NvidiaSmiCsv => format!("nvidia-smi log {name}"),
+        LogFormat::DcgmExporter => format!("dcgm-exporter scrape {name}"),
+    };
+    let (hardware, job) = build(&readings, &origin, name, &mut notes)?;
+    Ok(Imported { format, hardware, job, readings: readings.len(), notes })
+}
+
+/// The most frequent value (ties: the largest).
+fn mode<T: Ord + Copy>(values: impl Iterator<Item = T>) -> Option<T> {
+    let mut counts: BTreeMap<T, usize> = BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0))).map(|(v, _)| v)
+}
+
+/// The profiles of a log's readings.
+///
+/// Per model: `memory_mib` the most frequent memory total; `power_limit_w` the most
+/// frequent power limit; clocks the largest maximum; idle and max power (and a curve) by
+/// [`fit_power`] over the readings with both utilization and power; a [`DeviceRecord`]
+/// per GPU. The job profile is over every reading: memory used, utilization, power (mean
+/// and peak), memory quantiles, the span of the timestamps (0 without them).
+pub fn build(
+    readings: &[Reading],
+    origin: &str,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Result<(HardwareProfile, JobProfile), CalibrateError> {
+    let mut by_model: BTreeMap<&str, Vec<&Reading>> = BTreeMap::new();
+    for r in readings {
+        by_model.entry(r.model.as_str()).or_default().push(r);
+    }
+    let mut gpu = Vec::new();
+    for (model, rs) in &by_model {
+        let memory_mib = mode(rs.iter().filter_map(|r| r.memory_total_mib)).ok_or_else(|| {
+            CalibrateError::invalid(
+                name,
+                rs[0].line,
+                format!(
+                    "no memory total for model '{model}': expected a memory.total value (nvidia-smi) or \
+                     DCGM_FI_DEV_FB_USED with DCGM_FI_DEV_FB_FREE, or DCGM_FI_DEV_FB_TOTAL (dcgm-exporter)"
+                ),
+            )
+        })?;
+        let limit = mode(rs.iter().filter_map(|r| r.power_limit_w).map(|w| (w * 100.0).round() as i64))
+            .map(|c| c as f64 / 100.0);
+        let pts: Vec<(f64, f64)> = rs.iter().filter_map(|r| Some((r.util_pct?, r.power_w?))).collect();
+        let fit = fit_power(&pts, limit);
+        if fit.idle_w.is_none() {
+            notes.push(format!(
+                "{model}: no idle power (no reading at 0 % utilization and no fit): set idle_power_w by hand"
+            ));
+        }
+        let mut sources = BTreeMap::new();
+        sources.insert("memory_mib".to_string(), "most frequent memory total in the log".to_string());
+        if !fit.idle_how.is_empty() {
+            sources.insert("idle_power_w".to_string(), fit.idle_how.clone());
+        }
+        if !fit.max_how.is_empty() {
+            sources.insert("max_power_w".to_string(), fit.max_how.clone());
+        }
+        if !fit.curve.is_empty() {
+            sources.insert(
+                "power_curve".to_string(),
+                "mean power of each 10 % utilization bin holding at least 3 readings".to_string(),
+            );
+        }
+        let mut devices: BTreeMap<&str, DeviceRecord> = BTreeMap::new();
+        for r in rs {
+            devices.entry(r.gpu.as_str()).or_insert_with(|| DeviceRecord {
+                index: r.index.unwrap_or(0),
+                uuid: r.uuid.clone().unwrap_or_default(),
+                pci_bus_id: r.pci_bus_id.clone(),
+                nvlink_peers: Vec::new(),
+            });
+        }
+        let mut devices: Vec<DeviceRecord> = devices.into_values().collect();
+        devices.sort_by(|a, b| (a.index, &a.uuid).cmp(&(b.index, &b.uuid)));
+        let aliases = match crate::shipped().find(model) {
+            Some(s) if s.model != *model => vec![s.model.clone()],
+            _ => Vec::new(),
+        };
+        gpu.push(GpuProfile {
+            model: model.to_string(),
+            aliases,
+            memory_mib,
+            idle_power_w: fit.idle_w,
+            max_power_w: fit.max_w,
+            power_curve: fit.curve,
+            power_limit_w: limit,
+            max_sm_clock_mhz: rs.iter().filter_map(|r| r.max_sm_clock_mhz).max(),
+            max_mem_clock_mhz: rs.iter().filter_map(|r| r.max_mem_clock_mhz).max(),
+            sources,
+            devices,
+            ..Default::default()
+        });
+    }
+    let mem: Vec<u64> = readings.iter().filter_map(|r| r.memory_used_mib).collect();
+    let (mean_mem, peak_mem) = mean_max(mem.iter().map(|&m| m as f64));
+    let (mean_util, peak_util) = mean_max(readings.iter().filter_map(|r| r.util_pct));
+    let (mean_mem_util, _) = mean_max(readings.iter().filter_map(|r| r.mem_util_pct));
+    let (mean_power, peak_power) = mean_max(readings.iter().filter_map(|r| r.power_w));
+    let times: Vec<f64> = readings.iter().filter_map(|r| r.t_s).collect();
+    let duration = match (times.iter().copied().reduce(f64::min), times.iter().copied().reduce(f64::max)) {
+        (Some(a), Some(b)) => b - a,
+        _ => {
+            notes.push("no timestamps: the job profile's duration_s is 0".to_string());
+            0.0
+        }
+    };
+    let gpus: BTreeSet<(&str, &str)> = readings.iter().map(|r| (r.model.as_str(), r.gpu.as_str())).collect();
+    let job = JobProfile {
+        origin: origin.to_string(),
+        gpu_model: by_model.keys().copied().collect::<Vec<_>>().join(", "),
+        gpus: gpus.len() as u32,
+        duration_s: (duration * 1000.0).round() / 1000.0,
+        samples: readings.len() as u64,
+        peak_memory_mib: peak_mem as u64,
+        mean_memory_mib: mean_mem.round() as u64,
+        memory_mib_quantiles: deciles(&mem),
+        mean_util_pct: round2(mean_util),
+        peak_util_pct: round2(peak_util),
+        mean_mem_util_pct: round2(mean_mem_util),
+        mean_power_w: round2(mean_power),
+        peak_power_w: round2(peak_power),
+    };
+    Ok((HardwareProfile { origin: origin.to_string(), gpu }, job))
+}

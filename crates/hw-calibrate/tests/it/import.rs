@@ -1,0 +1,154 @@
+//! `sim calibrate import` on the nvidia-smi and dcgm-exporter fixtures.
+
+use crate::fixture;
+use hw_calibrate::import::{LogFormat, import_bytes, import_file};
+
+#[test]
+fn nvidia_smi_csv_with_units() {
+    let i = import_file(&fixture("nvidia-smi-a100.csv")).unwrap();
+    assert_eq!(i.format, LogFormat::NvidiaSmiCsv);
+    assert_eq!(i.readings, 9);
+    let hw = &i.hardware;
+    assert_eq!(hw.gpu.len(), 1);
+    let g = &hw.gpu[0];
+    assert_eq!(g.model, "NVIDIA A100-SXM4-80GB");
+    assert_eq!(g.aliases, ["A100-SXM4-80GB"], "the shipped model it matches");
+    assert_eq!(g.memory_mib, 81920);
+    assert_eq!(g.power_limit_w, Some(400.0));
+    assert_eq!(g.max_sm_clock_mhz, Some(1410));
+    // 8 readings with power (the [N/A] one is left out): mean util 50, mean power 230,
+    // Sxy 51 000, Sxx 15 000, so slope 3.4 W per %, 60 W at 0 %, 400 W at 100 %.
+    assert_eq!((g.idle_power_w, g.max_power_w), (Some(60.0), Some(400.0)));
+    // Bins: 0 % holds 3 readings, 50 % 2, 100 % 3: two points, too few for a curve.
+    assert!(g.power_curve.is_empty());
+    assert_eq!(g.devices.len(), 2);
+    assert_eq!((g.devices[1].index, g.devices[1].uuid.as_str()), (1, "GPU-5f1c1a52-7a9e-4c41-9d0e-0c4b6e1a0a01"));
+    let spec = g.gpu_spec().unwrap();
+    assert_eq!(spec.power.unwrap().at_permille(500), 230_000);
+
+    let j = &i.job;
+    assert_eq!((j.gpus, j.samples, j.gpu_model.as_str()), (2, 9, "NVIDIA A100-SXM4-80GB"));
+    assert_eq!(j.duration_s, 4.01);
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (78_000, 30_668)); // 276 012 / 9
+    assert_eq!(j.memory_mib_quantiles, [0, 4, 4, 4, 4, 20_000, 40_000, 60_000, 60_000, 78_000, 78_000]);
+    assert_eq!((j.mean_util_pct, j.peak_util_pct), (44.44, 100.0)); // 400 / 9
+    assert_eq!(j.mean_mem_util_pct, 17.78); // 160 / 9
+    assert_eq!((j.mean_power_w, j.peak_power_w), (230.0, 404.0));
+}
+
+#[test]
+fn nvidia_smi_csv_nounits_any_column_order() {
+    let i = import_file(&fixture("nvidia-smi-h100-nounits.csv")).unwrap();
+    let g = &i.hardware.gpu[0];
+    assert_eq!((g.model.as_str(), g.memory_mib), ("NVIDIA H100 80GB HBM3", 81559));
+    assert_eq!(g.aliases, ["H100"]);
+    assert_eq!(g.power_limit_w, Some(700.0), "enforced.power.limit when power.limit is absent");
+    assert_eq!(g.max_mem_clock_mhz, Some(2619));
+    // Three readings at each of 0, 30, 70, 100 %: mean util 50, mean power 381.5,
+    // Sxx 17 400, Sxy 109 200: slope 546/87, at 0 % 5890.5/87 = 67.71 W, at 100 %
+    // 60490.5/87 = 695.29 W (under the 700 W limit).
+    assert_eq!((g.idle_power_w, g.max_power_w), (Some(67.71), Some(695.29)));
+    // Four bins of three readings: the curve is their means.
+    assert_eq!(g.power_curve, [[0.0, 72.0], [30.0, 252.0], [70.0, 502.0], [100.0, 700.0]]);
+    let curve = g.power().unwrap().unwrap();
+    assert_eq!(curve.at_permille(150), 162_000);
+    assert_eq!(g.devices.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1]);
+    let j = &i.job;
+    assert_eq!((j.gpus, j.samples, j.duration_s), (2, 12, 0.0));
+    assert!(i.notes.iter().any(|n| n.contains("no timestamps")), "{:?}", i.notes);
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (71_680, 30_763)); // 369 152 / 12
+    assert_eq!((j.mean_power_w, j.peak_power_w), (381.5, 710.0));
+}
+
+#[test]
+fn dcgm_exporter_scrapes() {
+    let i = import_file(&fixture("dcgm-exporter-h100.prom")).unwrap();
+    assert_eq!(i.format, LogFormat::DcgmExporter);
+    assert_eq!(i.readings, 6, "three scrapes of two GPUs");
+    let g = &i.hardware.gpu[0];
+    assert_eq!(g.model, "NVIDIA H100 80GB HBM3");
+    // FB_USED + FB_FREE + FB_RESERVED.
+    assert_eq!(g.memory_mib, 81_559);
+    // Util 0/50/100 on both GPUs, power 70/380/700 and 70/390/700: mean 50 %, 385 W,
+    // Sxy 63 000, Sxx 10 000: 6.3 W per %, 70 W idle, 700 W at full load. No power
+    // limit metric in the default counters.
+    assert_eq!((g.idle_power_w, g.max_power_w, g.power_limit_w), (Some(70.0), Some(700.0), None));
+    assert_eq!(g.devices.len(), 2);
+    assert_eq!(g.devices[0].uuid, "GPU-3b8e1f0c-2d4a-4e59-8a61-7c2f90d1e0a0");
+    assert_eq!(g.devices[1].pci_bus_id.as_deref(), Some("00000000:2A:00.0"));
+    let j = &i.job;
+    assert_eq!((j.gpus, j.samples), (2, 6));
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (75_000, 32_500)); // 195 002 / 6
+    assert_eq!(j.memory_mib_quantiles, [1, 1, 1, 20_000, 20_000, 30_000, 30_000, 70_000, 70_000, 75_000, 75_000]);
+    assert_eq!((j.mean_util_pct, j.mean_mem_util_pct), (50.0, 31.67));
+    assert_eq!((j.mean_power_w, j.peak_power_w), (385.0, 700.0));
+}
+
+#[test]
+fn dcgm_timestamps_split_scrapes_and_mig_is_skipped() {
+    let l = |m: &str, gpu: &str, extra: &str, v: &str, ts: &str| {
+        format!(
+            "{m}{{gpu=\"{gpu}\",UUID=\"GPU-{gpu}\",device=\"nvidia{gpu}\",modelName=\"NVIDIA A100-SXM4-40GB\"{extra}}} {v} {ts}\n"
+        )
+    };
+    let mut text = String::new();
+    for (ts, util, power) in [("1700000000000", "0", "50"), ("1700000010000", "100", "350")] {
+        text += &l("DCGM_FI_DEV_GPU_UTIL", "0", "", util, ts);
+        text += &l("DCGM_FI_DEV_POWER_USAGE", "0", "", power, ts);
+        text += &l("DCGM_FI_DEV_FB_TOTAL", "0", "", "40960", ts);
+        text += &l("DCGM_FI_DEV_FB_USED", "0", "", "1000", ts);
+        text += &l("DCGM_FI_DEV_POWER_MGMT_LIMIT", "0", "", "400", ts);
+        text += &l("DCGM_FI_DEV_FB_USED", "0", ",GPU_I_ID=\"1\",GPU_I_PROFILE=\"1g.5gb\"", "9", ts);
+    }
+    let i = import_bytes(text.as_bytes(), "inline.prom").unwrap();
+    assert_eq!(i.readings, 2);
+    let g = &i.hardware.gpu[0];
+    assert_eq!((g.memory_mib, g.power_limit_w), (40_960, Some(400.0)));
+    assert_eq!((g.idle_power_w, g.max_power_w), (Some(50.0), Some(350.0)));
+    assert_eq!(i.job.duration_s, 10.0);
+    assert!(i.notes.iter().any(|n| n.contains("MIG")), "{:?}", i.notes);
+}
+
+#[test]
+fn constant_utilization_uses_the_idle_minimum_and_the_limit() {
+    let csv = "name, memory.total [MiB], utilization.gpu [%], power.draw [W], power.limit [W]\n\
+               Tesla T4, 15360 MiB, 0 %, 9.50 W, 70.00 W\n\
+               Tesla T4, 15360 MiB, 0 %, 11.00 W, 70.00 W\n";
+    let i = import_bytes(csv.as_bytes(), "t4.csv").unwrap();
+    let g = &i.hardware.gpu[0];
+    assert_eq!((g.idle_power_w, g.max_power_w), (Some(9.5), Some(70.0)));
+    assert_eq!(g.aliases, ["T4"]);
+}
+
+fn error(text: &str) -> String {
+    let e = import_bytes(text.as_bytes(), "log.csv").unwrap_err();
+    assert!(e.is_bad_input(), "{e}");
+    e.to_string()
+}
+
+#[test]
+fn errors_name_file_line_column_and_expectation() {
+    let head = "name, memory.total [MiB], power.draw [W]\n";
+    let e = error(&format!("{head}NVIDIA A10, lots, 20 W\n"));
+    assert_eq!(e, "log.csv:2: column 'memory.total [MiB]': expected MiB, e.g. '81559 MiB' or '81559', found 'lots'");
+    let e = error(&format!("{head}NVIDIA A10, 22731 MiB, 20 W, 3\n"));
+    assert_eq!(e, "log.csv:2: expected 3 comma-separated fields as the header has, found 4");
+    let e = error(&format!("{head}NVIDIA A10, 22731 MiB, 20 MHz\n"));
+    assert!(e.starts_with("log.csv:2: column 'power.draw [W]': expected watts"), "{e}");
+    let e = error("index, memory.used [MiB]\n0, 1 MiB\n");
+    assert!(e.starts_with("log.csv:1: expected an nvidia-smi --query-gpu CSV header") && e.contains("'name'"), "{e}");
+    let e = error("0, NVIDIA A10, 22731 MiB\n");
+    assert!(e.contains("without noheader"), "{e}");
+    let e = error("# HELP x\nDCGM_FI_DEV_FB_USED{gpu=\"0\"} 1\n");
+    assert_eq!(e, "log.csv:2: DCGM_FI_DEV_FB_USED: expected a modelName label (dcgm-exporter's GPU model name)");
+    let e = error("DCGM_FI_DEV_FB_USED{gpu=\"0\",modelName=\"X\"} many\n");
+    assert_eq!(e, "log.csv:1: DCGM_FI_DEV_FB_USED: expected a number as the value, found 'many'");
+    let e = error("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",modelName=\"X\"} 5\n");
+    assert!(e.starts_with("log.csv:1: no memory total for model 'X'"), "{e}");
+    let e = error("# a README\n\nSome text, with a comma.\n");
+    assert!(e.starts_with("log.csv: expected an `nvidia-smi --query-gpu"), "{e}");
+    let e = error("hello\n");
+    assert!(e.starts_with("log.csv: expected an `nvidia-smi --query-gpu"), "{e}");
+    let e = import_bytes(b"name, memory.total\n\xff\xfe\n", "bin.csv").unwrap_err().to_string();
+    assert_eq!(e, "bin.csv:2: expected UTF-8 text (an nvidia-smi CSV log or a dcgm-exporter scrape)");
+}
