@@ -45,7 +45,7 @@ pub struct GpuProfile {
     pub model: String,
     /// Other names the same hardware goes by in traces and cluster configs (`V100M16`,
     /// `Tesla V100-SXM2-16GB`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
     /// Device memory in MiB (NVML `memory_info().total`).
     pub memory_mib: u64,
@@ -57,7 +57,7 @@ pub struct GpuProfile {
     pub max_power_w: Option<f64>,
     /// Measured `[utilization %, watts]` points; when given they replace the straight
     /// line from idle to max.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub power_curve: Vec<[f64; 2]>,
     /// Default power limit, watts (NVML `power_management_limit_default`).
     #[serde(default)]
@@ -90,10 +90,10 @@ pub struct GpuProfile {
     #[serde(default)]
     pub mig: Option<String>,
     /// Where each value comes from (`field = "source"`), for shipped profiles.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sources: std::collections::BTreeMap<String, String>,
     /// The measured devices behind this entry (probe): index, UUID and what differs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceRecord>,
 }
 
@@ -109,7 +109,7 @@ pub struct DeviceRecord {
     #[serde(default)]
     pub pci_bus_id: Option<String>,
     /// Active NVLink links and the bus ids of their peers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nvlink_peers: Vec<String>,
 }
 
@@ -175,7 +175,7 @@ pub struct JobProfile {
     /// Quantiles 0, 10, …, 100 % (11 values) of the sampled per-GPU memory, MiB (the
     /// value at rank `round(q × (n − 1))` of the sorted samples): the distribution a job
     /// class draws peaks from.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory_mib_quantiles: Vec<u64>,
     /// Mean GPU utilization, percent.
     pub mean_util_pct: f64,
