@@ -156,6 +156,50 @@ pub fn mean_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
     if n == 0 { (0.0, 0.0) } else { (sum / n as f64, max) }
 }
 
+/// What a job profile summarises: per-GPU readings, each list possibly shorter than the
+/// number of samples where a reading was missing.
+pub struct JobReadings {
+    /// GPU memory used, MiB.
+    pub memory_mib: Vec<u64>,
+    /// GPU utilization, percent.
+    pub util_pct: Vec<f64>,
+    /// Memory-bandwidth utilization, percent.
+    pub mem_util_pct: Vec<f64>,
+    /// Board power, watts.
+    pub power_w: Vec<f64>,
+}
+
+/// The job profile of `samples` readings of `gpus` GPUs (of `gpu_model`) over
+/// `duration_s`: peaks, means and memory deciles, rounded as profiles are written.
+pub fn job_profile_of(
+    origin: &str,
+    gpu_model: String,
+    gpus: u32,
+    duration_s: f64,
+    samples: u64,
+    r: &JobReadings,
+) -> sim_core::hardware::JobProfile {
+    let (mean_mem, peak_mem) = mean_max(r.memory_mib.iter().map(|&m| m as f64));
+    let (mean_util, peak_util) = mean_max(r.util_pct.iter().copied());
+    let (mean_mem_util, _) = mean_max(r.mem_util_pct.iter().copied());
+    let (mean_power, peak_power) = mean_max(r.power_w.iter().copied());
+    sim_core::hardware::JobProfile {
+        origin: origin.to_string(),
+        gpu_model,
+        gpus,
+        duration_s: (duration_s * 1000.0).round() / 1000.0,
+        samples,
+        peak_memory_mib: peak_mem as u64,
+        mean_memory_mib: mean_mem.round() as u64,
+        memory_mib_quantiles: deciles(&r.memory_mib),
+        mean_util_pct: round2(mean_util),
+        peak_util_pct: round2(peak_util),
+        mean_mem_util_pct: round2(mean_mem_util),
+        mean_power_w: round2(mean_power),
+        peak_power_w: round2(peak_power),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@
 //! Every figure is per GPU: means and peaks are over every (reading, job GPU) pair.
 
 use crate::CalibrateError;
-use crate::fit::{deciles, mean_max, round2};
+use crate::fit::{JobReadings, job_profile_of};
 use serde::{Deserialize, Serialize};
 use sim_core::hardware::JobProfile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -178,36 +178,24 @@ pub fn job_profile(devices: &[SampledDevice], ticks: &[Tick], duration_s: f64, o
     };
     let readings: Vec<&GpuReading> =
         ticks.iter().flat_map(|t| t.gpu.iter()).filter(|g| set.contains(&g.index)).collect();
-    let mem: Vec<u64> = readings
-        .iter()
-        .map(|g| match memory {
-            MemorySource::Process => g.process_memory_mib.unwrap_or(0),
-            MemorySource::Device => g.memory_used_mib,
-        })
-        .collect();
-    let (mean_mem, peak_mem) = mean_max(mem.iter().map(|&m| m as f64));
-    let (mean_util, peak_util) = mean_max(readings.iter().filter_map(|g| g.util_pct));
-    let (mean_mem_util, _) = mean_max(readings.iter().filter_map(|g| g.mem_util_pct));
-    let (mean_power, peak_power) = mean_max(readings.iter().filter_map(|g| g.power_w));
+    let values = JobReadings {
+        memory_mib: readings
+            .iter()
+            .map(|g| match memory {
+                MemorySource::Process => g.process_memory_mib.unwrap_or(0),
+                MemorySource::Device => g.memory_used_mib,
+            })
+            .collect(),
+        util_pct: readings.iter().filter_map(|g| g.util_pct).collect(),
+        mem_util_pct: readings.iter().filter_map(|g| g.mem_util_pct).collect(),
+        power_w: readings.iter().filter_map(|g| g.power_w).collect(),
+    };
     let names: BTreeMap<u32, &str> = devices.iter().map(|d| (d.index, d.name.as_str())).collect();
     let mut models: Vec<&str> = set.iter().filter_map(|i| names.get(i).copied()).collect();
     models.sort_unstable();
     models.dedup();
-    let profile = JobProfile {
-        origin: origin.to_string(),
-        gpu_model: models.join(", "),
-        gpus: set.len() as u32,
-        duration_s: (duration_s * 1000.0).round() / 1000.0,
-        samples: readings.len() as u64,
-        peak_memory_mib: peak_mem as u64,
-        mean_memory_mib: mean_mem.round() as u64,
-        memory_mib_quantiles: deciles(&mem),
-        mean_util_pct: round2(mean_util),
-        peak_util_pct: round2(peak_util),
-        mean_mem_util_pct: round2(mean_mem_util),
-        mean_power_w: round2(mean_power),
-        peak_power_w: round2(peak_power),
-    };
+    let profile =
+        job_profile_of(origin, models.join(", "), set.len() as u32, duration_s, readings.len() as u64, &values);
     Sampled { profile, memory }
 }
 

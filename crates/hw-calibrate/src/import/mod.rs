@@ -23,7 +23,7 @@ pub mod dcgm;
 pub mod smi;
 
 use crate::CalibrateError;
-use crate::fit::{deciles, fit_power, mean_max, round2};
+use crate::fit::{JobReadings, fit_power, job_profile_of};
 use sim_core::hardware::{DeviceRecord, GpuProfile, HardwareProfile, JobProfile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -246,11 +246,6 @@ pub fn build(
             ..Default::default()
         });
     }
-    let mem: Vec<u64> = readings.iter().filter_map(|r| r.memory_used_mib).collect();
-    let (mean_mem, peak_mem) = mean_max(mem.iter().map(|&m| m as f64));
-    let (mean_util, peak_util) = mean_max(readings.iter().filter_map(|r| r.util_pct));
-    let (mean_mem_util, _) = mean_max(readings.iter().filter_map(|r| r.mem_util_pct));
-    let (mean_power, peak_power) = mean_max(readings.iter().filter_map(|r| r.power_w));
     let times: Vec<f64> = readings.iter().filter_map(|r| r.t_s).collect();
     let duration = match (times.iter().copied().reduce(f64::min), times.iter().copied().reduce(f64::max)) {
         (Some(a), Some(b)) => b - a,
@@ -260,20 +255,13 @@ pub fn build(
         }
     };
     let gpus: BTreeSet<(&str, &str)> = readings.iter().map(|r| (r.model.as_str(), r.gpu.as_str())).collect();
-    let job = JobProfile {
-        origin: origin.to_string(),
-        gpu_model: by_model.keys().copied().collect::<Vec<_>>().join(", "),
-        gpus: gpus.len() as u32,
-        duration_s: (duration * 1000.0).round() / 1000.0,
-        samples: readings.len() as u64,
-        peak_memory_mib: peak_mem as u64,
-        mean_memory_mib: mean_mem.round() as u64,
-        memory_mib_quantiles: deciles(&mem),
-        mean_util_pct: round2(mean_util),
-        peak_util_pct: round2(peak_util),
-        mean_mem_util_pct: round2(mean_mem_util),
-        mean_power_w: round2(mean_power),
-        peak_power_w: round2(peak_power),
+    let values = JobReadings {
+        memory_mib: readings.iter().filter_map(|r| r.memory_used_mib).collect(),
+        util_pct: readings.iter().filter_map(|r| r.util_pct).collect(),
+        mem_util_pct: readings.iter().filter_map(|r| r.mem_util_pct).collect(),
+        power_w: readings.iter().filter_map(|r| r.power_w).collect(),
     };
+    let model = by_model.keys().copied().collect::<Vec<_>>().join(", ");
+    let job = job_profile_of(origin, model, gpus.len() as u32, duration, readings.len() as u64, &values);
     Ok((HardwareProfile { origin: origin.to_string(), gpu }, job))
 }
