@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Instruction-count regression gate: runs the gungraun (callgrind) benches
-# `cargo bench -p benches --bench instructions` and compares each scenario's instruction
-# count (Ir) with the committed baseline, benches/instructions.baseline.tsv.
+# `cargo bench -p benches --bench instructions --profile release` and compares each
+# scenario's instruction count (Ir) with the committed baseline,
+# benches/instructions.baseline.tsv.
 #
 #   scripts/bench-gate.sh            # fail (exit 1) when a scenario grows by more than 5 %
 #   scripts/bench-gate.sh --update   # rewrite the baseline (an intended slowdown, a new
 #                                    # scenario, a new toolchain): commit the file
 #
-# Counts are exact for a given binary but depend on the compiler version and the flags of the
-# bench profile: the baseline records the rustc it was taken with, and the gate says so when
-# today's differs (it still compares). Environment:
+# Counts repeat within about 0.1 % for a given binary, but depend on the compiler version
+# and the release profile's flags: the baseline records the rustc it was taken with, and the
+# gate says so when today's differs (it still compares). Environment:
 #   BENCH_GATE_LIMIT_PCT   allowed growth in percent (default 5)
 #   SCHEDLAB_GUNGRAUN_ROOT where gungraun-runner is installed (default
 #                          ~/.cache/schedlab-gungraun; outside the clone, so it survives it)
@@ -44,15 +45,19 @@ if [ "$("$root/bin/gungraun-runner" --version 2>/dev/null)" != "gungraun-runner 
 fi
 t1=$(secs)
 
-echo "== building the instruction benches (bench profile)"
-cargo bench -p benches --bench instructions --no-run --quiet
+# The release profile, not the bench one: CI has just built the workspace in release (the
+# refsim cross-check), and a bench-profile build (full debuginfo) would redo it all (8 min
+# cold here instead of 2). The counts are those of the code `sim` ships.
+bench=(cargo bench -p benches --bench instructions --profile release --quiet)
+echo "== building the instruction benches (release profile)"
+"${bench[@]}" --no-run
 t2=$(secs)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "== running them under callgrind"
 # JSON lines (one per benchmark) on stdout; gungraun's own report goes to stderr.
-cargo bench -p benches --bench instructions --quiet -- --output-format=json > "$tmp/summary.jsonl"
+"${bench[@]}" -- --output-format=json > "$tmp/summary.jsonl"
 t3=$(secs)
 
 rustc_now=$(rustc --version)
@@ -85,7 +90,8 @@ if not now:
 if mode == "update":
     with open(baseline_path, "w") as f:
         f.write(
-            "# Instruction counts (callgrind Ir) of `cargo bench -p benches --bench instructions`.\n"
+            "# Instruction counts (callgrind Ir) of\n"
+            "# `cargo bench -p benches --bench instructions --profile release`.\n"
             f"# CI (scripts/bench-gate.sh) fails when a scenario grows by more than {limit:g} %.\n"
             "# Written by `scripts/bench-gate.sh --update`; refresh it the same way after an\n"
             "# intended slowdown, a new scenario or a new toolchain, and commit it.\n"

@@ -3,13 +3,15 @@
 //! `benches/instructions.baseline.tsv`). Loading a trace is setup, outside the count, except
 //! in `parse` where it is what is measured.
 //!
-//! * `parse`: gunzip and parse the committed KTH-SP2 slice (3,000 jobs; the bytes are read
-//!   from disk in the setup);
-//! * `replay`: EASY and conservative replays of that slice;
+//! * `parse`: parse the committed KTH-SP2 slice (3,000 jobs) from its gzip bytes, read from
+//!   disk in the setup. Only the benchmark's thread is counted: the gunzip runs on the
+//!   reader thread of `traces::input`, which callgrind leaves out;
+//! * `easy`, `conservative`: replays of that slice;
 //! * `fgd`: the FGD paper's protocol (placement `fgd`, seed 42, tuned to 1.3) on the committed
 //!   openb slices (400 pods, 61 nodes);
-//! * `gpu`: 10,000 jobs of `examples/models/gpu.toml` (seed 1) on 16 nodes × 8 GPUs under
-//!   `kube`, as the 1,000,000-job criterion bench `gpu_1m`.
+//! * `gpu`: the first 10,000 jobs of the 1,000,000-job criterion bench `gpu_1m`
+//!   (`benches::gpu_workload`: `examples/models/gpu.toml`, seed 1) on 16 nodes × 8 GPUs
+//!   under `kube`.
 //!
 //! Needs valgrind and `gungraun-runner` 0.20.0 on the PATH (or `GUNGRAUN_RUNNER`):
 //! `cargo bench -p benches --bench instructions`.

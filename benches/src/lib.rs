@@ -3,7 +3,10 @@
 //! Criterion benches (`cargo bench -p benches`) replay whole Parallel Workloads Archive
 //! logs from `../shared/traces/swf` (`replay`) and run the FGD paper's protocol on the
 //! openb traces in `../shared/traces/openb` (`fgd`); when those folders are absent they
-//! say so and use the committed slices.
+//! say so and use the committed slices. `gpu_1m` replays a 1,000,000-job synthetic GPU
+//! workload ([`gpu_workload`]) under `kube`, and `instructions` counts the instructions of
+//! the same scenarios at small sizes under callgrind (gungraun), the CI gate of
+//! `scripts/bench-gate.sh`.
 
 use std::path::PathBuf;
 
@@ -28,10 +31,8 @@ pub fn shared_swf_logs() -> Vec<PathBuf> {
     v
 }
 
-/// The commented example GPU model [examples/models/gpu.toml] (Philly-like training, openb-like
-/// inference).
-///
-/// [examples/models/gpu.toml]: ../../examples/models/gpu.toml
+/// The commented example GPU model `examples/models/gpu.toml` (Philly-like training,
+/// openb-like inference).
 pub fn gpu_model() -> traces::generator::Model {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/models/gpu.toml");
     let text = std::fs::read_to_string(&path).expect("examples/models/gpu.toml");
@@ -43,7 +44,7 @@ pub fn gpu_model() -> traces::generator::Model {
 pub const GPU_NODES: u32 = 16;
 
 /// A Philly-like GPU cluster for [`gpu_model`]'s jobs: `nodes` nodes of 96 cores, 1 TiB and
-/// 8 GPUs of 24 GiB (Philly's P40), shared by declared memory as the model's inference
+/// 8 GPUs of 24 GiB (as Philly's larger ones), shared by declared memory as the model's inference
 /// replicas ask (training jobs state no GPU memory and take whole GPUs).
 pub fn gpu_cluster(nodes: u32) -> sim_core::Cluster {
     use sim_core::{Cluster, GpuSharing, GpuSpec, NodePool, NodeSpec};

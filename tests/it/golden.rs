@@ -21,9 +21,9 @@ const SCENARIOS: &[(&str, &[&str])] = &[
     ("embedded-fcfs", &["--policy", "fcfs"]),
     ("embedded-easy", &["--policy", "easy"]),
     ("embedded-conservative", &["--policy", "conservative"]),
-    ("kth-easy", &["--trace", "data/KTH-SP2-1996-2.1-cln.first3000.swf.gz", "--policy", "easy"]),
-    ("kth-conservative", &["--trace", "data/KTH-SP2-1996-2.1-cln.first3000.swf.gz", "--policy", "conservative"]),
-    ("kth-sjf-aging", &["--trace", "data/KTH-SP2-1996-2.1-cln.first3000.swf.gz", "--policy", "sjf-aging"]),
+    ("hpc2n-easy", &["--trace", "data/HPC2N-2002-2.2-cln.first2000.swf.gz", "--policy", "easy"]),
+    ("hpc2n-conservative", &["--trace", "data/HPC2N-2002-2.2-cln.first2000.swf.gz", "--policy", "conservative"]),
+    ("hpc2n-sjf-aging", &["--trace", "data/HPC2N-2002-2.2-cln.first2000.swf.gz", "--policy", "sjf-aging"]),
     (
         "openb-fgd",
         &[

@@ -81,7 +81,10 @@ impl GangWorkload {
                     spec: NodeSpec {
                         cores: 96,
                         memory_mib: 1 << 20,
-                        gpus: vec![GpuSpec { model: "A100".into(), memory_mib: 81_920, power: None }; GPUS_PER_NODE as usize],
+                        gpus: vec![
+                            GpuSpec { model: "A100".into(), memory_mib: 81_920, power: None };
+                            GPUS_PER_NODE as usize
+                        ],
                         labels,
                         taints: Vec::new(),
                         topology: sim_core::cluster::TopologyPath {
