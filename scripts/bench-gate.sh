@@ -25,8 +25,9 @@ mode=check
 case "${1:-}" in
   "") ;;
   --update) mode=update ;;
+  --install-only) mode=install ;;
   -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "usage: $0 [--update]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--update|--install-only]" >&2; exit 2 ;;
 esac
 
 for tool in valgrind python3 cargo; do
@@ -44,6 +45,7 @@ if [ "$("$root/bin/gungraun-runner" --version 2>/dev/null)" != "gungraun-runner 
   cargo install --debug --locked --quiet gungraun-runner --version "$RUNNER_VERSION" --root "$root"
 fi
 t1=$(secs)
+[ "$mode" = install ] && exit 0
 
 # The release profile, not the bench one: CI has just built the workspace in release (the
 # refsim cross-check), and a bench-profile build (full debuginfo) would redo it all (8 min

@@ -48,29 +48,56 @@ if [ "$mode" = --write-expected ]; then
   printf 'file\ttrace\tpolicy\tflags\n' > data/expected/MANIFEST.tsv
 fi
 
-same=0; diff=0; n=0
-while IFS=$'\t' read -r t spec flags; do
-  n=$((n + 1))
-  out="$tmp/$n"
+# One case: runs the reference (and, unless writing expected schedules, sim) and writes
+# PASS or what went wrong to $tmp/<n>.result.
+check_case() {
+  local n=$1 t=$2 spec=$3 flags=$4 out="$tmp/$1"
   # shellcheck disable=SC2086
-  python3 tools/refsim/refsim.py "$t" --policy "$spec" $flags --out "$out.ref.csv" 2> "$out.err" \
-    || { echo "REFSIM FAILED: $t $spec $flags: $(tail -1 "$out.err")"; diff=$((diff + 1)); continue; }
+  if ! python3 tools/refsim/refsim.py "$t" --policy "$spec" $flags --out "$out.ref.csv" 2> "$out.err"; then
+    echo "REFSIM FAILED: $t $spec $flags: $(tail -1 "$out.err")" > "$out.result"
+    return
+  fi
   if [ "$mode" = --write-expected ]; then
-    name="$(basename "$t" | sed 's/\.swf\.gz$//; s/\.json$//')__$(echo "$spec$flags" | tr -c 'A-Za-z0-9._\n-' '_').csv.gz"
-    cut -d, -f1-9 "$out.ref.csv" | gzip -9n > "data/expected/$name"
-    printf '%s\t%s\t%s\t%s\n' "$name" "$(basename "$t")" "$spec" "$flags" >> data/expected/MANIFEST.tsv
-    continue
+    echo PASS > "$out.result"
+    return
   fi
   # shellcheck disable=SC2086
-  "$sim" run -q --trace "$t" --policy "$spec" $flags --out "$out.sim" || { echo "SIM FAILED: $t $spec $flags"; diff=$((diff + 1)); continue; }
-  if cmp -s <(cut -d, -f1-9 "$out.sim/jobs.csv") <(cut -d, -f1-9 "$out.ref.csv"); then
-    same=$((same + 1))
+  if ! "$sim" run -q --trace "$t" --policy "$spec" $flags --out "$out.sim"; then
+    echo "SIM FAILED: $t $spec $flags" > "$out.result"
+  elif cmp -s <(cut -d, -f1-9 "$out.sim/jobs.csv") <(cut -d, -f1-9 "$out.ref.csv"); then
+    echo PASS > "$out.result"
   else
     rows=$(diff <(cut -d, -f1-9 "$out.sim/jobs.csv") <(cut -d, -f1-9 "$out.ref.csv") | grep -c '^<')
-    echo "DIFFERENT: $t $spec $flags: $rows rows differ"
-    diff=$((diff + 1))
+    echo "DIFFERENT: $t $spec $flags: $rows rows differ" > "$out.result"
   fi
-done < <(cases "${traces[@]}")
+}
+
+# The cases run CROSSCHECK_JOBS at a time (default: one per core); results are read back
+# in case order, so the output does not depend on the timing.
+jobs=${CROSSCHECK_JOBS:-$(nproc 2>/dev/null || echo 1)}
+mapfile -t all < <(cases "${traces[@]}")
+for i in "${!all[@]}"; do
+  IFS=$'\t' read -r t spec flags <<< "${all[$i]}"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  check_case "$i" "$t" "$spec" "$flags" &
+done
+wait
+
+same=0; diff=0
+for i in "${!all[@]}"; do
+  IFS=$'\t' read -r t spec flags <<< "${all[$i]}"
+  r=$(cat "$tmp/$i.result" 2>/dev/null || echo "NO RESULT: $t $spec $flags")
+  if [ "$r" != PASS ]; then
+    echo "$r"
+    diff=$((diff + 1))
+  elif [ "$mode" = --write-expected ]; then
+    name="$(basename "$t" | sed 's/\.swf\.gz$//; s/\.json$//')__$(echo "$spec$flags" | tr -c 'A-Za-z0-9._\n-' '_').csv.gz"
+    cut -d, -f1-9 "$tmp/$i.ref.csv" | gzip -9n > "data/expected/$name"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$(basename "$t")" "$spec" "$flags" >> data/expected/MANIFEST.tsv
+  else
+    same=$((same + 1))
+  fi
+done
 
 if [ "$mode" = --write-expected ]; then
   echo "wrote $(($(wc -l < data/expected/MANIFEST.tsv) - 1)) expected schedules to data/expected/"
