@@ -356,6 +356,8 @@ struct Engine<'a> {
     last_progress: SimTime,
     /// Energy above idle of the attempts ended so far, millijoules.
     dynamic_mj: u64,
+    /// Whether any GPU has a power curve (else energy accounting is skipped).
+    any_power: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -439,6 +441,7 @@ impl<'a> Engine<'a> {
             max_queue: 0,
             last_progress: SimTime::ZERO,
             dynamic_mj: 0,
+            any_power: cluster.pools.iter().any(|p| p.spec.gpus.iter().any(|g| g.power.is_some())),
         })
     }
 
@@ -844,10 +847,8 @@ impl<'a> Engine<'a> {
     }
 
     /// Adds the GPU energy of an attempt that ends now ([`GpuEnergy`]'s model).
+    #[inline(never)]
     fn account_energy(&mut self, j: JobId, r: &RunningJob) {
-        if r.binding.is_empty() {
-            return;
-        }
         let task = &self.jobs[j.idx()].task;
         let util = if task.gpu_util_permille > 0 { task.gpu_util_permille } else { self.cfg.gpu_util_permille };
         let us = (self.now - r.start).0 as u128;
@@ -874,7 +875,9 @@ impl<'a> Engine<'a> {
     /// Takes a running job off its units; returns them to the pool where their node is up.
     fn release(&mut self, j: JobId) -> RunningJob {
         let r = self.running[j.idx()].take().expect("releasing a running job");
-        self.account_energy(j, &r);
+        if self.any_power && !r.binding.is_empty() {
+            self.account_energy(j, &r);
+        }
         let job = &self.jobs[j.idx()];
         for b in &r.binding {
             self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
@@ -1172,7 +1175,8 @@ impl<'a> Engine<'a> {
     fn finish(mut self) -> Result<RunResult, EngineError> {
         let now = self.now;
         // Jobs still running at the end (horizon) used energy up to now.
-        for i in 0..self.running.len() {
+        let accounted = if self.any_power { self.running.len() } else { 0 };
+        for i in 0..accounted {
             if let Some(r) = self.running[i].take() {
                 self.account_energy(JobId(i as u32), &r);
                 self.running[i] = Some(r);
