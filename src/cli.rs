@@ -205,9 +205,10 @@ pub struct InputArgs {
     /// topology); replaces the machine the trace describes.
     #[arg(long)]
     pub cluster: Option<PathBuf>,
-    /// How the nodes' GPUs are shared.
-    #[arg(long, value_enum, default_value_t = SharingArg::Shared)]
-    pub gpu_sharing: SharingArg,
+    /// How the nodes' GPUs are shared, for an openb node list (`--nodes`; default
+    /// shared); a cluster configuration sets it per pool.
+    #[arg(long, value_enum)]
+    pub gpu_sharing: Option<SharingArg>,
     /// GPU memory demand of the jobs.
     #[arg(long, value_enum, default_value_t = GpuMemoryArg::Trace)]
     pub gpu_memory: GpuMemoryArg,
@@ -263,6 +264,10 @@ pub struct StatsArgs {
     /// The trace.
     #[command(flatten)]
     pub trace: TraceFileArgs,
+    /// A cluster configuration (TOML): also show the load the trace offers its cores and
+    /// GPUs.
+    #[arg(long)]
+    pub cluster: Option<PathBuf>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

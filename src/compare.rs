@@ -49,17 +49,31 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
         report: false,
         quiet: true,
     };
-    // Every spec is checked before any run starts.
+    // Every spec is checked before any run starts, and no policy may come twice (the
+    // same canonical spec, or two specs that would share a run folder).
+    let mut seen: Vec<(String, String, &str)> = Vec::new();
     for p in &specs {
-        policies::compose(p, c.sim.placement.as_deref(), c.sim.gang.as_deref(), c.sim.topology.as_deref(), 0)
-            .map_err(|e| bad(format!("--policies: '{p}': {e}")))?;
+        let built =
+            policies::compose(p, c.sim.placement.as_deref(), c.sim.gang.as_deref(), c.sim.topology.as_deref(), 0)
+                .map_err(|e| bad(format!("--policies: '{p}': {e}")))?;
+        let (canonical, folder) = (built.spec(), folder_name(p, 0));
+        if let Some((c, _, first)) = seen.iter().find(|(c, f, _)| *c == canonical || *f == folder) {
+            let what = if *c == canonical {
+                format!("is the same policy as '{first}' ({canonical})")
+            } else {
+                format!("would share a run folder with '{first}'")
+            };
+            return Err(bad(format!("--policies: '{p}' {what}: list each policy once")));
+        }
+        seen.push((canonical, folder, p));
     }
     // The workload is read once per distinct seed only when the seed changes it
     // (synthetic GPU memory); otherwise once.
     let seeded_input = c.input.gpu_memory == crate::cli::GpuMemoryArg::Synthetic;
     let mut loaded = std::collections::BTreeMap::new();
     for &s in if seeded_input { &seeds[..] } else { &seeds[..1] } {
-        loaded.insert(s, crate::input::load(&c.input, s, true)?);
+        // Notes and warnings about the input once, with the first read.
+        loaded.insert(s, crate::input::load(&c.input, s, c.quiet || !loaded.is_empty())?);
     }
     let workload_for = |seed: u64| if seeded_input { &loaded[&seed] } else { &loaded[&seeds[0]] };
     std::fs::create_dir_all(&c.out)
@@ -83,7 +97,11 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
         plan.par_iter()
             .map(|(spec, seed)| {
                 let (w, name) = workload_for(*seed);
-                let r = crate::run::run_loaded(&run_args(spec, *seed), w, name, false).map(|_| ());
+                let args = run_args(spec, *seed);
+                let r = crate::run::run_loaded(&args, w, name, false).and_then(|(_, written)| {
+                    crate::output::remove_stale(&args.out, &written, true)
+                        .map_err(|e| Failure::Other(format!("{}: removing stale files: {e}", args.out.display())))
+                });
                 if let Some(b) = &bar {
                     b.inc(1);
                 }
@@ -101,7 +119,9 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
         .iter()
         .map(|(spec, seed)| crate::report::read_run(&c.out.join(folder_name(spec, *seed))))
         .collect::<Result<_, _>>()?;
-    crate::report::write_report(&c.out, &runs)?;
+    let written = crate::report::write_report(&c.out, &runs)?;
+    crate::output::remove_stale(&c.out, &written, false)
+        .map_err(|e| Failure::Other(format!("{}: removing an earlier report's files: {e}", c.out.display())))?;
     let list: String = plan.iter().map(|(spec, seed)| folder_name(spec, *seed) + "\n").collect();
     let f = crate::output::write_finished(&c.out.join(crate::report::RUNS_LIST), |w| w.write_all(list.as_bytes()))
         .map_err(|e| Failure::Other(format!("{}: {e}", c.out.join(crate::report::RUNS_LIST).display())))?;

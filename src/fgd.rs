@@ -20,12 +20,23 @@ pub fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
     if let Some((a, b)) = s.split_once("..") {
         let a: u64 = a.trim().parse().map_err(|_| bad())?;
         let b: u64 = b.trim().trim_start_matches('=').parse().map_err(|_| bad())?;
-        if b < a || b - a > 100_000 {
-            return Err(bad());
+        if b < a {
+            return Err(format!(
+                "--seeds: the range '{s}' is reversed: its first seed must not exceed its last ({b}..{a}?)"
+            ));
+        }
+        if b - a > 100_000 {
+            return Err(format!("--seeds: the range '{s}' holds {} seeds, expected at most 100001", b - a + 1));
         }
         return Ok((a..=b).collect());
     }
-    s.split(',').map(|x| x.trim().parse::<u64>().map_err(|_| bad())).collect()
+    let seeds: Vec<u64> = s.split(',').map(|x| x.trim().parse::<u64>().map_err(|_| bad())).collect::<Result<_, _>>()?;
+    let mut sorted = seeds.clone();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("--seeds: seed {} is listed twice in '{s}'", w[0]));
+    }
+    Ok(seeds)
 }
 
 pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {

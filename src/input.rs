@@ -55,6 +55,45 @@ pub fn accounting(name: &str, i: &traces::Imported) -> String {
     s
 }
 
+/// The input flags given that do nothing for this input (a flag silently ignored reads
+/// as if it had an effect): one line each.
+pub fn unused_flags(i: &InputArgs, format: Format, jobs: &[sim_core::Job]) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = format.name();
+    let openb_nodes = format == Format::Openb && i.cluster.is_none();
+    if i.nodes.is_some() && !openb_nodes {
+        let why = if format == Format::Openb { "--cluster replaces it" } else { "only an openb pod list reads it" };
+        out.push(format!("--nodes is ignored: {why}"));
+    }
+    if i.gpu_sharing.is_some() && !openb_nodes {
+        out.push("--gpu-sharing is ignored: it applies to an openb node list (--nodes); a cluster configuration                   sets `sharing` per pool"
+            .into());
+    }
+    if i.gpu_memory == GpuMemoryArg::Synthetic && !jobs.iter().any(|j| j.task.gpus > 0) {
+        out.push("--gpu-memory synthetic does nothing: no job asks for GPUs".into());
+    }
+    if i.procs.is_some() && (i.cluster.is_some() || !matches!(format, Format::Swf | Format::Batsim)) {
+        let why = if i.cluster.is_some() { "--cluster gives the machine" } else { "only SWF and Batsim size it" };
+        out.push(format!("--procs is ignored for this {name} input: {why}"));
+    }
+    if i.pai_jobs.is_some() && format != Format::Pai {
+        out.push(format!("--pai-jobs is ignored: the trace is {name}, not a PAI task table"));
+    }
+    if !i.app_runtime.is_empty() && format != Format::Sia {
+        out.push(format!("--app-runtime is ignored: the trace is {name}, not a Sia/Pollux workload"));
+    }
+    out
+}
+
+/// Refuses a trace file that holds nothing (or only white space): `FILE: no jobs
+/// (empty file)`, whatever its name says its format is.
+pub fn refuse_empty(path: &std::path::Path) -> Result<(), Failure> {
+    if traces::is_blank_file(path).map_err(|e| Failure::BadInput(e.to_string()))? {
+        return Err(Failure::BadInput(format!("{}: no jobs (empty file)", path.display())));
+    }
+    Ok(())
+}
+
 /// The trace's format, from `--format`, else its name, else its first bytes.
 fn detected(i: &InputArgs) -> Option<Format> {
     let path = i.trace.as_ref()?;
@@ -81,7 +120,7 @@ pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String),
     if i.procs == Some(0) {
         return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
     }
-    let sharing = match i.gpu_sharing {
+    let sharing = match i.gpu_sharing.unwrap_or(SharingArg::Shared) {
         SharingArg::Exclusive => sim_core::GpuSharing::Exclusive,
         SharingArg::Shared => sim_core::GpuSharing::Shared,
         SharingArg::Isolated => sim_core::GpuSharing::Isolated,
@@ -90,6 +129,9 @@ pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String),
         Some(p) => Some(load_cluster(p)?),
         None => None,
     };
+    if let Some(path) = &i.trace {
+        refuse_empty(path)?;
+    }
     let kind = detected(i);
     let (workload, name) = match &i.trace {
         Some(path) => {
@@ -127,14 +169,31 @@ pub fn load(i: &InputArgs, seed: u64, quiet: bool) -> Result<(Workload, String),
         None => (traces::load_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, format(i), i.procs), DEFAULT_TRACE_NAME.into()),
     };
     let mut workload = workload.map_err(|e| bad(e.to_string()))?;
+    if workload.jobs.is_empty() {
+        let skipped = workload.skipped.total();
+        let why = if skipped > 0 { format!("all {skipped} rows skipped") } else { "no job lines".into() };
+        return Err(bad(format!("{name}: no jobs ({why})")));
+    }
     if let Some(c) = cluster {
         workload.units = c.total_units();
         workload.cluster = c;
     }
     // GPUs named but not given a profile take the shipped one's power (energy model).
     hw_calibrate::attach_power(&mut workload.cluster);
+    // The trace's GPU model names, as the cluster spells them (`a100` → `A100-SXM4-80GB`).
+    let unmatched = hw_calibrate::models::map_job_models(&workload.cluster, &mut workload.jobs);
+    if let Some(w) = unmatched.warning(workload.jobs.len(), &workload.cluster)
+        && !quiet
+    {
+        eprintln!("warning: {name}: {w}");
+    }
     if i.gpu_memory == GpuMemoryArg::Synthetic {
         traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, seed);
+    }
+    if !quiet {
+        for w in unused_flags(i, workload.format, &workload.jobs) {
+            eprintln!("warning: {w}");
+        }
     }
     Ok((workload, name))
 }

@@ -90,3 +90,44 @@ pub fn write_finished(
     fill(f.writer())?;
     f.finish()
 }
+
+/// Files a run writes into its folder, by name (the report's under `tables/` and
+/// `plots/` by suffix): what a new run into the same folder may remove when it does not
+/// write them again, so that no other run's file is left beside its own.
+pub const RUN_FILES: &[&str] = &["jobs.csv", "summary.json", "frame.csv", "fragmentation.csv", "decisions.jsonl"];
+
+/// Files a report writes at the top of its folder (beside `tables/` and `plots/`).
+pub const REPORT_FILES: &[&str] =
+    &["report.html", "comparison.csv", "comparison.parquet", "runs_by_size_class.csv", "runs_by_size_class.parquet"];
+
+/// The report's subfolders and the suffixes of the files it writes there.
+const REPORT_DIRS: &[(&str, &[&str])] =
+    &[("tables", &[".groups.csv", ".timeseries.csv", ".parquet"]), ("plots", &[".svg", ".png"])];
+
+/// Removes from folder `dir` the report's files ([`REPORT_FILES`], and those it writes
+/// in `tables/` and `plots/`) and, for a run folder (`run`), the files of [`RUN_FILES`],
+/// that this command did not write: `written` holds the paths, relative to `dir`, it
+/// wrote. Nothing else is touched; a subfolder left empty is removed.
+pub fn remove_stale(dir: &Path, written: &[String], run: bool) -> std::io::Result<()> {
+    let keep = |rel: &str| written.iter().any(|w| w == rel);
+    let names = REPORT_FILES.iter().chain(if run { RUN_FILES } else { &[] });
+    for name in names {
+        let p = dir.join(name);
+        if !keep(name) && p.is_file() {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    for (sub, suffixes) in REPORT_DIRS {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = format!("{sub}/{name}");
+            if e.path().is_file() && suffixes.iter().any(|s| name.ends_with(s)) && !keep(&rel) {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+        // Only succeeds when it is empty.
+        let _ = std::fs::remove_dir(dir.join(sub));
+    }
+    Ok(())
+}

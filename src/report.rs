@@ -30,8 +30,9 @@ pub fn read_run(dir: &Path) -> Result<RunData, Failure> {
     Ok(RunData { name, summary, rows, fragmentation })
 }
 
-/// Writes the report of `runs` into `out`; each file whole or not at all.
-pub fn write_report(out: &Path, runs: &[RunData]) -> Result<(), Failure> {
+/// Writes the report of `runs` into `out`, each file whole or not at all; returns the
+/// paths written, relative to `out`.
+pub fn write_report(out: &Path, runs: &[RunData]) -> Result<Vec<String>, Failure> {
     let files = reports::report::build(runs).map_err(|e| Failure::Other(e.to_string()))?;
     let mut finished = Vec::new();
     for f in &files {
@@ -47,7 +48,7 @@ pub fn write_report(out: &Path, runs: &[RunData]) -> Result<(), Failure> {
     for (dest, f) in finished {
         f.rename().map_err(|e| Failure::Other(format!("{}: {e}", dest.display())))?;
     }
-    Ok(())
+    Ok(files.into_iter().map(|f| f.path).collect())
 }
 
 /// The comparison as a text table.
@@ -89,6 +90,37 @@ fn run_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     Ok(out)
 }
 
+/// Refuses runs of different traces (or of one trace on different machines): their
+/// figures are not samples of one quantity, and pooling them into means with
+/// confidence intervals would compare nothing. Each trace's runs get their own report.
+fn refuse_mixed_traces(runs: &[RunData]) -> Result<(), Failure> {
+    let key = |r: &RunData| {
+        let s = &r.summary;
+        let text = |k: &str| s[k].as_str().map(str::to_string).unwrap_or_else(|| s[k].to_string());
+        (text("trace_sha256"), text("machine_units"), text("machine_gpus"), text("trace"))
+    };
+    let mut groups: std::collections::BTreeMap<(String, String, String), (String, Vec<&str>)> = Default::default();
+    for r in runs {
+        let (sha, units, gpus, trace) = key(r);
+        groups.entry((sha, units, gpus)).or_insert_with(|| (trace, Vec::new())).1.push(&r.name);
+    }
+    if groups.len() <= 1 {
+        return Ok(());
+    }
+    let list: Vec<String> = groups
+        .iter()
+        .map(|((_, units, gpus), (trace, names))| {
+            format!("{trace} on {units} units, {gpus} GPUs: {}", names.join(", "))
+        })
+        .collect();
+    Err(Failure::BadInput(format!(
+        "the runs replay {} different traces or machines, which one comparison cannot pool: {}; report each \
+         trace's runs apart",
+        groups.len(),
+        list.join("; ")
+    )))
+}
+
 /// `sim report`.
 pub fn report(a: &ReportArgs) -> Result<(), Failure> {
     let runs: Vec<RunData> = run_folders(&a.dirs)?.iter().map(|d| read_run(d)).collect::<Result<_, _>>()?;
@@ -96,9 +128,12 @@ pub fn report(a: &ReportArgs) -> Result<(), Failure> {
     if let Some(r) = runs.iter().find(|r| !names.insert(r.name.clone())) {
         return Err(Failure::BadInput(format!("two run folders are named '{}': rename one", r.name)));
     }
+    refuse_mixed_traces(&runs)?;
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::Other(format!("{}: cannot create folder: {e}", a.out.display())))?;
-    write_report(&a.out, &runs)?;
+    let written = write_report(&a.out, &runs)?;
+    crate::output::remove_stale(&a.out, &written, false)
+        .map_err(|e| Failure::Other(format!("{}: removing an earlier report's files: {e}", a.out.display())))?;
     println!("schedlab report → {}", a.out.display());
     print!("{}", comparison_table(&runs));
     Ok(())

@@ -33,15 +33,28 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p
     });
     // The policy is checked before the (possibly long) read.
-    policy_of(a)?;
+    policy_of(a, None)?;
     let (workload, trace_name) = crate::input::load(&a.input, a.seed, a.quiet)?;
     if let Some(p) = spinner {
         p.finish_and_clear();
     }
-    let summary = run_loaded(a, &workload, &trace_name, show)?;
-    if a.report {
-        crate::report::write_report(&a.out, &[crate::report::read_run(&a.out)?])?;
+    if let (None, (spec, Some(why))) = (&a.policy, default_spec(a, Some(&workload)))
+        && !a.quiet
+    {
+        eprintln!("policy: {spec} ({why}; --policy chooses another)");
     }
+    if let Some(w) = low_load_warning(&workload)
+        && !a.quiet
+    {
+        eprintln!("warning: {trace_name}: {w}");
+    }
+    let (summary, mut written) = run_loaded(a, &workload, &trace_name, show)?;
+    if a.report {
+        written.extend(crate::report::write_report(&a.out, &[crate::report::read_run(&a.out)?])?);
+    }
+    // Another run's files (a decision log, a report) must not sit beside this run's.
+    crate::output::remove_stale(&a.out, &written, true)
+        .map_err(|e| Failure::Other(format!("{}: removing an earlier run's files: {e}", a.out.display())))?;
     if !a.quiet {
         println!("schedlab run → {}", a.out.display());
         print!("{}", summary.table());
@@ -52,12 +65,59 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The policy `a` asks for: `--policy` (default EASY, or kube for an openb pod list)
-/// composed with `--placement`, `--gang` and `--topology`.
-fn policy_of(a: &RunArgs) -> Result<Box<dyn sim_core::policy::Policy>, Failure> {
+/// Below this offered load a replay says little about the policy: the cluster idles.
+pub const LOW_LOAD: f64 = 0.01;
+
+/// A warning when the workload offers the cluster less than [`LOW_LOAD`] of its
+/// capacity (its GPUs when jobs ask for GPUs, else its cores) over the time it needs at
+/// the least (see [`traces::stats::offered_load`]): typically a snapshot trace, such as
+/// openb's pod lists, replayed on its whole cluster.
+pub fn low_load_warning(w: &traces::Workload) -> Option<String> {
+    let (core, gpu) = traces::stats::offered_load(&w.jobs, w.units, w.cluster.total_gpus());
+    let gpu_jobs = w.jobs.iter().any(|j| j.task.gpus > 0);
+    let (load, what) = if gpu_jobs { (gpu?, "GPU") } else { (core?, "core") };
+    (load < LOW_LOAD).then(|| {
+        format!(
+            "the jobs offer {:.2} % of the cluster's {what} capacity over their span: the cluster mostly idles, and \
+             waits and utilization say little about the policy (a snapshot trace replayed on its whole cluster?)",
+            load * 100.0
+        )
+    })
+}
+
+/// The policy spec used when `--policy` is not given, and why when it is not `easy`:
+/// `easy` counts processors and ignores GPUs, so a workload whose jobs ask for GPUs gets
+/// a policy that places them on nodes and GPUs — `kube` (pods one at a time, as the
+/// Kubernetes clusters of openb and PAI ran them) for the formats of Kubernetes clusters,
+/// else EASY backfilling over nodes with whole gangs, as Slurm schedules GRES jobs
+/// (`kube[order=fifo,queue=easy,gang=atomic]`). With `--placement`, `--gang` or `--topology`, `easy`
+/// composed with them. Before the workload is read (`None`), only an openb pod list is
+/// known to be a GPU workload.
+fn default_spec(a: &RunArgs, w: Option<&traces::Workload>) -> (String, Option<String>) {
+    let composed = a.sim.placement.is_some() || a.sim.gang.is_some() || a.sim.topology.is_some();
+    let kube_format = |f: traces::Format| matches!(f, traces::Format::Openb | traces::Format::Pai);
+    let gpu_jobs = match w {
+        Some(w) => w.jobs.iter().filter(|j| j.task.gpus > 0).count(),
+        None => usize::from(crate::input::is_openb(&a.input)),
+    };
+    if composed || gpu_jobs == 0 {
+        return ("easy".into(), None);
+    }
+    let (spec, style) = match w.map(|w| w.format) {
+        Some(f) if !kube_format(f) => {
+            ("kube[order=fifo,queue=easy,gang=atomic]", "EASY backfilling over GPU nodes, as Slurm")
+        }
+        _ => ("kube", "Kubernetes' scheduler, as the trace's cluster ran"),
+    };
+    let of = w.map_or(String::new(), |w| format!(" ({gpu_jobs} of {})", w.jobs.len()));
+    (spec.into(), Some(format!("{style}: the jobs ask for GPUs{of} and easy counts processors only")))
+}
+
+/// The policy `a` asks for: `--policy` (default: [`default_spec`]) composed with
+/// `--placement`, `--gang` and `--topology`.
+fn policy_of(a: &RunArgs, w: Option<&traces::Workload>) -> Result<Box<dyn sim_core::policy::Policy>, Failure> {
     let bad = Failure::BadInput;
-    let spec =
-        a.policy.clone().unwrap_or_else(|| if crate::input::is_openb(&a.input) { "kube" } else { "easy" }.into());
+    let spec = a.policy.clone().unwrap_or_else(|| default_spec(a, w).0);
     if let Some(p) = &a.sim.placement {
         policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
     }
@@ -67,8 +127,14 @@ fn policy_of(a: &RunArgs) -> Result<Box<dyn sim_core::policy::Policy>, Failure> 
 
 /// Replays `workload` under `a`'s policy and seed and writes the run folder `a.out`
 /// (`jobs.csv`, `summary.json`, `frame.csv`, and `decisions.jsonl` with `--log`), each
-/// whole or not at all; returns the summary. `show`: a progress bar on standard error.
-pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, show: bool) -> Result<Summary, Failure> {
+/// whole or not at all; returns the summary and the names of the files written. `show`:
+/// a progress bar on standard error.
+pub fn run_loaded(
+    a: &RunArgs,
+    workload: &traces::Workload,
+    trace_name: &str,
+    show: bool,
+) -> Result<(Summary, Vec<String>), Failure> {
     let bad = Failure::BadInput;
     let oom_after = sim_core::time::parse_secs_micros(&a.sim.oom_after)
         .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", a.sim.oom_after)))?;
@@ -78,7 +144,7 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
             sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
         )),
     };
-    let mut policy = policy_of(a)?;
+    let mut policy = policy_of(a, Some(workload))?;
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new(workload.jobs.len() as u64);
         b.set_style(
@@ -125,7 +191,7 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         &cfg,
         Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick) },
     )
-    .map_err(|e| Failure::Other(e.to_string()))?;
+    .map_err(|e| if e.is_bad_input() { bad(e.to_string()) } else { Failure::Other(e.to_string()) })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -183,8 +249,13 @@ pub fn run_loaded(a: &RunArgs, workload: &traces::Workload, trace_name: &str, sh
         f.rename().map_err(|e| io_err("fragmentation.csv", e))?;
     }
     summary_json.rename().map_err(|e| io_err("summary.json", e))?;
+    let mut written: Vec<String> = vec!["jobs.csv".into(), "frame.csv".into(), "summary.json".into()];
     if let Some(f) = log {
         f.rename().map_err(|e| io_err("decisions.jsonl", e))?;
+        written.push("decisions.jsonl".into());
     }
-    Ok(summary)
+    if !result.gpu_samples.is_empty() {
+        written.push("fragmentation.csv".into());
+    }
+    Ok((summary, written))
 }

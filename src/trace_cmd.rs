@@ -28,18 +28,35 @@ pub fn write_output(dest: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::R
     f.rename().map_err(fail)
 }
 
-/// Writes `jobs` as SWF (`max_procs` in the header) or native.
+/// Writes `jobs` as SWF (the machine in the header) or native.
 pub fn write_jobs(
     out: &mut dyn Write,
     to: ConvertTo,
     jobs: &[Job],
-    max_procs: Option<u64>,
+    machine: traces::swf::Machine,
     note: &str,
 ) -> std::io::Result<()> {
     match to {
         ConvertTo::Native => traces::native::write(out, jobs),
-        ConvertTo::Swf => traces::swf::write_all(out, jobs, max_procs, &[note.to_string()]),
+        ConvertTo::Swf => traces::swf::write_all(out, jobs, machine, &[note.to_string()]),
     }
+}
+
+/// What the jobs hold that SWF has no field for, as `(what, jobs)`: written to standard
+/// error by `sim trace convert --to swf`, since those values are lost.
+pub fn swf_cannot_carry(jobs: &[Job]) -> Vec<(&'static str, usize)> {
+    let count = |f: &dyn Fn(&Job) -> bool| jobs.iter().filter(|j| f(j)).count();
+    let found = [
+        ("GPUs", count(&|j| j.task.gpus > 0)),
+        ("GPU models", count(&|j| !j.gpu_models.is_empty())),
+        ("GPU memory", count(&|j| j.task.gpu_memory_mib > 0 || j.task.gpu_peak_mib > 0)),
+        ("tasks of several cores (written as processors)", count(&|j| j.tasks > 1 && j.task.cores > 1)),
+        ("constraints (labels, selectors, affinity, tolerations, spread)", count(&|j| j.constraints.is_some())),
+        ("elastic minimum (min_tasks)", count(&|j| j.min_tasks > 0)),
+        ("priorities", count(&|j| j.priority != 0)),
+        ("job kinds other than batch", count(&|j| j.kind != sim_core::JobKind::Batch)),
+    ];
+    found.into_iter().filter(|&(_, n)| n > 0).collect()
 }
 
 fn import(
@@ -49,6 +66,7 @@ fn import(
     app_runtime: &[String],
 ) -> Result<traces::Imported, Failure> {
     let opts = import_options(pai_jobs, app_runtime)?;
+    crate::input::refuse_empty(file)?;
     traces::import(file, format.map(format_of), &opts).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
@@ -58,20 +76,40 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let name = t.file.display().to_string();
     let imported = import(&t.file, t.format, &t.pai_jobs, &t.app_runtime)?;
     let s = traces::stats::compute(&imported.jobs);
+    // The machine: the cluster given, else the size the file states (no GPUs known).
+    let (units, gpus, from) = match &a.cluster {
+        Some(p) => {
+            let c = crate::input::load_cluster(p)?;
+            (Some(c.total_units()), Some(c.total_gpus()), format!("from {}", p.display()))
+        }
+        None => (imported.units, None, "from the file".to_string()),
+    };
+    let (core_load, gpu_load) = traces::stats::offered_load(&imported.jobs, units.unwrap_or(0), gpus.unwrap_or(0));
     if a.json {
         let v = serde_json::json!({
             "file": name,
             "format": imported.format.name(),
             "rows": imported.rows,
             "skipped": imported.skipped,
-            "machine_units": imported.units,
+            "machine_units": units,
+            "machine_gpus": gpus,
+            "offered_load": core_load,
+            "offered_gpu_load": gpu_load,
             "stats": s,
         });
         println!("{}", serde_json::to_string_pretty(&v).map_err(|e| Failure::Other(e.to_string()))?);
     } else {
         println!("{} ({} format)", accounting(&name, &imported), imported.format.name());
-        if let Some(u) = imported.units {
-            println!("machine            {u} units (from the file)");
+        match (units, gpus) {
+            (Some(u), Some(g)) => println!("machine            {u} units, {g} GPUs ({from})"),
+            (Some(u), None) => println!("machine            {u} units ({from})"),
+            _ => {}
+        }
+        if let Some(l) = core_load {
+            println!("offered load       {l:.4} of the cores (work / (cores × first submit to last end))");
+        }
+        if let Some(l) = gpu_load {
+            println!("offered GPU load   {l:.4} of the GPUs (GPU work / (GPUs × first submit to last end))");
         }
         print!("{}", s.to_text());
     }
@@ -80,29 +118,48 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
 
 /// `sim trace convert`.
 pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
-    let (mut jobs, units, name) = match c.file.as_ref().or(c.input.trace.as_ref()) {
+    use traces::swf::Machine;
+    let (mut jobs, machine, name, format) = match c.file.as_ref().or(c.input.trace.as_ref()) {
         Some(path) => {
             let name = path.display().to_string();
             let imported = import(path, c.input.format, &c.input.pai_jobs, &c.input.app_runtime)?;
             if imported.skipped.total() > 0 {
                 eprintln!("{}", accounting(&name, &imported));
             }
-            let units = match &c.input.cluster {
-                Some(p) => Some(crate::input::load_cluster(p)?.total_units()),
-                None => c.input.procs.or(imported.units),
+            // The machine: --cluster, else --procs, else what the file states.
+            let machine = match &c.input.cluster {
+                Some(p) => {
+                    let cl = crate::input::load_cluster(p)?;
+                    Machine { procs: Some(cl.total_units()), nodes: Some(cl.node_count() as u64) }
+                }
+                None if c.input.procs.is_some() => Machine { procs: c.input.procs, nodes: None },
+                None => Machine { procs: imported.units, nodes: imported.nodes },
             };
-            (imported.jobs, units, name)
+            (imported.jobs, machine, name, imported.format)
         }
         None => {
             let (w, name) = crate::input::load(&c.input, c.seed, true)?;
-            (w.jobs, Some(w.units), name)
+            let machine = Machine { procs: Some(w.units), nodes: Some(w.cluster.node_count() as u64) };
+            (w.jobs, machine, name, w.format)
         }
     };
     if c.input.gpu_memory == GpuMemoryArg::Synthetic {
         traces::gpumem::GpuMemoryModel::default().assign(&mut jobs, c.seed);
     }
+    if c.to == ConvertTo::Swf {
+        if machine.procs.is_none() {
+            return Err(Failure::BadInput(format!(
+                "{name}: SWF states the machine's size (MaxProcs) and a {} trace does not give it: add --cluster \
+                 CLUSTER.toml or --procs N",
+                format.name()
+            )));
+        }
+        for (what, n) in swf_cannot_carry(&jobs) {
+            eprintln!("warning: {name}: SWF has no field for {what}: left out of {n} jobs");
+        }
+    }
     let note = format!("converted by schedlab {} from {name}", env!("CARGO_PKG_VERSION"));
-    write_output(&c.out, |out| write_jobs(out, c.to, &jobs, units, &note))
+    write_output(&c.out, |out| write_jobs(out, c.to, &jobs, machine, &note))
 }
 
 /// `sim trace fit`.

@@ -34,7 +34,7 @@ fn frame(n: u64) -> Vec<JobRow> {
                 kind: "batch".into(),
                 outcome: "completed".into(),
                 oom_kills: 0,
-                first_unit: None,
+                allocated: Vec::new(),
                 observed_wait_us: None,
             }
         })

@@ -112,7 +112,7 @@ fn run_with_report_writes_tables_plots_and_html() {
         assert!(f.contains_key(name), "{name} missing");
     }
     assert!(f.keys().any(|k| k.starts_with("tables/") && k.ends_with(".groups.csv")));
-    // The embedded default trace has 3,000 jobs: no Gantt chart (drawn under 2,000).
+    // The embedded default trace has 3,000 jobs: no Gantt chart (drawn for up to 2,000).
     assert!(!f.keys().any(|k| k.contains("gantt")));
 }
 

@@ -10,6 +10,7 @@ mod gpu;
 mod reference;
 mod run;
 mod trace_tools;
+mod user_paths;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

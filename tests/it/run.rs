@@ -56,6 +56,40 @@ fn batsim_jobs_format_writes_out_jobs_columns() {
     assert_eq!(first[7], "COMPLETED_SUCCESSFULLY");
 }
 
+/// Every row of a Batsim-layout jobs.csv has the header's field count when read by a strict
+/// CSV reader (as evalys and pandas read it): `allocated_resources` separates its
+/// intervals with spaces (`0 4-6`), as Batsim writes them, never with commas.
+#[test]
+fn batsim_jobs_csv_rows_have_the_header_field_count() {
+    for args in [
+        vec!["--trace", &data("batsim-medium_late.json")[..], "--jobs-format", "batsim"],
+        vec!["--jobs-format", "batsim"],
+    ] {
+        let (out, dir) = run_into(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let jobs = read(&dir, "jobs.csv");
+        let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(jobs.as_bytes());
+        let header = reader.headers().unwrap().clone();
+        assert_eq!(header.len(), 17);
+        let col = header.iter().position(|h| h == "allocated_resources").unwrap();
+        let (mut rows, mut split) = (0, 0);
+        for rec in reader.records() {
+            let rec = rec.unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!(rec.len(), header.len());
+            // Empty for a job that never started (rejected).
+            let alloc = &rec[col];
+            assert!(alloc.chars().all(|c| c.is_ascii_digit() || c == '-' || c == ' '), "{alloc}");
+            assert_eq!(alloc.is_empty(), &rec[8] == "-1", "{rec:?}");
+            split += usize::from(alloc.contains(' '));
+            rows += 1;
+        }
+        assert!(rows >= 801);
+        // Non-contiguous allocations occur on both workloads (359 and 1,112 rows before the fix
+        // broke the layout): the test would see them.
+        assert!(split > 100, "{args:?}: only {split} split allocations");
+    }
+}
+
 #[test]
 fn decision_log_explains_every_start_and_wait() {
     let (out, dir) = run_into(&["--policy", "easy", "--log"]);

@@ -189,8 +189,10 @@ fn a_sacct_dump_replays_on_a_given_cluster() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["jobs_total"], 14);
     assert_eq!(summary["trace_rows_skipped"]["job step"], 2);
-    // Typed requests for models the cluster lacks (h100) stay pending, as in Slurm.
-    assert!(jobs.lines().any(|l| l.starts_with("4003,") && l.contains(",unfinished")), "{jobs}");
+    // A typed request for a model the cluster lacks (h100) is refused at submission, as
+    // Slurm refuses it ("Requested node configuration is not available").
+    assert!(jobs.lines().any(|l| l.starts_with("4003,") && l.contains(",rejected,no_matching_gpu_model")), "{jobs}");
+    assert!(!jobs.contains("unfinished"), "{jobs}");
     // The format does not describe a machine: without --cluster it is a usage error.
     let out = sim(&["run", "--quiet", "--trace", &trace, "--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));

@@ -13,6 +13,8 @@
 //!   --query-gpu` CSV logs and dcgm-exporter scrapes, with a power curve fitted by
 //!   [`fit`].
 //! * [`shipped`] — profiles of common data-centre GPUs from public specifications.
+//! * [`models`] — matching a trace's GPU model names to a cluster's (any case, families
+//!   such as `a100`, the shipped profiles' aliases).
 //!
 //! NVML sits behind two small traits, [`probe::GpuProbe`] and [`sample::GpuSampler`]:
 //! [`nvml`] implements them on a real driver, and recorded files ([`probe::RecordedProbe`],
@@ -23,6 +25,7 @@
 pub mod error;
 pub mod fit;
 pub mod import;
+pub mod models;
 pub mod nvml;
 pub mod probe;
 pub mod sample;

@@ -129,6 +129,9 @@ pub struct KubeScheduler {
     quota: Option<u64>,
     /// Kueue's admission (`gang=kueue`), made at the first pass.
     kueue: Option<crate::kueue::KueueAdmission>,
+    /// With a decision log: the kind of reason last logged for each unplaced pod (its
+    /// explanation without the counts), so a pod is logged again only when it changes.
+    logged_wait: std::collections::HashMap<JobId, String>,
 }
 
 impl KubeScheduler {
@@ -162,6 +165,7 @@ impl KubeScheduler {
             timeout: c.number(TIMEOUT),
             quota: c.number(QUOTA),
             kueue: None,
+            logged_wait: std::collections::HashMap::new(),
         })
     }
 
@@ -303,6 +307,9 @@ impl Policy for KubeScheduler {
         }
         if self.queue == 3 {
             self.conservative(view, &queue, out);
+            if view.logging() {
+                self.log_unplaced(view, view.ledger(), &queue, out);
+            }
             return;
         }
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
@@ -422,7 +429,97 @@ impl Policy for KubeScheduler {
                 }
             }
         }
+        if view.logging() {
+            self.log_unplaced(view, &scratch, &queue, out);
+        }
         self.scratch = scratch;
+    }
+
+    fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
+        self.explain(view, view.ledger(), job)
+    }
+}
+
+impl KubeScheduler {
+    /// Why waiting job `j` is not placed on `ledger`: not admitted by Kueue, the filters
+    /// that reject every node for one of its pods (kube-scheduler's `FailedScheduling`
+    /// message), or, for a gang, how many of its pods fit and why the next does not.
+    /// `None` when it would fit now (the queue discipline holds it back). Takes nothing
+    /// and draws nothing from the run's random stream: explaining never changes a schedule.
+    fn explain(&mut self, view: &SchedView<'_>, ledger: &Ledger, j: JobId) -> Option<String> {
+        let job = view.job(j);
+        if let Some(k) = self.kueue.as_ref().filter(|k| !k.admitted(j)) {
+            return Some(k.why_not_admitted(j, job, view.now()));
+        }
+        let ty = self.type_of(j, job);
+        let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
+        let req =
+            PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
+        let one = self.placement.diagnose(ledger.nodes(), &up, &req, &mut self.cx);
+        if one.feasible == 0 {
+            return Some(one.message());
+        }
+        let held = view.held(j).len();
+        let needed = (job.needed_tasks() as usize).saturating_sub(held);
+        if needed <= 1 {
+            return None;
+        }
+        // Place the gang's pods on a copy, with the random stream restored afterwards.
+        self.cx.mark_all_dirty();
+        let rng = self.rng.clone();
+        let mut copy = ledger.clone();
+        let placed = self.bind_some(&mut copy, job, ty, needed, &up);
+        self.rng = rng;
+        self.cx.mark_all_dirty();
+        if placed.len() >= needed {
+            return None;
+        }
+        let next = self.placement.diagnose(copy.nodes(), &up, &req, &mut self.cx);
+        Some(format!(
+            "{} of the gang's {} pods fit; the next: {}",
+            held + placed.len(),
+            job.needed_tasks(),
+            next.message()
+        ))
+    }
+
+    /// With a decision log: a `wait` event for each pod of `queue` this pass left
+    /// unplaced and gave no other reason, saying why (see [`KubeScheduler::explain`]), at
+    /// most once per pod until the kind of its reason changes.
+    fn log_unplaced(&mut self, view: &SchedView<'_>, ledger: &Ledger, queue: &[JobId], out: &mut Vec<Decision>) {
+        let decided: std::collections::BTreeSet<JobId> = out
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Bind { job, .. } | Decision::Hold { job, .. } | Decision::Wait { job, .. } => Some(*job),
+                _ => None,
+            })
+            .collect();
+        // Pods of one type without constraints get one explanation per pass.
+        let mut by_type: BTreeMap<u32, Option<String>> = BTreeMap::new();
+        for &j in queue {
+            if decided.contains(&j) {
+                continue;
+            }
+            let job = view.job(j);
+            let plain = job.constraints.is_none() && job.needed_tasks() <= 1 && view.held(j).is_empty();
+            let ty = self.type_of(j, job);
+            let why = match by_type.get(&ty) {
+                Some(w) if plain => w.clone(),
+                _ => {
+                    let w = self.explain(view, ledger, j);
+                    if plain {
+                        by_type.insert(ty, w.clone());
+                    }
+                    w
+                }
+            };
+            let Some(why) = why else { continue };
+            let kind: String = why.chars().filter(|c| !c.is_ascii_digit()).collect();
+            if self.logged_wait.get(&j) != Some(&kind) {
+                self.logged_wait.insert(j, kind);
+                out.push(Decision::Wait { job: j, reason: WaitReason::Unschedulable { why } });
+            }
+        }
     }
 }
 

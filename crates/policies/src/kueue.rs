@@ -76,6 +76,22 @@ impl KueueAdmission {
         self.admitted.contains_key(&j)
     }
 
+    /// Why waiting job `j` is not admitted: its back-off after an eviction, a demand over
+    /// the whole quota (it can never be admitted), or a quota in use by admitted jobs.
+    pub fn why_not_admitted(&self, j: JobId, job: &Job, now: SimTime) -> String {
+        let d = Self::demand(job);
+        if let Some(&(n, until)) = self.evicted.get(&j).filter(|e| e.1 > now) {
+            format!("evicted by Kueue {n} time(s); back-off until {}", sim_core::time::secs_string(until.0))
+        } else if d.0 > self.quota.0 || d.1 > self.quota.1 {
+            format!(
+                "not admitted by Kueue: it asks {} milli-GPU and {} milli-CPU, more than the ClusterQueue's quota of {} and {}",
+                d.0, d.1, self.quota.0, self.quota.1
+            )
+        } else {
+            "not admitted by Kueue: the ClusterQueue's quota is in use by admitted jobs".into()
+        }
+    }
+
     /// A pass's admission step, before placement: frees the quota of ended jobs, evicts
     /// the admitted jobs not running by their deadline (`Decision::Release`), then admits
     /// waiting jobs in `queue` order while the quota has room, asking for passes at

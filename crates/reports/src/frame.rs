@@ -3,7 +3,10 @@
 //! table and plot from folders alone (made on any machine).
 //!
 //! Times are kept in integer microseconds and written as exact decimal seconds, so a frame
-//! read back is the frame written.
+//! read back is the frame written. The units a job held are written in Batsim's
+//! interval-set text (`allocated`: `0-3 8 10-11`, empty when the run did not track units);
+//! a frame written before that column existed (with `first_unit` in its place) still reads,
+//! its units unknown.
 
 use serde::{Deserialize, Serialize};
 use sim_core::time::{parse_secs_micros, secs_string};
@@ -11,7 +14,7 @@ use sim_core::{Job, JobKind, JobRecord, Outcome};
 use std::io::{Read, Write};
 
 /// One job of one run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRow {
     /// The trace's id.
     pub id: String,
@@ -44,8 +47,10 @@ pub struct JobRow {
     pub outcome: String,
     /// Times it was killed for running out of GPU memory.
     pub oom_kills: u32,
-    /// First unit it held (Gantt charts), when the run tracked units.
-    pub first_unit: Option<u64>,
+    /// The units its last attempt held (Gantt charts), as sorted, disjoint `(first, len)`
+    /// ranges; empty when the run did not track unit identities (or it never started).
+    #[serde(default)]
+    pub allocated: Vec<(u64, u64)>,
     /// Its wait in the real system the trace came from, µs.
     pub observed_wait_us: Option<u64>,
 }
@@ -70,9 +75,14 @@ impl JobRow {
             kind: kind_name(job.kind).into(),
             outcome: rec.outcome.name().into(),
             oom_kills: rec.oom_kills,
-            first_unit: rec.units.iter().next().map(|u| u as u64),
+            allocated: rec.units.ranges().iter().map(|&(a, n)| (a as u64, n as u64)).collect(),
             observed_wait_us: job.observed_wait().map(|w| w.0),
         }
+    }
+
+    /// The first unit it held, when known.
+    pub fn first_unit(&self) -> Option<u64> {
+        self.allocated.first().map(|r| r.0)
     }
 
     /// Wait in seconds, when it started.
@@ -134,10 +144,51 @@ const HEADER: [&str; 18] = [
     "kind",
     "outcome",
     "oom_kills",
-    "first_unit",
+    "allocated",
     "observed_wait",
     "wait",
 ];
+
+/// The header of frames written before the `allocated` column: `first_unit` in its place.
+const OLD_FIRST_UNIT: &str = "first_unit";
+
+/// Unit ranges in Batsim's interval-set text: `(first, len)` ranges as `first-last` (or
+/// `first` alone for one unit), separated by spaces: `0-3 8 10-11`. Empty for none.
+pub fn ranges_text(ranges: &[(u64, u64)]) -> String {
+    let mut s = String::new();
+    for &(a, n) in ranges.iter().filter(|r| r.1 > 0) {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(itoa::Buffer::new().format(a));
+        if n > 1 {
+            s.push('-');
+            s.push_str(itoa::Buffer::new().format(a.saturating_add(n - 1)));
+        }
+    }
+    s
+}
+
+/// Reads [`ranges_text`]'s text back: `(first, len)` ranges, increasing and disjoint
+/// (`None` for anything else). Empty or blank text is no ranges.
+pub fn parse_ranges(text: &str) -> Option<Vec<(u64, u64)>> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for part in text.split_whitespace() {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?),
+            None => {
+                let a = part.parse::<u64>().ok()?;
+                (a, a)
+            }
+        };
+        let after_last = out.last().map_or(Some(0), |&(f, n)| f.checked_add(n))?;
+        if b < a || a < after_last {
+            return None;
+        }
+        out.push((a, (b - a).checked_add(1)?));
+    }
+    Some(out)
+}
 
 /// Writes `rows` as `frame.csv` (times in seconds, exact; empty = unknown; the last
 /// column, `wait`, is derived, for readers of the file).
@@ -168,7 +219,7 @@ pub fn write_rows(out: &mut dyn Write, rows: impl Iterator<Item = JobRow>) -> st
             r.kind.clone(),
             r.outcome.clone(),
             r.oom_kills.to_string(),
-            r.first_unit.map(|u| u.to_string()).unwrap_or_default(),
+            ranges_text(&r.allocated),
             t(r.observed_wait_us),
             t(r.start_us.map(|s| s.saturating_sub(r.submit_us))),
         ])?;
@@ -193,7 +244,10 @@ pub fn read_csv(input: impl Read, file: &str) -> Result<Vec<JobRow>, FrameError>
     let mut rd = csv::ReaderBuilder::new().from_reader(input);
     let err = |line: u64, what: String| FrameError { file: file.into(), line, what };
     let header = rd.headers().map_err(|e| err(1, e.to_string()))?.clone();
-    if header.iter().collect::<Vec<_>>() != HEADER {
+    let names: Vec<&str> = header.iter().collect();
+    // A frame from before the `allocated` column: the same but `first_unit`, ignored.
+    let old = names.len() == HEADER.len() && names[15] == OLD_FIRST_UNIT;
+    if names != HEADER && !(old && names.iter().zip(HEADER).enumerate().all(|(i, (n, h))| i == 15 || *n == h)) {
         return Err(err(1, format!("expected the header {}", HEADER.join(","))));
     }
     let mut rows = Vec::new();
@@ -233,9 +287,9 @@ pub fn read_csv(input: impl Read, file: &str) -> Result<Vec<JobRow>, FrameError>
             kind: field(12).to_string(),
             outcome: outcome.to_string(),
             oom_kills: num(field(14)).ok_or_else(|| bad(14, "a whole number"))?,
-            first_unit: match field(15) {
-                "" => None,
-                s => Some(num(s).ok_or_else(|| bad(15, "a whole number or empty"))?),
+            allocated: match old {
+                true => Vec::new(),
+                false => parse_ranges(field(15)).ok_or_else(|| bad(15, "unit ranges like '0-3 8 10-11', or empty"))?,
             },
             observed_wait_us: time(16)?,
         });
@@ -260,7 +314,7 @@ mod tests {
             end: Some(SimTime(111_500_000)),
             outcome: Outcome::Completed,
             attempts: 1,
-            units: UnitSet::default(),
+            units: UnitSet::from_sorted([0, 1, 2, 3, 8, 10, 11]),
             oom_kills: 0,
             wasted_gpu_milli_us: 0,
             gpu_milli_held: 0,
@@ -268,21 +322,59 @@ mod tests {
             gang_held_gpu_milli_us: 0,
             gang_wait_us: None,
             stuck_holding: false,
+            unfinished_reason: None,
         };
-        let never = JobRecord { start: None, end: None, outcome: Outcome::Unfinished, ..rec.clone() };
+        let never = JobRecord {
+            start: None,
+            end: None,
+            outcome: Outcome::Unfinished,
+            units: UnitSet::default(),
+            ..rec.clone()
+        };
         let rows = frame(&[job.clone(), job], &[rec, never]);
         assert_eq!((rows[0].gpu_milli, rows[0].gpu_milli_held, rows[0].units), (1000, 1000, 4));
         assert_eq!((rows[0].wait_s(), rows[0].run_s(), rows[0].jct_s()), (Some(10.0), Some(100.0), Some(110.0)));
         assert_eq!(rows[0].bounded_slowdown(), Some(1.1));
         assert_eq!(rows[0].observed_wait_us, Some(500_000));
         assert_eq!(rows[1].bounded_slowdown(), None);
+        assert_eq!(rows[0].allocated, vec![(0, 4), (8, 1), (10, 2)]);
+        assert_eq!((rows[0].first_unit(), rows[1].first_unit()), (Some(0), None));
         let mut out = Vec::new();
         write_csv(&mut out, &rows).unwrap();
         let text = String::from_utf8(out.clone()).unwrap();
         assert!(text.lines().nth(1).unwrap().starts_with("7,1.5,11.5,111.5,200,4,1000,1000,"), "{text}");
+        assert!(text.lines().nth(1).unwrap().ends_with(",completed,0,0-3 8 10-11,0.5,10"), "{text}");
+        assert!(text.lines().nth(2).unwrap().ends_with(",unfinished,0,,0.5,"), "{text}");
         assert_eq!(read_csv(&out[..], "frame.csv").unwrap(), rows);
         let bad = text.replace("completed", "finished");
         let e = read_csv(bad.as_bytes(), "frame.csv").unwrap_err().to_string();
         assert!(e.starts_with("frame.csv:2: column 'outcome': expected completed"), "{e}");
+        let bad = text.replace("0-3 8 10-11", "0-3 2");
+        let e = read_csv(bad.as_bytes(), "frame.csv").unwrap_err().to_string();
+        assert!(e.starts_with("frame.csv:2: column 'allocated': expected unit ranges"), "{e}");
+        // A frame written before the `allocated` column (`first_unit` in its place) reads,
+        // its units unknown.
+        let old = text.replacen("allocated", "first_unit", 1).replace("0-3 8 10-11", "0");
+        let back = read_csv(old.as_bytes(), "frame.csv").unwrap();
+        assert_eq!(back[0], JobRow { allocated: Vec::new(), ..rows[0].clone() });
+        assert_eq!(back[1], rows[1]);
+    }
+
+    #[test]
+    fn unit_ranges_text_round_trips() {
+        for (ranges, text) in [
+            (vec![], ""),
+            (vec![(0, 4), (8, 1), (10, 2)], "0-3 8 10-11"),
+            (vec![(5, 1)], "5"),
+            (vec![(0, 1), (1, 1)], "0 1"),
+            (vec![(u64::MAX, 1)], "18446744073709551615"),
+        ] {
+            assert_eq!(ranges_text(&ranges), text);
+            assert_eq!(parse_ranges(text), Some(ranges));
+        }
+        assert_eq!(parse_ranges("  2-3   7 "), Some(vec![(2, 2), (7, 1)]));
+        for bad in ["3-2", "0-3 3", "5 4", "a", "1,2", "-1", "1-", "0-18446744073709551615"] {
+            assert_eq!(parse_ranges(bad), None, "{bad}");
+        }
     }
 }

@@ -10,7 +10,10 @@ pub const HEADER: &str = "job_id,submit,start,end,wait,run,requested,procs,outco
 /// Writes `jobs.csv`: `job_id,submit,start,end,wait,run,requested,procs,outcome,reason,
 /// gpu_energy_j`, one row per input job in input order. Times are seconds written exactly;
 /// start, end, wait and run are empty where the job has none (rejected; unfinished).
-/// `reason` names why a job was rejected. `gpu_energy_j` is the GPU energy of all its
+/// `reason` names why a job was rejected (`no_processors`, `missing_runtime`,
+/// `zero_runtime`, `larger_than_machine`, `no_matching_gpu_model`) or, in words, why an
+/// `unfinished` one did not end (still running or waiting at the horizon, an incomplete
+/// gang, or its policy's explanation of why it never started). `gpu_energy_j` is the GPU energy of all its
 /// attempts in joules (exact to the millijoule; see [`sim_core::GpuEnergy`]), empty when
 /// it used no GPU with a power curve.
 pub fn write_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobRecord]) -> io::Result<()> {
@@ -48,6 +51,8 @@ pub fn write_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records: &[JobR
         line.push(',');
         if let Outcome::Rejected(r) = rec.outcome {
             line.push_str(r.as_str());
+        } else if let Some(why) = &rec.unfinished_reason {
+            push_field(&mut line, why);
         }
         line.push(',');
         if rec.gpu_energy_mj > 0 {

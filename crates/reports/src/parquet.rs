@@ -6,7 +6,9 @@
 //!   field. Times stay **integer microseconds** (`Int64`: `submit_us`, `start_us`,
 //!   `end_us`, `requested_us`, `observed_wait_us`; null = unknown), so a frame read back
 //!   ([`frame_rows`]) is the frame written; counts keep their Rust types (`UInt64` units
-//!   and milli-GPUs, `UInt32` users, groups and OOM kills, `Int32` queues and partitions).
+//!   and milli-GPUs, `UInt32` users, groups and OOM kills, `Int32` queues and partitions);
+//!   `allocated` is the units held in the CSV's interval-set text (`0-3 8 10-11`), null
+//!   when unknown.
 //! * [`groups_df`], [`series_df`], [`comparison_df`] — the group tables, time series and
 //!   comparison, with the columns (and names) of their CSV files, floats as `Float64`
 //!   seconds (a CSV's empty cell is a null).
@@ -18,7 +20,7 @@
 //! only `Polars` as the writer). The same table always gives the same bytes (with the
 //! pinned polars and zstd).
 
-use crate::frame::JobRow;
+use crate::frame::{JobRow, parse_ranges, ranges_text};
 use crate::report::RunData;
 use crate::tables::{self, GroupRow};
 use crate::timeseries::TimeSeries;
@@ -64,10 +66,27 @@ pub fn frame_df(rows: &[JobRow]) -> PolarsResult<DataFrame> {
         Column::new("kind".into(), rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>()),
         Column::new("outcome".into(), rows.iter().map(|r| r.outcome.as_str()).collect::<Vec<_>>()),
         Column::new("oom_kills".into(), rows.iter().map(|r| r.oom_kills).collect::<Vec<_>>()),
-        Column::new("first_unit".into(), rows.iter().map(|r| r.first_unit).collect::<Vec<_>>()),
+        Column::new("allocated".into(), rows.iter().map(allocated_text).collect::<Vec<_>>()),
         Column::new("observed_wait_us".into(), times(|r| r.observed_wait_us)?),
     ];
     DataFrame::new(rows.len(), columns)
+}
+
+/// A row's units as text, `None` when unknown.
+fn allocated_text(r: &JobRow) -> Option<String> {
+    (!r.allocated.is_empty()).then(|| ranges_text(&r.allocated))
+}
+
+/// The unit ranges in the `allocated` column (null or empty: unknown).
+fn allocated_ranges(df: &DataFrame) -> PolarsResult<Vec<Vec<(u64, u64)>>> {
+    df.column("allocated")?
+        .str()?
+        .iter()
+        .map(|v| {
+            parse_ranges(v.unwrap_or(""))
+                .ok_or_else(|| polars_err!(ComputeError: "'allocated': {v:?} is not unit ranges like '0-3 8 10-11'"))
+        })
+        .collect()
 }
 
 /// The rows of a frame made by [`frame_df`] (or read back from its Parquet file).
@@ -96,8 +115,8 @@ pub fn frame_rows(df: &DataFrame) -> PolarsResult<Vec<JobRow>> {
     let (id, kind, outcome) = (s("id")?, s("kind")?, s("outcome")?);
     let (submit, start, end, requested, observed) =
         (us("submit_us")?, us("start_us")?, us("end_us")?, us("requested_us")?, us("observed_wait_us")?);
-    let (units, milli, held, first) =
-        (u64s("units")?, u64s("gpu_milli")?, u64s("gpu_milli_held")?, u64s("first_unit")?);
+    let (units, milli, held) = (u64s("units")?, u64s("gpu_milli")?, u64s("gpu_milli_held")?);
+    let mut allocated = allocated_ranges(df)?;
     let (user, group, oom) = (u32s("user")?, u32s("group")?, u32s("oom_kills")?);
     let (queue, partition) = (i32s("queue")?, i32s("partition")?);
     (0..df.height())
@@ -118,7 +137,7 @@ pub fn frame_rows(df: &DataFrame) -> PolarsResult<Vec<JobRow>> {
                 kind: kind[i].clone(),
                 outcome: outcome[i].clone(),
                 oom_kills: need(oom[i], "oom_kills")?,
-                first_unit: first[i],
+                allocated: std::mem::take(&mut allocated[i]),
                 observed_wait_us: observed[i],
             })
         })

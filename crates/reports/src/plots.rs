@@ -8,8 +8,11 @@
 //! * [`cdf`] — empirical CDFs, one per named sample set: the wait-time CDF per policy.
 //! * [`bars`] — grouped bars, categories on x and one bar per series in each: mean bounded
 //!   slowdown per size class per policy.
-//! * [`gantt`] / [`gantt_placed`] — one rectangle per job from start to end over the units it
-//!   held, coloured by a category index: what ran where and when.
+//! * [`gantt`] / [`gantt_placed`] — what ran where and when: each job drawn from start to end
+//!   over the units it held (one rectangle per range of units), coloured by a category index;
+//!   [`gantt_layout`] gives the rectangles. Jobs whose units are unknown are laid out by
+//!   first fit over the free units, so a schedule that never over-allocates is never drawn
+//!   above the machine's size.
 //!
 //! ## Guarantees
 //! * Same input ⇒ identical bytes, for SVG and PNG. The SVG backend writes no timestamps and
@@ -21,8 +24,13 @@
 //!   with its title and the words "no data", never a panic.
 //! * Size: each line or CDF is thinned deterministically to at most
 //!   [`MAX_POINTS_PER_SERIES`] vertices (min/max per bucket for lines; for CDFs the jumps at
-//!   evenly spaced levels of F, so the curve is off by at most 0.1 %); a Gantt chart draws at most [`MAX_GANTT_BARS`] jobs (the earliest-starting;
-//!   the title then says so).
+//!   evenly spaced levels of F, so the curve is off by at most 0.1 %); a Gantt chart draws at
+//!   most [`MAX_GANTT_BARS`] jobs (the earliest-starting; the title then says so), and one
+//!   job's ranges less than a pixel apart are drawn as one rectangle.
+//! * Tick labels: every axis labels its ticks with the fewest digits (at least three
+//!   decimals' worth, as [`fmt_num`]) that write each tick to within a thousandth of the
+//!   step between ticks, so consecutive ticks never print the same label
+//!   (`0.0022, 0.0024, …`, not `0.002, 0.002, …`).
 //!
 //! ## Logarithmic x
 //! With [`Chart::log_x`], x values below 1 are drawn at 1: the axis starts at 1. For waits in
@@ -108,8 +116,26 @@ pub struct Bar {
     pub start: f64,
     /// End time (≥ `start`).
     pub end: f64,
-    /// Resource units held (the rectangle's height).
+    /// Resource units held (the height laid out when the units themselves are unknown).
     pub units: u64,
+    /// Colour key (palette index modulo 10).
+    pub category: usize,
+}
+
+/// One rectangle of a Gantt chart: job `job` (an index into the bars given) on units
+/// `lo..hi` from `start` to `end`, in colour `category`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GanttRect {
+    /// Index of its job in the bars.
+    pub job: usize,
+    /// Start time.
+    pub start: f64,
+    /// End time.
+    pub end: f64,
+    /// First unit covered.
+    pub lo: u64,
+    /// One past the last unit covered.
+    pub hi: u64,
     /// Colour key (palette index modulo 10).
     pub category: usize,
 }
@@ -206,65 +232,119 @@ pub fn bars(
     render(&BarsPaint { chart, categories, series }, format)
 }
 
-/// A Gantt chart with lanes packed by [`pack_lanes`] (unit positions unknown): each job is a
-/// rectangle from `start` to `end` over `units` stacked units. `total_units` (the machine
-/// size) is drawn as a black line; a contiguous packing can need lanes above it when free
-/// units were fragmented, and those bars are drawn there rather than overlapping.
-/// [`Chart::log_x`] is ignored: the x axis is linear time.
+/// A Gantt chart of jobs whose units are unknown, laid out by [`gantt_layout`]: each job
+/// from `start` to `end` over the lowest units free at its start. `total_units` (the machine
+/// size) is drawn as a black line; only an input holding more units at once than that
+/// (an over-allocating schedule) is drawn above it. [`Chart::log_x`] is ignored: the x axis
+/// is linear time.
 pub fn gantt(chart: &Chart, bars: &[Bar], total_units: u64, format: Format) -> Result<Vec<u8>, PlotError> {
-    let kept = gantt_subset(bars);
-    let subset: Vec<Bar> = kept.iter().map(|&i| bars[i]).collect();
-    let lanes = pack_lanes(&subset);
-    let placed = subset.iter().zip(&lanes).filter_map(|(b, l)| l.map(|lo| (*b, lo))).collect();
-    render(&GanttPaint { chart, placed, total_units, dropped: bars_dropped(bars, kept.len()) }, format)
+    render_gantt(chart, bars, &[], total_units, format)
 }
 
-/// A Gantt chart with known unit positions: job `i` covers units `first_units[i]` ..
-/// `first_units[i] + bars[i].units`. Otherwise as [`gantt`].
+/// A Gantt chart with the units each job held where known: `allocated[i]` is job `i`'s
+/// `(first, len)` unit ranges, each drawn as one rectangle; an empty entry means unknown,
+/// laid out as by [`gantt`] around the known jobs (see [`gantt_layout`]). `allocated` must
+/// have one entry per bar.
 pub fn gantt_placed(
     chart: &Chart,
     bars: &[Bar],
-    first_units: &[u64],
+    allocated: &[Vec<(u64, u64)>],
     total_units: u64,
     format: Format,
 ) -> Result<Vec<u8>, PlotError> {
-    if bars.len() != first_units.len() {
-        return Err(PlotError::InvalidInput(format!("{} bars but {} first units", bars.len(), first_units.len())));
+    if bars.len() != allocated.len() {
+        return Err(PlotError::InvalidInput(format!("{} bars but {} unit sets", bars.len(), allocated.len())));
     }
-    let kept = gantt_subset(bars);
-    let placed = kept.iter().map(|&i| (bars[i], first_units[i])).collect();
-    render(&GanttPaint { chart, placed, total_units, dropped: bars_dropped(bars, kept.len()) }, format)
+    render_gantt(chart, bars, allocated, total_units, format)
 }
 
-/// Stacks jobs whose unit positions are unknown into lanes: returns, for each bar, the first
-/// unit of a contiguous block of `units` units that no bar overlapping it in time uses
-/// (intervals are half-open, `[start, end)`), or `None` for a bar that cannot be drawn
-/// (a non-finite time, `end < start`, or zero units).
+fn render_gantt(
+    chart: &Chart,
+    bars: &[Bar],
+    allocated: &[Vec<(u64, u64)>],
+    total_units: u64,
+    format: Format,
+) -> Result<Vec<u8>, PlotError> {
+    let known = |i: usize| allocated.get(i).map_or(&[][..], Vec::as_slice);
+    let kept = gantt_subset(bars, known);
+    let dropped = (0..bars.len()).filter(|&i| drawable(&bars[i], known(i))).count() - kept.len();
+    let subset: Vec<Bar> = kept.iter().map(|&i| bars[i]).collect();
+    let subset_units: Vec<Vec<(u64, u64)>> = kept.iter().map(|&i| known(i).to_vec()).collect();
+    let rects = gantt_layout(&subset, &subset_units);
+    render(&GanttPaint { chart, rects, shown: kept.len(), total_units, dropped }, format)
+}
+
+/// The rectangles of a Gantt chart, ordered by job then first unit (deterministic: same
+/// input, same rectangles). Intervals are half-open, `[start, end)`.
 ///
-/// Greedy first-fit, deterministic: bars are taken by start time (ties by input order) and
-/// each gets the lowest block free over its whole interval among the bars already placed.
-/// Blocks are not bounded by the machine size: where free units are fragmented the block
-/// can lie above it.
-pub fn pack_lanes(bars: &[Bar]) -> Vec<Option<u64>> {
-    let mut out = vec![None; bars.len()];
-    let mut order: Vec<usize> = (0..bars.len()).filter(|&i| drawable(&bars[i])).collect();
-    order.sort_by(|&a, &b| bars[a].start.total_cmp(&bars[b].start).then(a.cmp(&b)));
-    // Placed bars still running at the current start: (lo, hi, end), sorted by lo.
+/// * A job with known units (`allocated[i]` non-empty, `(first, len)` ranges) gets one
+///   rectangle per range, at those units, whatever its `units`.
+/// * The others (an empty or missing entry), taken by start time (an instant job first
+///   among equal starts, then input order), each take the `units` lowest units free at
+///   their start: free of the jobs laid out so far still running then, and of the known
+///   jobs running at any time during theirs. That can be several ranges (first fit,
+///   not contiguous), one rectangle each. So when no known units are given and the bars
+///   never hold more than N units at once, no rectangle reaches above unit N; an input that
+///   does (a corrupt schedule) is drawn above, never a panic.
+/// * A bar with a non-finite time, `end < start`, or no units to draw gets no rectangle.
+pub fn gantt_layout(bars: &[Bar], allocated: &[Vec<(u64, u64)>]) -> Vec<GanttRect> {
+    let known = |i: usize| allocated.get(i).map_or(&[][..], Vec::as_slice);
+    let at = |job: usize, lo: u64, hi: u64| {
+        let b = &bars[job];
+        GanttRect { job, start: b.start, end: b.end, lo, hi, category: b.category }
+    };
+    let mut out = Vec::new();
+    // Known jobs as (start, end, lo, hi) per range.
+    let mut placed: Vec<(f64, f64, u64, u64)> = Vec::new();
+    let mut order: Vec<usize> = Vec::new();
+    for (i, b) in bars.iter().enumerate().filter(|&(i, b)| drawable(b, known(i))) {
+        if known(i).is_empty() {
+            order.push(i);
+        }
+        for &(first, len) in known(i).iter().filter(|r| r.1 > 0) {
+            placed.push((b.start, b.end, first, first.saturating_add(len)));
+            out.push(at(i, first, first.saturating_add(len)));
+        }
+    }
+    let lasts = |i: usize| bars[i].end > bars[i].start;
+    order.sort_by(|&a, &b| bars[a].start.total_cmp(&bars[b].start).then(lasts(a).cmp(&lasts(b))).then(a.cmp(&b)));
+    // Laid-out ranges still running: (lo, hi, end).
     let mut active: Vec<(u64, u64, f64)> = Vec::new();
     for i in order {
-        let bar = bars[i];
-        active.retain(|&(_, _, end)| end > bar.start);
-        let mut cand = 0u64;
-        for &(lo, hi, _) in &active {
-            if lo >= cand && lo - cand >= bar.units {
-                break;
-            }
-            cand = cand.max(hi);
+        let b = &bars[i];
+        active.retain(|a| a.2 > b.start);
+        let during = |p: &&(f64, f64, u64, u64)| (p.0 < b.end || p.0 <= b.start) && b.start < p.1;
+        let mut busy: Vec<(u64, u64)> = active.iter().map(|a| (a.0, a.1)).collect();
+        busy.extend(placed.iter().filter(during).map(|p| (p.2, p.3)));
+        busy.sort_unstable();
+        for (lo, hi) in lowest_free(&busy, b.units) {
+            active.push((lo, hi, b.end));
+            out.push(at(i, lo, hi));
         }
-        let hi = cand.saturating_add(bar.units);
-        let at = active.partition_point(|&(lo, _, _)| lo <= cand);
-        active.insert(at, (cand, hi, bar.end));
-        out[i] = Some(cand);
+    }
+    out.sort_by(|a, b| a.job.cmp(&b.job).then(a.lo.cmp(&b.lo)));
+    out
+}
+
+/// The `need` lowest units outside `busy` (ranges `(lo, hi)` sorted by `lo`, possibly
+/// overlapping), as `(lo, hi)` ranges; past the last busy unit there is always room (up to
+/// `u64::MAX`, where a range is cut short).
+fn lowest_free(busy: &[(u64, u64)], mut need: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut cur = 0u64;
+    for &(lo, hi) in busy {
+        if need == 0 {
+            break;
+        }
+        if lo > cur {
+            let take = (lo - cur).min(need);
+            out.push((cur, cur + take));
+            need -= take;
+        }
+        cur = cur.max(hi);
+    }
+    if need > 0 && cur < u64::MAX {
+        out.push((cur, cur.saturating_add(need)));
     }
     out
 }
@@ -272,25 +352,23 @@ pub fn pack_lanes(bars: &[Bar]) -> Vec<Option<u64>> {
 // ---------------------------------------------------------------------------------------
 // Data preparation
 
-fn drawable(b: &Bar) -> bool {
-    b.start.is_finite() && b.end.is_finite() && b.end >= b.start && b.units > 0
+/// Whether a bar can be drawn: finite times, `end ≥ start`, and units to draw (`known`
+/// ranges, or else a non-zero `units`).
+fn drawable(b: &Bar, known: &[(u64, u64)]) -> bool {
+    let units = if known.is_empty() { b.units > 0 } else { known.iter().any(|r| r.1 > 0) };
+    b.start.is_finite() && b.end.is_finite() && b.end >= b.start && units
 }
 
 /// Indices of the bars drawn: the drawable ones, capped to the earliest-starting
 /// [`MAX_GANTT_BARS`] (ties by input order), in input order.
-fn gantt_subset(bars: &[Bar]) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..bars.len()).filter(|&i| drawable(&bars[i])).collect();
+fn gantt_subset<'a>(bars: &[Bar], known: impl Fn(usize) -> &'a [(u64, u64)]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..bars.len()).filter(|&i| drawable(&bars[i], known(i))).collect();
     if idx.len() > MAX_GANTT_BARS {
         idx.sort_by(|&a, &b| bars[a].start.total_cmp(&bars[b].start).then(a.cmp(&b)));
         idx.truncate(MAX_GANTT_BARS);
         idx.sort_unstable();
     }
     idx
-}
-
-/// How many drawable bars the cap left out (0 when none).
-fn bars_dropped(bars: &[Bar], kept: usize) -> usize {
-    bars.iter().filter(|b| drawable(b)).count() - kept
 }
 
 /// The x drawn for a data x: `log10(max(x, 1))` on a log axis.
@@ -439,23 +517,62 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// A compact, deterministic axis label: up to three decimals, exponent form for very large
-/// or very small magnitudes.
+/// or very small magnitudes ([`fmt_prec`] at precision 3).
 fn fmt_num(v: f64) -> String {
+    fmt_prec(v, MIN_LABEL_PRECISION)
+}
+
+/// Fewest digits a tick label is written with (as [`fmt_num`]), and the most.
+const MIN_LABEL_PRECISION: usize = 3;
+const MAX_LABEL_PRECISION: usize = 17;
+
+/// `v` with at most `p` decimals, or in exponent form (|v| ≥ 10⁶ or below 10⁻³) with at most
+/// `p` significant digits; trailing zeros dropped.
+fn fmt_prec(v: f64, p: usize) -> String {
     if !v.is_finite() {
         return String::new();
     }
     let a = v.abs();
     let s = if a != 0.0 && !(1e-3..1e6).contains(&a) {
-        let s = format!("{v:.2e}");
+        let s = format!("{v:.*e}", p.saturating_sub(1));
         match s.split_once('e') {
             Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
             _ => s,
         }
     } else {
-        let s = format!("{v:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+        let s = format!("{v:.p$}");
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
     };
     if s == "-0" { "0".to_string() } else { s }
+}
+
+/// The precision ([`fmt_prec`]) for labelling the ticks `values` of one axis, in order: the
+/// smallest, from 3, at which every label reads back within a thousandth of the smallest
+/// step between consecutive ticks. Consecutive ticks then never share a label.
+fn label_precision(values: &[f64]) -> usize {
+    let step = values.windows(2).map(|w| (w[1] - w[0]).abs()).filter(|d| *d > 0.0).fold(f64::INFINITY, f64::min);
+    if !step.is_finite() {
+        return MIN_LABEL_PRECISION;
+    }
+    let close = |v: f64, p: usize| fmt_prec(v, p).parse::<f64>().is_ok_and(|r| (r - v).abs() <= step * 1e-3);
+    (MIN_LABEL_PRECISION..=MAX_LABEL_PRECISION)
+        .find(|&p| values.iter().all(|&v| !v.is_finite() || close(v, p)))
+        .unwrap_or(MAX_LABEL_PRECISION)
+}
+
+/// The label formatter of an axis with ticks `ticks` (in axis coordinates), each shown as
+/// `shown(tick)` (`10^tick` on a log axis), at the precision [`label_precision`] picks.
+fn tick_labels(ticks: &[f64], shown: fn(f64) -> f64) -> impl Fn(&f64) -> String + use<> {
+    let p = label_precision(&ticks.iter().map(|&t| shown(t)).collect::<Vec<_>>());
+    move |v: &f64| fmt_prec(shown(*v), p)
+}
+
+fn linear(v: f64) -> f64 {
+    v
+}
+
+fn exp10(v: f64) -> f64 {
+    10f64.powf(v)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -524,14 +641,14 @@ fn paint_no_data<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str)
 }
 
 /// A linear f64 axis with ticks chosen here (plotters' own `WithKeyPoints` does not pass on
-/// the f64 label formatter, so `configure_mesh` would not be available).
+/// the f64 label formatter, so `configure_mesh` would not be available), on x and on y.
 #[derive(Clone)]
-struct XAxis {
+struct TickAxis {
     inner: RangedCoordf64,
     ticks: Vec<f64>,
 }
 
-impl Ranged for XAxis {
+impl Ranged for TickAxis {
     type FormatOption = NoDefaultFormatting;
     type ValueType = f64;
 
@@ -548,33 +665,64 @@ impl Ranged for XAxis {
     }
 }
 
-impl ValueFormatter<f64> for XAxis {
+impl ValueFormatter<f64> for TickAxis {
     fn format(value: &f64) -> String {
         fmt_num(*value)
     }
 }
 
-/// Builds the axes shared by all charts: x with explicit ticks, y plain.
+type Ctx<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickAxis, TickAxis>>;
+
+/// Builds the axes shared by all charts, each with explicit ticks.
 fn build<'a, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, Shift>,
     chart: &Chart,
-    x: (f64, f64),
-    x_ticks: Vec<f64>,
-    y: (f64, f64),
-) -> Result<ChartContext<'a, DB, Cartesian2d<XAxis, RangedCoordf64>>, PlotError> {
+    (x, x_ticks): ((f64, f64), Vec<f64>),
+    (y, y_ticks): ((f64, f64), Vec<f64>),
+) -> Result<Ctx<'a, DB>, PlotError> {
     ChartBuilder::on(root)
         .caption(chart.title, (FONT, TITLE_SIZE))
         .margin(14)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(XAxis { inner: (x.0..x.1).into(), ticks: x_ticks }, y.0..y.1)
+        .build_cartesian_2d(
+            TickAxis { inner: (x.0..x.1).into(), ticks: x_ticks },
+            TickAxis { inner: (y.0..y.1).into(), ticks: y_ticks },
+        )
         .map_err(draw_err)
 }
 
-fn draw_legend<'a, DB: DrawingBackend + 'a>(
-    ctx: &mut ChartContext<'a, DB, Cartesian2d<XAxis, RangedCoordf64>>,
-    pos: SeriesLabelPosition,
+/// The grid, tick labels (`x_fmt`, `y_fmt`) and axis descriptions; no vertical grid lines
+/// without `x_grid`.
+fn draw_mesh<DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    chart: &Chart,
+    x_fmt: &dyn Fn(&f64) -> String,
+    y_fmt: &dyn Fn(&f64) -> String,
+    x_grid: bool,
 ) -> Result<(), PlotError> {
+    let mut mesh = ctx.configure_mesh();
+    if !x_grid {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc(chart.x_label)
+        .y_desc(chart.y_label)
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(y_fmt)
+        .max_light_lines(0)
+        .bold_line_style(GRID)
+        .label_style((FONT, LABEL_SIZE))
+        .axis_desc_style((FONT, DESC_SIZE))
+        .draw()
+        .map_err(draw_err)
+}
+
+/// Ticks for a y axis from `lo` to `hi`.
+fn y_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    nice_ticks(lo, hi, 8)
+}
+
+fn draw_legend<'a, DB: DrawingBackend + 'a>(ctx: &mut Ctx<'a, DB>, pos: SeriesLabelPosition) -> Result<(), PlotError> {
     ctx.configure_series_labels()
         .position(pos)
         .margin(12)
@@ -609,23 +757,13 @@ impl Paint for LinesPaint<'_> {
         let (x0, x1) = widen(x0, x1);
         let (y0, y1) = widen(y0, y1);
         let (y0, y1) = pad(y0, y1);
-        let log_x = self.chart.log_x;
-        let ticks = if log_x { log_ticks(x0, x1) } else { nice_ticks(x0, x1, 10) };
-        let mut ctx = build(root, self.chart, (x0, x1), ticks, (y0, y1))?;
-        let x_fmt = |v: &f64| fmt_num(if log_x { 10f64.powf(*v) } else { *v });
-        let y_fmt = |v: &f64| fmt_num(*v);
-        ctx.configure_mesh()
-            .x_desc(self.chart.x_label)
-            .y_desc(self.chart.y_label)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .y_labels(8)
-            .max_light_lines(0)
-            .bold_line_style(GRID)
-            .label_style((FONT, LABEL_SIZE))
-            .axis_desc_style((FONT, DESC_SIZE))
-            .draw()
-            .map_err(draw_err)?;
+        let (x_ticks, shown): (_, fn(f64) -> f64) =
+            if self.chart.log_x { (log_ticks(x0, x1), exp10) } else { (nice_ticks(x0, x1, 10), linear) };
+        let x_fmt = tick_labels(&x_ticks, shown);
+        let yt = y_ticks(y0, y1);
+        let y_fmt = tick_labels(&yt, linear);
+        let mut ctx = build(root, self.chart, ((x0, x1), x_ticks), ((y0, y1), yt))?;
+        draw_mesh(&mut ctx, self.chart, &x_fmt, &y_fmt, true)?;
         for (k, (name, pts)) in self.series.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
             let style = color.stroke_width(2);
@@ -665,26 +803,15 @@ impl Paint for BarsPaint<'_> {
         let (y0, y1) = pad(y0, y1);
         let n = self.categories.len();
         let centres: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
-        let mut ctx = build(root, self.chart, (0.0, n as f64), centres, (y0, y1))?;
+        let yt = y_ticks(y0, y1);
+        let y_fmt = tick_labels(&yt, linear);
+        let mut ctx = build(root, self.chart, ((0.0, n as f64), centres), ((y0, y1), yt))?;
         let cats = self.categories;
         let x_fmt = |v: &f64| {
             let i = v.floor();
             if i >= 0.0 && (i as usize) < cats.len() { cats[i as usize].clone() } else { String::new() }
         };
-        let y_fmt = |v: &f64| fmt_num(*v);
-        ctx.configure_mesh()
-            .disable_x_mesh()
-            .x_desc(self.chart.x_label)
-            .y_desc(self.chart.y_label)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .y_labels(8)
-            .max_light_lines(0)
-            .bold_line_style(GRID)
-            .label_style((FONT, LABEL_SIZE))
-            .axis_desc_style((FONT, DESC_SIZE))
-            .draw()
-            .map_err(draw_err)?;
+        draw_mesh(&mut ctx, self.chart, &x_fmt, &y_fmt, false)?;
         let width = 0.8 / self.series.len() as f64;
         for (j, (name, values)) in self.series.iter().enumerate() {
             if !values.iter().any(|v| v.is_finite()) {
@@ -706,8 +833,10 @@ impl Paint for BarsPaint<'_> {
 
 struct GanttPaint<'a> {
     chart: &'a Chart<'a>,
-    /// Drawable bars with their first unit.
-    placed: Vec<(Bar, u64)>,
+    /// The rectangles, by job then first unit ([`gantt_layout`]).
+    rects: Vec<GanttRect>,
+    /// Jobs drawn.
+    shown: usize,
     total_units: u64,
     /// Drawable bars left out by the cap.
     dropped: usize,
@@ -715,39 +844,29 @@ struct GanttPaint<'a> {
 
 impl Paint for GanttPaint<'_> {
     fn paint<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, _format: Format) -> Result<(), PlotError> {
-        if self.placed.is_empty() {
+        if self.rects.is_empty() {
             return paint_no_data(root, self.chart.title);
         }
         let title;
         let mut chart = *self.chart;
         if self.dropped > 0 {
-            let shown = self.placed.len();
-            title = format!("{} (first {shown} of {} jobs)", chart.title, shown + self.dropped);
+            title = format!("{} (first {} of {} jobs)", chart.title, self.shown, self.shown + self.dropped);
             chart.title = &title;
         }
-        let x0 = self.placed.iter().map(|(b, _)| b.start).fold(f64::INFINITY, f64::min);
-        let x1 = self.placed.iter().map(|(b, _)| b.end).fold(f64::NEG_INFINITY, f64::max);
-        let top = self.placed.iter().map(|(b, lo)| lo.saturating_add(b.units)).max().unwrap_or(0);
+        let x0 = self.rects.iter().map(|r| r.start).fold(f64::INFINITY, f64::min);
+        let x1 = self.rects.iter().map(|r| r.end).fold(f64::NEG_INFINITY, f64::max);
+        let top = self.rects.iter().map(|r| r.hi).max().unwrap_or(0);
         let (x0, x1) = widen(x0, x1);
-        let y1 = top.max(self.total_units).max(1) as f64;
-        let mut ctx = build(root, &chart, (x0, x1), nice_ticks(x0, x1, 10), (0.0, y1))?;
-        let x_fmt = |v: &f64| fmt_num(*v);
-        let y_fmt = |v: &f64| fmt_num(*v);
-        ctx.configure_mesh()
-            .x_desc(chart.x_label)
-            .y_desc(chart.y_label)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .y_labels(8)
-            .max_light_lines(0)
-            .bold_line_style(GRID)
-            .label_style((FONT, LABEL_SIZE))
-            .axis_desc_style((FONT, DESC_SIZE))
-            .draw()
-            .map_err(draw_err)?;
-        ctx.draw_series(self.placed.iter().map(|&(b, lo)| {
-            let color = PALETTE[b.category % PALETTE.len()];
-            Rectangle::new([(b.start, lo as f64), (b.end, lo.saturating_add(b.units) as f64)], color.filled())
+        // 5 % headroom: the machine's size line stays clear of the frame.
+        let (_, y1) = pad(0.0, top.max(self.total_units).max(1) as f64);
+        let (xt, yt) = (nice_ticks(x0, x1, 10), y_ticks(0.0, y1));
+        let (x_fmt, y_fmt) = (tick_labels(&xt, linear), tick_labels(&yt, linear));
+        let mut ctx = build(root, &chart, ((x0, x1), xt), ((0.0, y1), yt))?;
+        draw_mesh(&mut ctx, &chart, &x_fmt, &y_fmt, true)?;
+        let units_per_pixel = y1 / ctx.plotting_area().dim_in_pixel().1.max(1) as f64;
+        ctx.draw_series(join_close(&self.rects, units_per_pixel).into_iter().map(|r| {
+            let color = PALETTE[r.category % PALETTE.len()];
+            Rectangle::new([(r.start, r.lo as f64), (r.end, r.hi as f64)], color.filled())
         }))
         .map_err(draw_err)?;
         if self.total_units > 0 {
@@ -757,6 +876,25 @@ impl Paint for GanttPaint<'_> {
         }
         Ok(())
     }
+}
+
+/// `rects` (by job then first unit) with each job's ranges less than `min_gap` units apart
+/// joined: the same picture when `min_gap` is a pixel, in fewer elements for a job spread
+/// over many small ranges.
+fn join_close(rects: &[GanttRect], min_gap: f64) -> Vec<GanttRect> {
+    let mut out: Vec<GanttRect> = Vec::with_capacity(rects.len());
+    for r in rects {
+        if let Some(last) = out.last_mut()
+            && last.job == r.job
+            && r.lo >= last.hi
+            && ((r.lo - last.hi) as f64) < min_gap
+        {
+            last.hi = last.hi.max(r.hi);
+            continue;
+        }
+        out.push(*r);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -772,6 +910,31 @@ mod tests {
         assert_eq!(fmt_num(2.5e7), "2.5e7");
         assert_eq!(fmt_num(1e6), "1e6");
         assert_eq!(fmt_num(f64::NAN), "");
+    }
+
+    /// Ticks over a narrow range print distinct labels (`0.0022, 0.0024, …`, where three
+    /// decimals gave `0.002, 0.002, 0.003`); wide ranges keep the compact labels.
+    #[test]
+    fn tick_labels_tell_ticks_apart() {
+        let labels = |ticks: &[f64], shown: fn(f64) -> f64| -> Vec<String> {
+            let f = tick_labels(ticks, shown);
+            ticks.iter().map(&f).collect()
+        };
+        let narrow = nice_ticks(0.0021, 0.0034, 8);
+        assert_eq!(labels(&narrow, linear), ["0.0022", "0.0024", "0.0026", "0.0028", "0.003", "0.0032", "0.0034"]);
+        assert_eq!(labels(&nice_ticks(0.0, 0.0036, 8), linear)[..4], ["0", "5e-4", "0.001", "0.0015"]);
+        assert_eq!(labels(&[0.0, 0.0025, 0.005, 0.0075], linear), ["0", "0.0025", "0.005", "0.0075"]);
+        assert_eq!(labels(&nice_ticks(0.0, 1.0, 10), linear)[..3], ["0", "0.1", "0.2"]);
+        assert_eq!(labels(&nice_ticks(0.0, 2e6, 8), linear)[..3], ["0", "500000", "1e6"]);
+        assert_eq!(labels(&[1e6, 1e6 + 0.5, 1e6 + 1.0], linear), ["1e6", "1.0000005e6", "1.000001e6"]);
+        assert_eq!(labels(&[0.0, 1.0, 2.0], exp10), ["1", "10", "100"]);
+        assert_eq!(labels(&[7.0], linear), ["7"]);
+        for (lo, hi) in [(0.0021, 0.0034), (1e-9, 1.3e-9), (12_345.0, 12_345.2), (-5e-5, 5e-5), (1e300, 1.0001e300)] {
+            let l = labels(&nice_ticks(lo, hi, 8), linear);
+            assert!(l.windows(2).all(|w| w[0] != w[1]), "{lo}..{hi}: {l:?}");
+        }
+        assert_eq!(fmt_prec(0.00214, 4), "0.0021");
+        assert_eq!(fmt_prec(1234.5, 0), "1234");
     }
 
     #[test]
@@ -800,6 +963,23 @@ mod tests {
         assert_eq!(s[..2], [(0.0, 0.0), (0.0, 1.0 / 3.0)]);
         assert!(s.windows(2).all(|w| w[1].1 - w[0].1 <= 1.0 / 3.0 + 1e-12));
         assert_eq!(cdf_steps(&[0.0, 0.0, 3.0]), vec![(0.0, 0.0), (0.0, 2.0 / 3.0), (3.0, 2.0 / 3.0), (3.0, 1.0)]);
+    }
+
+    #[test]
+    fn join_close_merges_sub_pixel_gaps_of_one_job() {
+        let r = |job, lo, hi| GanttRect { job, start: 0.0, end: 1.0, lo, hi, category: 0 };
+        let rects = [r(0, 0, 2), r(0, 3, 4), r(0, 9, 10), r(1, 10, 12), r(1, 13, 14)];
+        assert_eq!(join_close(&rects, 2.0), [r(0, 0, 4), r(0, 9, 10), r(1, 10, 14)]);
+        assert_eq!(join_close(&rects, 0.5), rects);
+    }
+
+    #[test]
+    fn lowest_free_takes_gaps_first() {
+        assert_eq!(lowest_free(&[], 3), [(0, 3)]);
+        assert_eq!(lowest_free(&[(1, 2), (4, 6), (5, 7)], 4), [(0, 1), (2, 4), (7, 8)]);
+        assert_eq!(lowest_free(&[(0, 5)], 0), []);
+        assert_eq!(lowest_free(&[(0, u64::MAX)], 2), []);
+        assert_eq!(lowest_free(&[(0, u64::MAX - 1)], 2), [(u64::MAX - 1, u64::MAX)]);
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub enum ReportError {
     Parquet(polars::error::PolarsError),
 }
 
-/// Gantt charts are drawn for runs of fewer jobs than this.
+/// Gantt charts are drawn for runs of at most this many jobs.
 pub const GANTT_MAX_JOBS: usize = 2000;
 /// Intervals of the time series.
 pub const BUCKETS: usize = 500;
@@ -146,44 +146,71 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
             .map(|(path, bytes)| ReportFile { path, bytes }),
     );
     let reps = representatives(runs);
-    let rep_index = |r: &RunData| runs.iter().position(|x| x.name == r.name).unwrap_or(0);
-    let mut svgs: Vec<(String, String)> = Vec::new();
-    let mut plot = |name: &str, title: &str, draw: &dyn Fn(Format) -> Result<Vec<u8>, plots::PlotError>| {
-        for (fmt, ext) in [(Format::Svg, "svg"), (Format::Png, "png")] {
-            let bytes = draw(fmt).map_err(|source| ReportError::Plot { what: name.into(), source })?;
-            if ext == "svg" {
-                svgs.push((title.to_string(), String::from_utf8_lossy(&bytes).into_owned()));
-            }
-            files.push(ReportFile { path: format!("plots/{name}.{ext}"), bytes });
-        }
-        Ok::<(), ReportError>(())
-    };
+    let series_of = |r: &RunData| &series[runs.iter().position(|x| x.name == r.name).unwrap_or(0)];
     let by_series = |key: &str| -> Vec<Series> {
         reps.iter()
             .filter_map(|r| {
-                let s = series[rep_index(r)].iter().find(|s| s.name == key)?;
+                let s = series_of(r).iter().find(|s| s.name == key)?;
                 Some(Series { name: r.policy(), points: s.points.clone() })
             })
             .collect()
     };
+    let mut p = Plots::default();
+    over_time_plots(&mut p, &reps, by_series)?;
+    distribution_plots(&mut p, &reps)?;
+    for r in &reps {
+        gantt_plot(&mut p, r)?;
+    }
+    files.extend(p.files);
+    let svgs = p.svgs;
+    let html = html(runs, &compared, &groups, &svgs);
+    files.push(ReportFile { path: "report.html".into(), bytes: html.into_bytes() });
+    Ok(files)
+}
+
+/// The plots of a report: each as SVG and PNG files, and its SVG for the HTML page.
+#[derive(Default)]
+struct Plots {
+    files: Vec<ReportFile>,
+    /// (caption, SVG text), in the order drawn.
+    svgs: Vec<(String, String)>,
+}
+
+impl Plots {
+    /// Draws `plots/NAME.svg` and `.png`, captioned `title` in the page.
+    fn add(
+        &mut self,
+        name: &str,
+        title: &str,
+        draw: &dyn Fn(Format) -> Result<Vec<u8>, plots::PlotError>,
+    ) -> Result<(), ReportError> {
+        for (fmt, ext) in [(Format::Svg, "svg"), (Format::Png, "png")] {
+            let bytes = draw(fmt).map_err(|source| ReportError::Plot { what: name.into(), source })?;
+            if ext == "svg" {
+                self.svgs.push((title.to_string(), String::from_utf8_lossy(&bytes).into_owned()));
+            }
+            self.files.push(ReportFile { path: format!("plots/{name}.{ext}"), bytes });
+        }
+        Ok(())
+    }
+}
+
+/// Utilization, GPU use, GPU fragmentation and queue length over time, one line per policy
+/// (`by_series(name)`: each policy's time series of that name).
+fn over_time_plots(
+    p: &mut Plots,
+    reps: &[&RunData],
+    by_series: impl Fn(&str) -> Vec<Series>,
+) -> Result<(), ReportError> {
+    let chart = |title, y_label| Chart { title, x_label: "time (s)", y_label, log_x: false };
     let util = by_series("units_allocated");
-    plot("utilization", "Utilization over time (units allocated)", &|f| {
-        plots::lines(
-            &Chart { title: "Utilization", x_label: "time (s)", y_label: "fraction", log_x: false },
-            &util,
-            true,
-            f,
-        )
+    p.add("utilization", "Utilization over time (units allocated)", &|f| {
+        plots::lines(&chart("Utilization", "fraction"), &util, true, f)
     })?;
     let gpu = by_series("gpus_allocated");
     if !gpu.is_empty() {
-        plot("gpu_utilization", "GPU utilization over time (allocated)", &|f| {
-            plots::lines(
-                &Chart { title: "GPUs allocated", x_label: "time (s)", y_label: "fraction", log_x: false },
-                &gpu,
-                true,
-                f,
-            )
+        p.add("gpu_utilization", "GPU utilization over time (allocated)", &|f| {
+            plots::lines(&chart("GPUs allocated", "fraction"), &gpu, true, f)
         })?;
     }
     let frag: Vec<Series> = reps
@@ -192,27 +219,21 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
         .map(|r| Series { name: r.policy(), points: r.fragmentation.clone() })
         .collect();
     if !frag.is_empty() {
-        plot("gpu_fragmentation", "GPU fragmentation over time (free capacity stranded on partly used GPUs)", &|f| {
-            plots::lines(
-                &Chart { title: "GPU fragmentation", x_label: "time (s)", y_label: "stranded / free", log_x: false },
-                &frag,
-                true,
-                f,
-            )
+        p.add("gpu_fragmentation", "GPU fragmentation over time (free capacity stranded on partly used GPUs)", &|f| {
+            plots::lines(&chart("GPU fragmentation", "stranded / free"), &frag, true, f)
         })?;
     }
     let queue = by_series("queue_length");
-    plot("queue_length", "Queue length over time", &|f| {
-        plots::lines(
-            &Chart { title: "Queue length", x_label: "time (s)", y_label: "jobs waiting", log_x: false },
-            &queue,
-            true,
-            f,
-        )
-    })?;
+    p.add("queue_length", "Queue length over time", &|f| {
+        plots::lines(&chart("Queue length", "jobs waiting"), &queue, true, f)
+    })
+}
+
+/// The wait-time CDF and the mean bounded slowdown per size class, per policy.
+fn distribution_plots(p: &mut Plots, reps: &[&RunData]) -> Result<(), ReportError> {
     let waits: Vec<(String, Vec<f64>)> =
         reps.iter().map(|r| (r.policy(), r.rows.iter().filter_map(JobRow::wait_s).collect())).collect();
-    plot("wait_cdf", "Wait-time CDF", &|f| {
+    p.add("wait_cdf", "Wait-time CDF", &|f| {
         plots::cdf(
             &Chart { title: "Wait time CDF", x_label: "wait (s)", y_label: "fraction of jobs", log_x: true },
             &waits,
@@ -234,7 +255,7 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
             (r.policy(), classes.iter().map(|c| g.iter().find(|x| &x.key == c).map_or(0.0, |x| x.bsld.mean)).collect())
         })
         .collect();
-    plot("bsld_by_size", "Mean bounded slowdown per size class", &|f| {
+    p.add("bsld_by_size", "Mean bounded slowdown per size class", &|f| {
         plots::bars(
             &Chart {
                 title: "Bounded slowdown by size class",
@@ -246,36 +267,38 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
             &bsld,
             f,
         )
-    })?;
-    for r in &reps {
-        if r.rows.len() < GANTT_MAX_JOBS {
-            let bars: Vec<plots::Bar> = r
-                .rows
-                .iter()
-                .filter_map(|j| {
-                    Some(plots::Bar {
-                        start: j.start_us? as f64 / 1e6,
-                        end: j.end_us? as f64 / 1e6,
-                        units: j.units,
-                        category: (j.user % 8) as usize,
-                    })
-                })
-                .collect();
-            let units = r.number("machine_units");
-            let title = format!("Gantt chart: {}", r.policy());
-            plot(&format!("gantt_{}", r.name), &title, &|f| {
-                plots::gantt(
-                    &Chart { title: &title, x_label: "time (s)", y_label: "units", log_x: false },
-                    &bars,
-                    units,
-                    f,
-                )
-            })?;
-        }
+    })
+}
+
+/// The Gantt chart of a run of at most [`GANTT_MAX_JOBS`] jobs: every job that ran, at the
+/// units it held when the run tracked them (the frame's `allocated`), else laid out over
+/// the lowest free units (never above the machine for a valid schedule); coloured by user
+/// (palette index = user modulo 10).
+fn gantt_plot(p: &mut Plots, r: &RunData) -> Result<(), ReportError> {
+    if r.rows.len() > GANTT_MAX_JOBS {
+        return Ok(());
     }
-    let html = html(runs, &compared, &groups, &svgs);
-    files.push(ReportFile { path: "report.html".into(), bytes: html.into_bytes() });
-    Ok(files)
+    let (bars, allocated): (Vec<plots::Bar>, Vec<Vec<(u64, u64)>>) = r
+        .rows
+        .iter()
+        .filter_map(|j| {
+            let bar = plots::Bar {
+                start: j.start_us? as f64 / 1e6,
+                end: j.end_us? as f64 / 1e6,
+                units: j.units,
+                category: j.user as usize,
+            };
+            Some((bar, j.allocated.clone()))
+        })
+        .unzip();
+    let tracked = allocated.iter().any(|a| !a.is_empty());
+    let y_label = if tracked { "units" } else { "units (positions not tracked)" };
+    let units = r.number("machine_units");
+    let title = format!("Gantt chart: {}", r.policy());
+    p.add(&format!("gantt_{}", r.name), &title, &|f| {
+        let chart = Chart { title: &title, x_label: "time (s)", y_label, log_x: false };
+        plots::gantt_placed(&chart, &bars, &allocated, units, f)
+    })
 }
 
 fn fmt(v: f64) -> String {
@@ -336,6 +359,38 @@ td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#e
         h,
         "<h2>Comparison</h2>\n<p>Mean over seeds with the 95 % confidence interval (Student's t); change of the mean against the first policy.</p>\n<table><tr><th>metric</th><th>policy</th><th>runs</th><th>mean</th><th>95 % CI</th><th>vs first</th></tr>\n"
     );
+    html_comparison(&mut h, compared);
+    h.push_str("</table>\n<h2>Plots</h2>\n");
+    for (title, svg) in svgs {
+        // The SVG is embedded as is: plotters writes it, and every label in it is a
+        // policy spec or a fixed title (policy specs hold no markup characters).
+        let _ = writeln!(h, "<figure><figcaption>{}</figcaption>\n{}</figure>", esc(title), strip_xml_decl(svg));
+    }
+    h.push_str("<h2>Runs</h2>\n<table><tr><th>run</th><th>policy</th><th>seed</th><th>jobs</th><th>mean wait (s)</th><th>p95 wait (s)</th><th>mean bounded slowdown</th><th>utilization</th><th>Jain fairness (users)</th></tr>\n");
+    for r in runs {
+        let f = |k: &str| r.summary.get(k).and_then(Value::as_f64).map_or("–".into(), fmt);
+        let jain = tables::jain_fairness(&r.rows).map_or("–".into(), fmt);
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{jain}</td></tr>",
+            esc(&r.name),
+            esc(&r.policy()),
+            r.seed(),
+            r.rows.len(),
+            f("wait_mean"),
+            f("wait_p95"),
+            f("bounded_slowdown_mean"),
+            f("utilization")
+        );
+    }
+    h.push_str("</table>\n");
+    html_groups(&mut h, runs, groups);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The comparison table's rows: one per policy and metric with runs.
+fn html_comparison(h: &mut String, compared: &[compare::Compared]) {
     for c in compared.iter().filter(|c| c.n > 0) {
         let (class, change) = match c.change_pct {
             Some(p) => {
@@ -364,30 +419,10 @@ td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#e
             fmt(c.mean + c.ci95)
         );
     }
-    h.push_str("</table>\n<h2>Plots</h2>\n");
-    for (title, svg) in svgs {
-        // The SVG is embedded as is: plotters writes it, and every label in it is a
-        // policy spec or a fixed title (policy specs hold no markup characters).
-        let _ = writeln!(h, "<figure><figcaption>{}</figcaption>\n{}</figure>", esc(title), strip_xml_decl(svg));
-    }
-    h.push_str("<h2>Runs</h2>\n<table><tr><th>run</th><th>policy</th><th>seed</th><th>jobs</th><th>mean wait (s)</th><th>p95 wait (s)</th><th>mean bounded slowdown</th><th>utilization</th><th>Jain fairness (users)</th></tr>\n");
-    for r in runs {
-        let f = |k: &str| r.summary.get(k).and_then(Value::as_f64).map_or("–".into(), fmt);
-        let jain = tables::jain_fairness(&r.rows).map_or("–".into(), fmt);
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{jain}</td></tr>",
-            esc(&r.name),
-            esc(&r.policy()),
-            r.seed(),
-            r.rows.len(),
-            f("wait_mean"),
-            f("wait_p95"),
-            f("bounded_slowdown_mean"),
-            f("utilization")
-        );
-    }
-    h.push_str("</table>\n");
+}
+
+/// Each run's group tables, folded.
+fn html_groups(h: &mut String, runs: &[RunData], groups: &[Vec<tables::GroupRow>]) {
     for (r, g) in runs.iter().zip(groups) {
         let _ = write!(
             h,
@@ -417,8 +452,6 @@ td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#e
         }
         h.push_str("</table></details>\n");
     }
-    h.push_str("</body></html>\n");
-    h
 }
 
 /// An SVG document without its `<?xml …?>` declaration, for inline use.

@@ -58,8 +58,13 @@ pub struct Summary {
     pub wait_max: f64,
     /// Mean bounded slowdown of jobs that ran to an end: max(1, (wait+run)/max(run, 10 s)).
     pub bounded_slowdown_mean: f64,
-    /// Σ run × units of jobs that ran / (machine units × makespan).
+    /// Σ run × units of jobs that ran / (machine units × makespan): the share of the
+    /// cores (processors) held. On a GPU cluster see `gpu_allocation`.
     pub utilization: f64,
+    /// Σ run × GPUs held (milli-GPU over its GPUs, out-of-memory attempts included) of
+    /// attempts that ran / (the cluster's GPUs × makespan): the share of the GPUs
+    /// allocated. 0 on a cluster without GPUs.
+    pub gpu_allocation: f64,
     /// Last end − first submit, seconds.
     pub makespan: f64,
     /// GPU-hours of the attempts that ran to an end (milli-GPU held over their GPUs × run;
@@ -182,6 +187,11 @@ impl Summary {
         } else {
             area as f64 / (meta.machine_units as f64 * makespan_us as f64)
         };
+        let gpu_allocation = if makespan_us == 0 || meta.machine_gpus == 0 {
+            0.0
+        } else {
+            (gpu_milli_us + wasted_milli_us) as f64 / 1000.0 / (meta.machine_gpus as f64 * makespan_us as f64)
+        };
         Summary {
             meta,
             jobs_total: jobs.len() as u64,
@@ -194,6 +204,7 @@ impl Summary {
             wait_max,
             bounded_slowdown_mean: if bsld_n == 0 { 0.0 } else { bsld_sum / bsld_n as f64 },
             utilization,
+            gpu_allocation,
             makespan: secs(makespan_us),
             gpu_hours: gpu_milli_us as f64 / 1000.0 / 3.6e9,
             oom_kills,
@@ -231,13 +242,22 @@ impl Summary {
         row(&mut s, "jobs", self.jobs_total.to_string());
         for (k, v) in &self.outcomes {
             if *v > 0 {
-                row(&mut s, &format!("  {k}"), v.to_string());
+                // `failed` is the trace's word (SWF status 0, sacct FAILED): the job ran
+                // its logged time and the log says it failed; the simulation failed nothing.
+                let label = if *k == "failed" { "failed (trace status)" } else { k };
+                row(&mut s, &format!("  {label}"), v.to_string());
             }
         }
         row(&mut s, "wait mean / median (s)", format!("{:.1} / {:.1}", self.wait_mean, self.wait_median));
         row(&mut s, "wait p95 / max (s)", format!("{:.1} / {:.1}", self.wait_p95, self.wait_max));
         row(&mut s, "bounded slowdown (mean)", format!("{:.3}", self.bounded_slowdown_mean));
-        row(&mut s, "utilization", format!("{:.4}", self.utilization));
+        if self.meta.machine_gpus > 0 {
+            // On a GPU cluster the GPUs are what is scarce: their allocation leads.
+            row(&mut s, "GPU allocation", format!("{:.4} of {} GPUs", self.gpu_allocation, self.meta.machine_gpus));
+            row(&mut s, "core utilization", format!("{:.4}", self.utilization));
+        } else {
+            row(&mut s, "utilization", format!("{:.4}", self.utilization));
+        }
         row(&mut s, "makespan (s)", format!("{:.0}", self.makespan));
         if self.gpu_hours > 0.0 || self.oom_kills > 0 {
             row(&mut s, "GPU-hours", format!("{:.1}", self.gpu_hours));

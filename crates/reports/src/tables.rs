@@ -388,7 +388,7 @@ mod tests {
             kind: "batch".into(),
             outcome: if ran.is_some() { "completed" } else { "unfinished" }.into(),
             oom_kills: 0,
-            first_unit: None,
+            allocated: Vec::new(),
             observed_wait_us: None,
         }
     }
@@ -425,6 +425,7 @@ mod tests {
             gang_held_gpu_milli_us: 0,
             gang_wait_us: None,
             stuck_holding: false,
+            unfinished_reason: None,
         };
         for i in 0..41u64 {
             let submit = SimTime(i * 1_700_003);

@@ -216,7 +216,7 @@ mod tests {
             kind: "batch".into(),
             outcome: if ran.is_some() { "completed" } else { "unfinished" }.into(),
             oom_kills: 0,
-            first_unit: None,
+            allocated: Vec::new(),
             observed_wait_us: None,
         }
     }

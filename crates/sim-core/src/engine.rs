@@ -11,6 +11,29 @@ use crate::time::{SimDuration, SimTime, secs_string};
 use crate::units::{FreePool, UnitSet};
 use std::collections::BTreeSet;
 
+/// The policy's read-only view of engine `$e` (a macro, not a method, so that the
+/// policy, another field, can be borrowed mutably beside it).
+macro_rules! sched_view {
+    ($e:ident) => {
+        SchedView {
+            now: $e.now,
+            cluster: $e.cluster,
+            jobs: $e.jobs,
+            queue: &$e.queue,
+            running: &$e.running,
+            running_by_start: &$e.running_by_start,
+            running_by_requested_end: &$e.running_by_requested_end,
+            free: &$e.free,
+            ledger: &$e.ledger,
+            holds: &$e.holds,
+            node_state: &$e.node_state,
+            capacity: $e.capacity,
+            walltime_kill: $e.cfg.walltime_kill,
+            logging: $e.log.is_some(),
+        }
+    };
+}
+
 /// Passes allowed at one instant while a policy keeps preempting.
 pub const MAX_PASSES_PER_INSTANT: u32 = 1000;
 
@@ -118,10 +141,40 @@ pub enum EngineError {
     /// A node event names a node that does not exist.
     #[error("node event for node {0}, which the cluster does not have")]
     UnknownNode(u32),
+    /// The policy binds jobs to nodes and the cluster has more nodes than the per-node
+    /// ledger holds ([`MAX_LEDGER_NODES`]).
+    #[error(
+        "cluster too large for {policy}: {nodes} nodes, at most {MAX_LEDGER_NODES} when jobs are bound to nodes \
+         (a processor machine is one node per processor: use a cluster file with multi-core nodes)"
+    )]
+    TooManyNodes {
+        /// The policy's spec.
+        policy: String,
+        /// Nodes of the cluster.
+        nodes: u64,
+    },
     /// Writing the decision log failed. Fatal: the log would be incomplete.
     #[error("writing the decision log: {0}")]
     Log(#[from] std::io::Error),
 }
+
+impl EngineError {
+    /// Whether the inputs (the cluster, the node events) are at fault rather than the
+    /// policy or the output: the run could not start.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::ClusterTooLarge(_)
+                | EngineError::TooManyGpus(_)
+                | EngineError::UnknownNode(_)
+                | EngineError::TooManyNodes { .. }
+        )
+    }
+}
+
+/// Most nodes a run whose policy binds jobs to nodes may have: the ledger keeps a record
+/// per node (CPU, memory and each GPU's use).
+pub const MAX_LEDGER_NODES: u64 = 1 << 24;
 
 /// What a run produced.
 #[derive(Clone, Debug)]
@@ -391,6 +444,12 @@ impl<'a> Engine<'a> {
         }
         let mode = policy.pass_mode();
         let binds = policy.binds_nodes();
+        if binds && node_count as u64 > MAX_LEDGER_NODES {
+            return Err(EngineError::TooManyNodes { policy: policy.spec(), nodes: node_count as u64 });
+        }
+        // Node states are kept only where something reads or changes them: a counted
+        // processor machine of 2^32 one-processor nodes needs no per-node record.
+        let node_states = binds || !cfg.node_events.is_empty();
         let track = cfg.track_units || policy.places_units() || !cfg.node_events.is_empty();
         Ok(Engine {
             cluster,
@@ -426,7 +485,7 @@ impl<'a> Engine<'a> {
             total_units,
             capacity: total_units,
             allocated: 0,
-            node_state: vec![NodeState::Up; node_count as usize],
+            node_state: if node_states { vec![NodeState::Up; node_count as usize] } else { Vec::new() },
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
             gpu_samples: Vec::new(),
             next_gpu_sample: SimTime::ZERO,
@@ -443,6 +502,15 @@ impl<'a> Engine<'a> {
             dynamic_mj: 0,
             any_power: cluster.pools.iter().any(|p| p.spec.gpus.iter().any(|g| g.power.is_some())),
         })
+    }
+
+    /// Whether some node has GPUs of a model `job` accepts (any model when it names none,
+    /// or when it asks for no GPUs). Names are compared exactly: the run's loader maps a
+    /// trace's names onto the cluster's.
+    fn has_gpu_model_for(&self, job: &Job) -> bool {
+        job.task.gpus == 0
+            || job.gpu_models.is_empty()
+            || self.cluster.pools.iter().any(|p| p.spec.gpus.first().is_some_and(|g| job.gpu_models.contains(&g.model)))
     }
 
     fn next_arrival_time(&self) -> Option<SimTime> {
@@ -563,6 +631,8 @@ impl<'a> Engine<'a> {
             Some(RejectReason::ZeroRuntime)
         } else if job.units() > self.total_units {
             Some(RejectReason::LargerThanMachine)
+        } else if !self.bound.is_empty() && !self.has_gpu_model_for(job) {
+            Some(RejectReason::NoMatchingGpuModel)
         } else {
             None
         };
@@ -1084,22 +1154,7 @@ impl<'a> Engine<'a> {
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
         {
-            let view = SchedView {
-                now: self.now,
-                cluster: self.cluster,
-                jobs: self.jobs,
-                queue: &self.queue,
-                running: &self.running,
-                running_by_start: &self.running_by_start,
-                running_by_requested_end: &self.running_by_requested_end,
-                free: &self.free,
-                ledger: &self.ledger,
-                holds: &self.holds,
-                node_state: &self.node_state,
-                capacity: self.capacity,
-                walltime_kill: self.cfg.walltime_kill,
-                logging: self.log.is_some(),
-            };
+            let view = sched_view!(self);
             self.policy.schedule(&view, &self.info, &mut decisions);
         }
         self.info = PassInfo::default();
@@ -1154,7 +1209,7 @@ impl<'a> Engine<'a> {
                             WaitReason::HeadReserved { at, .. } | WaitReason::Reserved { at } => {
                                 Some(secs_string(at.0))
                             }
-                            _ => None,
+                            WaitReason::DoesNotFit { .. } | WaitReason::Unschedulable { .. } => None,
                         };
                         log.record(
                             self.now,
@@ -1170,6 +1225,40 @@ impl<'a> Engine<'a> {
             self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
         }
         Ok(preempted)
+    }
+
+    /// Why each job without an outcome did not end, in job order: `(index, reason)`.
+    /// Waiting jobs are explained by the policy ([`Policy::explain_wait`]) when it can.
+    fn unfinished_reasons(&mut self) -> Vec<(usize, Box<str>)> {
+        // Events or arrivals left: the horizon stopped the run, not a lack of anything to do.
+        let at_horizon = self.events.peek_key().is_some() || self.next_arrival_time().is_some();
+        let mut out = Vec::new();
+        for i in 0..self.state.len() {
+            if self.state[i].outcome.is_some() {
+                continue;
+            }
+            let j = JobId(i as u32);
+            let why = match self.state[i].phase {
+                Phase::Running => "running at the horizon".to_string(),
+                Phase::NotArrived => "not submitted by the horizon".to_string(),
+                Phase::BackingOff => "backing off before a retry at the horizon".to_string(),
+                Phase::Waiting | Phase::Done => {
+                    let job = &self.jobs[i];
+                    let held = self.holds.get(i).map_or(0, Vec::len);
+                    let why = if held > 0 {
+                        format!("gang incomplete: {held} of its {} tasks held", job.needed_tasks())
+                    } else {
+                        let view = sched_view!(self);
+                        self.policy.explain_wait(&view, j).unwrap_or_else(|| {
+                            format!("never started: {} units asked, {} up", job.units(), self.capacity)
+                        })
+                    };
+                    if at_horizon { format!("waiting at the horizon: {why}") } else { why }
+                }
+            };
+            out.push((i, why.into_boxed_str()));
+        }
+        out
     }
 
     fn finish(mut self) -> Result<RunResult, EngineError> {
@@ -1189,12 +1278,14 @@ impl<'a> Engine<'a> {
                 gpu_energy.idle_power_mw += g.idle_mw();
             }
         }
+        let mut unfinished = self.unfinished_reasons().into_iter().peekable();
         let records = self
             .state
             .iter_mut()
             .enumerate()
             .map(|(i, st)| {
                 let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
+                let unfinished_reason = unfinished.next_if(|(j, _)| *j == i).map(|(_, r)| r);
                 let units = match self.running.get_mut(i).and_then(Option::take) {
                     Some(r) => r.units,
                     None => std::mem::take(&mut st.units),
@@ -1213,6 +1304,7 @@ impl<'a> Engine<'a> {
                     gang_held_gpu_milli_us: b.map_or(0, |b| b.hold.held_at(now)),
                     gang_wait_us: b.and_then(|b| b.hold.wait),
                     stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
+                    unfinished_reason,
                 }
             })
             .collect();
@@ -1279,5 +1371,6 @@ fn describe_wait(r: WaitReason) -> String {
         WaitReason::DoesNotFit { free } => {
             format!("head of the queue does not fit ({free} units free)")
         }
+        WaitReason::Unschedulable { why } => why,
     }
 }

@@ -17,6 +17,10 @@ pub enum RejectReason {
     ZeroRuntime,
     /// The job needs more units than the whole machine has.
     LargerThanMachine,
+    /// The job asks for GPUs of models no node of the cluster has (after matching names
+    /// case-insensitively and through the hardware profiles' aliases), under a policy that
+    /// binds jobs to nodes and GPUs: no placement could ever hold it.
+    NoMatchingGpuModel,
 }
 
 impl RejectReason {
@@ -27,6 +31,7 @@ impl RejectReason {
             RejectReason::MissingRuntime => "missing_runtime",
             RejectReason::ZeroRuntime => "zero_runtime",
             RejectReason::LargerThanMachine => "larger_than_machine",
+            RejectReason::NoMatchingGpuModel => "no_matching_gpu_model",
         }
     }
 }
@@ -111,4 +116,8 @@ pub struct JobRecord {
     pub gang_wait_us: Option<u64>,
     /// Whether the run ended with some of its tasks held and the gang incomplete.
     pub stuck_holding: bool,
+    /// Why an `unfinished` job did not end: still running at the horizon, not submitted by
+    /// then, or why it never started (its policy's explanation, e.g. kube-scheduler's
+    /// `0/8 nodes are available: ...`). `None` for every other outcome.
+    pub unfinished_reason: Option<Box<str>>,
 }

@@ -48,7 +48,7 @@ pub enum StartReason {
 }
 
 /// Why a job keeps waiting; written to the decision log.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WaitReason {
     /// The head of the queue does not fit; it is reserved at `at`.
     HeadReserved {
@@ -66,6 +66,12 @@ pub enum WaitReason {
     DoesNotFit {
         /// Units free now.
         free: u64,
+    },
+    /// No node can take it now, for the reason the policy gives (kube: the filters that
+    /// rejected each node, as kube-scheduler's `FailedScheduling` event words them).
+    Unschedulable {
+        /// The policy's explanation.
+        why: String,
     },
 }
 
@@ -171,6 +177,13 @@ pub trait Policy: Send {
     }
     /// One scheduling pass: push decisions into `out`.
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>);
+    /// Why waiting job `job` cannot start in the cluster as `view` shows it: asked once
+    /// per job still waiting when a run ends, for its `unfinished` reason. `None`: the
+    /// engine's generic reason.
+    fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
+        let _ = (view, job);
+        None
+    }
 }
 
 /// A running job's facts, as the view shows them.
@@ -238,7 +251,8 @@ impl<'a> SchedView<'a> {
     pub fn held(&self, id: JobId) -> &'a [TaskBinding] {
         self.holds.get(id.idx()).map_or(&[], Vec::as_slice)
     }
-    /// Node states, in node-id order.
+    /// Node states, in node-id order. Empty when the policy does not bind nodes and the
+    /// run has no node events: every node is up.
     pub fn node_states(&self) -> &'a [crate::cluster::NodeState] {
         self.node_state
     }

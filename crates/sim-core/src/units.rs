@@ -84,12 +84,14 @@ impl UnitSet {
         self.ranges.get(i).is_some_and(|r| r.0 <= u)
     }
 
-    /// Compact text, `0-3,8,10-11` (Batsim's interval-set syntax).
+    /// Compact text, `0-3 8 10-11`: Batsim's interval-set syntax (the `intervalset`
+    /// library's `to_string_hyphen(" ", "-")`, used for `allocated_resources` in Batsim's
+    /// `_jobs.csv`): ranges separated by spaces, so the text is one CSV field unquoted.
     pub fn to_interval_string(&self) -> String {
         let mut s = String::new();
         for (i, &(a, n)) in self.ranges.iter().enumerate() {
             if i > 0 {
-                s.push(',');
+                s.push(' ');
             }
             if n == 1 {
                 s.push_str(&a.to_string());
@@ -259,6 +261,6 @@ mod tests {
         assert!(!p.take(&UnitSet::range(2, 2)));
         assert!(p.take(&UnitSet::from_sorted([4, 6])));
         assert_eq!(p.ranges().collect::<Vec<_>>(), vec![(3, 1), (5, 1)]);
-        assert_eq!(UnitSet::from_sorted([0, 1, 2, 5, 7, 8]).to_interval_string(), "0-2,5,7-8");
+        assert_eq!(UnitSet::from_sorted([0, 1, 2, 5, 7, 8]).to_interval_string(), "0-2 5 7-8");
     }
 }

@@ -182,6 +182,27 @@ pub fn detect_file_format(path: &Path) -> Format {
     detect_format(&name, &head)
 }
 
+/// Whether the file at `path` holds nothing but white space (after gunzip): "no jobs
+/// (empty file)", rather than whatever the format detected from nothing would say.
+pub fn is_blank_file(path: &Path) -> Result<bool, TraceError> {
+    use std::io::BufRead;
+    let name = path.display().to_string();
+    let mut t = input::open(path, &name)?;
+    let mut line = 1;
+    loop {
+        let buf = t.reader.fill_buf().map_err(|e| input::read_error(&name, line, t.gzip, e))?;
+        if buf.is_empty() {
+            return Ok(true);
+        }
+        if buf.iter().any(|b| !b.is_ascii_whitespace()) {
+            return Ok(false);
+        }
+        line += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        let n = buf.len();
+        t.reader.consume(n);
+    }
+}
+
 /// Reads an openb pod list and its node list: the pods as jobs (submitted at creation,
 /// running until deletion) on the nodes' cluster, every pool sharing its GPUs as
 /// `sharing`.
@@ -392,6 +413,8 @@ pub struct Imported {
     pub checksum: String,
     /// The machine size the file states (SWF `MaxProcs`/`MaxNodes`, Batsim `nb_res`).
     pub units: Option<u64>,
+    /// The nodes the file states (SWF `MaxNodes`, Batsim `nb_res`: one machine each).
+    pub nodes: Option<u64>,
 }
 
 /// Reads the jobs of a trace of any format (`None` detects it) without a cluster: for
@@ -402,7 +425,7 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
     let open = || input::open(path, &name);
     let from = |r: &mut dyn import::JobReader, checksum: &input::Checksum| -> Result<Imported, TraceError> {
         let (jobs, rows, skipped) = import::read_all(r)?;
-        Ok(Imported { format, jobs, rows, skipped, checksum: checksum.hex(), units: None })
+        Ok(Imported { format, jobs, rows, skipped, checksum: checksum.hex(), units: None, nodes: None })
     };
     match format {
         Format::Swf => {
@@ -412,9 +435,11 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                 jobs.push(rec.to_job());
             }
             let h = r.header();
-            let units = h.max_procs.filter(|&p| p > 0).or(h.max_nodes.filter(|&n| n > 0));
+            let nodes = h.max_nodes.filter(|&n| n > 0);
+            let units = h.max_procs.filter(|&p| p > 0).or(nodes);
             let rows = jobs.len() as u64;
-            Ok(Imported { format, jobs, rows, skipped: import::Skipped::default(), checksum: r.checksum(), units })
+            let skipped = import::Skipped::default();
+            Ok(Imported { format, jobs, rows, skipped, checksum: r.checksum(), units, nodes })
         }
         Format::Batsim => {
             let (bytes, name, checksum) = read_file(path)?;
@@ -429,13 +454,14 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                 skipped: import::Skipped::default(),
                 checksum,
                 units: Some(w.nb_res),
+                nodes: Some(w.nb_res),
             })
         }
         Format::Openb => {
             let (bytes, name, checksum) = read_file(path)?;
             let jobs: Vec<Job> = openb::parse_pods(&name, &bytes)?.iter().map(openb::OpenbPod::to_job).collect();
             let rows = jobs.len() as u64;
-            Ok(Imported { format, jobs, rows, skipped: import::Skipped::default(), checksum, units: None })
+            Ok(Imported { format, jobs, rows, skipped: import::Skipped::default(), checksum, units: None, nodes: None })
         }
         Format::Native => {
             let w = load_native(path, Cluster::processor_pool(1))?;
@@ -447,6 +473,7 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                 skipped: import::Skipped::default(),
                 checksum: w.checksum,
                 units: None,
+                nodes: None,
             })
         }
         Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {

@@ -126,6 +126,35 @@ pub struct TraceStats {
     /// Core-seconds of work (processors × run time) per second of span: the load a
     /// machine of one core would see; divide by the machine size for its offered load.
     pub work_core_s_per_s: f64,
+    /// GPU-seconds of work (GPUs × their share × run time) per second of span; divide by
+    /// the cluster's GPUs for its offered GPU load.
+    pub work_gpu_s_per_s: f64,
+}
+
+/// Work each unit of a cluster is offered over the time the workload needs at the
+/// least: `(core load, GPU load)`, each the work (cores or GPUs × run time) divided by
+/// the capacity (`units`, `gpus`) × the window from the first submission to the latest
+/// `submit + run time`. 1 means the cluster is busy all that time; a trace that holds a
+/// snapshot (every pod at one instant) replayed on its whole cluster gives a few
+/// thousandths. `None` for a capacity of 0 or an empty window.
+pub fn offered_load(jobs: &[Job], units: u64, gpus: u64) -> (Option<f64>, Option<f64>) {
+    let first = jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
+    let end = jobs.iter().map(|j| j.submit.0.saturating_add(j.runtime.map_or(0, |r| r.0))).max().unwrap_or(0);
+    let window = end.saturating_sub(first) as f64 / US;
+    let (mut core, mut gpu) = (0.0, 0.0);
+    for j in jobs {
+        if let Some(r) = j.runtime {
+            core += j.units() as f64 * r.0 as f64 / US;
+            gpu += gpu_share(j) * r.0 as f64 / US;
+        }
+    }
+    let load = |work: f64, cap: u64| (cap > 0 && window > 0.0).then(|| work / (cap as f64 * window));
+    (load(core, units), load(gpu, gpus))
+}
+
+/// GPUs a job holds: tasks × GPUs per task × the share of each (milli-GPU / 1000).
+fn gpu_share(j: &Job) -> f64 {
+    j.tasks as f64 * j.task.gpus as f64 * j.task.gpu_milli() as f64 / 1000.0
 }
 
 const US: f64 = 1e6;
@@ -134,10 +163,11 @@ const US: f64 = 1e6;
 pub fn compute(jobs: &[Job]) -> TraceStats {
     let a = arrivals(jobs);
     let span_s = a.span_s;
-    let mut work = 0.0;
+    let (mut work, mut gpu_work) = (0.0, 0.0);
     for j in jobs {
         if let Some(r) = j.runtime {
             work += j.units() as f64 * r.0 as f64 / US;
+            gpu_work += gpu_share(j) * r.0 as f64 / US;
         }
     }
     let collect = |f: &dyn Fn(&Job) -> Option<f64>| Distribution::of(jobs.iter().filter_map(f).collect());
@@ -161,6 +191,7 @@ pub fn compute(jobs: &[Job]) -> TraceStats {
         arrivals_by_hour: a.by_hour,
         arrivals_by_weekday: a.by_weekday,
         work_core_s_per_s: if span_s > 0.0 { work / span_s } else { 0.0 },
+        work_gpu_s_per_s: if span_s > 0.0 { gpu_work / span_s } else { 0.0 },
     }
 }
 
@@ -192,6 +223,9 @@ impl TraceStats {
         let _ = writeln!(s, "arrival rate       {:.3} jobs/hour", self.arrivals_per_hour);
         let _ = writeln!(s, "offered work       {:.3} core-s per s", self.work_core_s_per_s);
         let _ = writeln!(s, "GPU jobs           {}", self.gpu_jobs);
+        if self.gpu_jobs > 0 {
+            let _ = writeln!(s, "offered GPU work   {:.3} GPU-s per s", self.work_gpu_s_per_s);
+        }
         let _ = writeln!(s);
         let _ = writeln!(
             s,

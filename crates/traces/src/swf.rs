@@ -331,7 +331,7 @@ fn is_number(s: &str) -> bool {
 /// without `--procs`), the job count when known, and `notes` as further comment lines.
 pub fn write_header(
     out: &mut dyn std::io::Write,
-    max_procs: Option<u64>,
+    machine: Machine,
     max_jobs: Option<u64>,
     notes: &[String],
 ) -> std::io::Result<()> {
@@ -343,10 +343,23 @@ pub fn write_header(
         writeln!(out, "; MaxJobs: {n}")?;
         writeln!(out, "; MaxRecords: {n}")?;
     }
-    if let Some(p) = max_procs {
+    if let Some(n) = machine.nodes {
+        writeln!(out, "; MaxNodes: {n}")?;
+    }
+    if let Some(p) = machine.procs {
         writeln!(out, "; MaxProcs: {p}")?;
     }
     Ok(())
+}
+
+/// The machine an SWF header states: `MaxProcs` (processors) and `MaxNodes`. A replay
+/// sizes its machine from `MaxProcs` (else `MaxNodes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    /// `MaxProcs`.
+    pub procs: Option<u64>,
+    /// `MaxNodes`.
+    pub nodes: Option<u64>,
 }
 
 /// Writes `jobs` as a whole SWF file: the header, then one line per job. The jobs keep
@@ -356,10 +369,10 @@ pub fn write_header(
 pub fn write_all(
     out: &mut dyn std::io::Write,
     jobs: &[Job],
-    max_procs: Option<u64>,
+    machine: Machine,
     notes: &[String],
 ) -> std::io::Result<()> {
-    write_header(out, max_procs, Some(jobs.len() as u64), notes)?;
+    write_header(out, machine, Some(jobs.len() as u64), notes)?;
     let mut seen = std::collections::BTreeSet::new();
     let keep = jobs
         .iter()

@@ -16,6 +16,11 @@ pub trait FilterPlugin: Send + Sync {
     fn meta_only(&self) -> bool {
         false
     }
+    /// Why `node` may not host `pod`, as kube-scheduler's `FailedScheduling` event words
+    /// it (one reason per failing resource); empty when it passes.
+    fn why_not(&self, node: &NodeUse, pod: &PodReq<'_>) -> Vec<String> {
+        if self.pass(node, pod) { Vec::new() } else { vec![format!("node(s) didn't pass {}", self.name())] }
+    }
 }
 
 /// Kubernetes `NodeResourcesFit`: the pod's CPU and memory requests fit what the
@@ -27,9 +32,28 @@ impl FilterPlugin for NodeResourcesFit {
         "NodeResourcesFit"
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
-        node.cpu_milli_left >= pod.task.cpu_milli()
-            && (node.memory_mib == 0 || node.memory_mib_left >= pod.task.memory_mib)
+        cpu_fits(node, pod) && memory_fits(node, pod)
     }
+    /// `Insufficient cpu`, `Insufficient memory` (kubernetes v1.31
+    /// `pkg/scheduler/framework/plugins/noderesources/fit.go`: "Insufficient %v").
+    fn why_not(&self, node: &NodeUse, pod: &PodReq<'_>) -> Vec<String> {
+        let mut v = Vec::new();
+        if !cpu_fits(node, pod) {
+            v.push("Insufficient cpu".into());
+        }
+        if !memory_fits(node, pod) {
+            v.push("Insufficient memory".into());
+        }
+        v
+    }
+}
+
+fn cpu_fits(node: &NodeUse, pod: &PodReq<'_>) -> bool {
+    node.cpu_milli_left >= pod.task.cpu_milli()
+}
+
+fn memory_fits(node: &NodeUse, pod: &PodReq<'_>) -> bool {
+    node.memory_mib == 0 || node.memory_mib_left >= pod.task.memory_mib
 }
 
 /// Kubernetes `NodeAffinity` filter: the pod's `nodeSelector` and required node affinity
@@ -45,6 +69,10 @@ impl FilterPlugin for NodeAffinity {
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
         pod.constraints.is_none_or(|c| c.node_matches(&node.meta.labels))
+    }
+    /// kubernetes v1.31 `plugins/nodeaffinity/node_affinity.go`, `ErrReasonPod`.
+    fn why_not(&self, node: &NodeUse, pod: &PodReq<'_>) -> Vec<String> {
+        if self.pass(node, pod) { Vec::new() } else { vec!["node(s) didn't match Pod's node affinity/selector".into()] }
     }
 }
 
@@ -66,6 +94,21 @@ impl FilterPlugin for TaintToleration {
         let none = sim_core::constraints::PodConstraints::default();
         pod.constraints.unwrap_or(&none).tolerates_all(&node.meta.taints)
     }
+    /// The first taint not tolerated, as kubernetes v1.31
+    /// `plugins/tainttoleration/taint_toleration.go` words it: `node(s) had untolerated
+    /// taint {key: value}`.
+    fn why_not(&self, node: &NodeUse, pod: &PodReq<'_>) -> Vec<String> {
+        let none = sim_core::constraints::PodConstraints::default();
+        let c = pod.constraints.unwrap_or(&none);
+        node.meta
+            .taints
+            .iter()
+            .filter(|t| t.effect != sim_core::constraints::TaintEffect::PreferNoSchedule)
+            .find(|t| !c.tolerates_all(std::slice::from_ref(*t)))
+            .map(|t| format!("node(s) had untolerated taint {{{}: {}}}", t.key, t.value))
+            .into_iter()
+            .collect()
+    }
 }
 
 /// GPU count and model, per GPU milli-GPU (Alibaba's Open-Gpu-Share filter, used by
@@ -81,6 +124,24 @@ impl FilterPlugin for GpuShareFit {
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
         gpus_fit(node, pod, false)
     }
+    /// `Insufficient nvidia.com/gpu` (the extended resource's NodeResourcesFit reason), or
+    /// that the node's GPU model is not one the pod asks for.
+    fn why_not(&self, node: &NodeUse, pod: &PodReq<'_>) -> Vec<String> {
+        gpu_reasons(node, pod, false)
+    }
+}
+
+/// Why the GPU filters refuse `node` for `pod` (empty when they pass).
+fn gpu_reasons(node: &NodeUse, pod: &PodReq<'_>, memory: bool) -> Vec<String> {
+    if gpus_fit(node, pod, memory) {
+        Vec::new()
+    } else if pod.task.gpus as usize <= node.gpus.len() && !pod.accepts(&node.gpu_model) {
+        vec![format!("node(s) didn't have the requested GPU model ({})", pod.models.join(" or "))]
+    } else if memory && gpus_fit(node, pod, false) {
+        vec!["Insufficient GPU memory".into()]
+    } else {
+        vec!["Insufficient nvidia.com/gpu".into()]
+    }
 }
 
 /// GPU-memory fit (Aliyun gpushare-scheduler-extender's Filter, HAMi's `gpumem`): as
@@ -94,6 +155,9 @@ impl FilterPlugin for GpuMemoryFit {
     }
     fn pass(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
         gpus_fit(node, pod, true)
+    }
+    fn why_not(&self, node: &NodeUse, pod: &PodReq<'_>) -> Vec<String> {
+        gpu_reasons(node, pod, true)
     }
 }
 

@@ -61,6 +61,36 @@ impl PodReq<'_> {
     }
 }
 
+/// Why a pod fits on no node, counted per reason over the nodes: kube-scheduler's
+/// `FitError` (kubernetes v1.31 `pkg/scheduler/framework/types.go`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unschedulable {
+    /// Nodes looked at.
+    pub nodes: usize,
+    /// Nodes that pass every filter.
+    pub feasible: usize,
+    /// Each reason with the number of nodes that gave it.
+    pub reasons: std::collections::BTreeMap<String, u32>,
+}
+
+impl Unschedulable {
+    /// kube-scheduler's `FailedScheduling` message: `0/8 nodes are available: 2
+    /// Insufficient nvidia.com/gpu, 6 node(s) didn't match Pod's node affinity/selector.`
+    /// — `count reason` items sorted as strings (as `FitError.Error` sorts its
+    /// histogram), joined by `, `.
+    pub fn message(&self) -> String {
+        let mut items: Vec<String> = self.reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        items.sort();
+        let mut m = format!("{}/{} nodes are available", self.feasible, self.nodes);
+        if !items.is_empty() {
+            m.push_str(": ");
+            m.push_str(&items.join(", "));
+        }
+        m.push('.');
+        m
+    }
+}
+
 /// Whether placement looks at GPU memory.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum MemoryFit {
@@ -233,6 +263,48 @@ impl Placement {
             }
         }
         (true, s)
+    }
+
+    /// Why `pod` can go on no node (or on how many it can): each node not `allowed` is
+    /// unschedulable; otherwise, as kube-scheduler runs its filters and stops at the
+    /// first that fails, TaintToleration, then NodeAffinity, then the resource filters
+    /// (CPU, memory, GPUs: one plugin upstream, so all their reasons count), then the
+    /// inter-pod affinity and spread rules.
+    pub fn diagnose(&self, nodes: &[NodeUse], allowed: &[bool], pod: &PodReq<'_>, cx: &mut PlaceCx) -> Unschedulable {
+        let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c, &mut cx.domains));
+        let mut meta: Vec<&dyn FilterPlugin> =
+            self.filters.iter().filter(|f| f.meta_only()).map(|f| f.as_ref()).collect();
+        meta.sort_by_key(|f| f.name() != "TaintToleration");
+        let mut out = Unschedulable { nodes: nodes.len(), ..Unschedulable::default() };
+        for (i, node) in nodes.iter().enumerate() {
+            let mut why: Vec<String> = Vec::new();
+            if !allowed.get(i).copied().unwrap_or(false) {
+                why.push("node(s) were unschedulable".into());
+            }
+            for f in &meta {
+                if why.is_empty() {
+                    why = f.why_not(node, pod);
+                }
+            }
+            if why.is_empty() {
+                why = self.filters.iter().filter(|f| !f.meta_only()).flat_map(|f| f.why_not(node, pod)).collect();
+            }
+            if why.is_empty()
+                && let Some(w) = topo.as_ref().and_then(|t| t.why_not(i))
+            {
+                why.push(w.to_string());
+            }
+            if why.is_empty() {
+                out.feasible += 1;
+            }
+            // One count per node and reason (both GPU filters may say the same).
+            why.sort();
+            why.dedup();
+            for w in why {
+                *out.reasons.entry(w).or_default() += 1;
+            }
+        }
+        out
     }
 
     /// Whether every score but the first that counts gives `pod` the same on the nodes of

@@ -126,19 +126,25 @@ impl<'a> PodTopology<'a> {
 
     /// Whether node `i` passes the required terms and the DoNotSchedule spreads.
     pub fn pass(&self, i: usize) -> bool {
+        self.why_not(i).is_none()
+    }
+
+    /// Why node `i` fails the required terms or the DoNotSchedule spreads, in kubernetes
+    /// v1.31's words (`plugins/interpodaffinity/filtering.go`,
+    /// `plugins/podtopologyspread/filtering.go`); `None` when it passes.
+    pub fn why_not(&self, i: usize) -> Option<&'static str> {
         for AffinityView { term: t, ids, held, any, self_match } in &self.affinity {
             if t.weight != 0 {
                 continue;
             }
             let d = ids[i];
-            let ok = if t.anti {
-                d == NONE || !held[d as usize]
-            } else {
+            if t.anti {
+                if d != NONE && held[d as usize] {
+                    return Some("node(s) didn't match pod anti-affinity rules");
+                }
+            } else if !((d != NONE && held[d as usize]) || (!*any && *self_match)) {
                 // The first pod of a group that matches its own selector may go anywhere.
-                (d != NONE && held[d as usize]) || (!*any && *self_match)
-            };
-            if !ok {
-                return false;
+                return Some("node(s) didn't match pod affinity rules");
             }
         }
         for SpreadView { spread: s, ids, counts, min, self_match } in &self.spread {
@@ -147,14 +153,14 @@ impl<'a> PodTopology<'a> {
             }
             let d = ids[i];
             if d == NONE {
-                return false;
+                return Some("node(s) didn't match pod topology spread constraints (missing required label)");
             }
             let skew = counts[d as usize] + u64::from(*self_match) - min;
             if skew > s.max_skew as u64 {
-                return false;
+                return Some("node(s) didn't match pod topology spread constraints");
             }
         }
-        true
+        None
     }
 
     /// Raw scores of node `i`: preferred (anti-)affinity (Σ ± weight of the terms whose

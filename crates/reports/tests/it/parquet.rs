@@ -45,7 +45,7 @@ fn row(i: u64, spread: u64) -> JobRow {
         }
         .into(),
         oom_kills: (i % 11 == 3) as u32,
-        first_unit: (i % 2 == 0).then_some(i * 3),
+        allocated: if i % 2 == 0 { vec![(i * 3, 1 + i % 4), (i * 3 + 10, 2)] } else { Vec::new() },
         observed_wait_us: (i % 3 == 0).then_some(i * 1000),
     }
 }

@@ -1,7 +1,6 @@
 //! `reports::plots`: well-formed, deterministic SVG and PNG; no panics on empty or
-//! non-finite input; Gantt lanes never overlap.
+//! non-finite input; tick labels that tell ticks apart. (The Gantt layout: `gantt.rs`.)
 
-use proptest::prelude::*;
 use reports::plots::{self, Bar, Chart, Format, HEIGHT, MAX_GANTT_BARS, Series, WIDTH};
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
@@ -180,56 +179,60 @@ fn degenerate_inputs_draw() {
 fn mismatched_lengths_are_errors() {
     let err = plots::bars(&chart("x"), &["a".into()], &[("s".into(), vec![1.0, 2.0])], Format::Svg);
     assert!(matches!(err, Err(plots::PlotError::InvalidInput(_))));
-    let err = plots::gantt_placed(&chart("x"), &jobs(3), &[0, 1], 8, Format::Svg);
+    let err = plots::gantt_placed(&chart("x"), &jobs(3), &[vec![(0, 1)], vec![(1, 1)]], 8, Format::Svg);
     assert!(matches!(err, Err(plots::PlotError::InvalidInput(_))));
-    let placed = plots::gantt_placed(&chart("placed"), &jobs(3), &[0, 16, 32], 48, Format::Svg).unwrap();
+    let placed = jobs(3).iter().zip([0, 16, 32]).map(|(b, lo)| vec![(lo, b.units)]).collect::<Vec<_>>();
+    let placed = plots::gantt_placed(&chart("placed"), &jobs(3), &placed, 48, Format::Svg).unwrap();
     svg_text(&placed);
 }
 
-#[test]
-fn pack_lanes_first_fit_example() {
-    let b = |start: f64, end: f64, units: u64| Bar { start, end, units, category: 0 };
-    // 0..10 on 2 units, 0..5 on 1 unit, 5..10 on 2 units (fits only above the first: 1 unit free below
-    // after 5), 10..20 reuses the bottom (half-open intervals).
-    let bars = [b(0.0, 10.0, 2), b(0.0, 5.0, 1), b(5.0, 10.0, 2), b(10.0, 20.0, 3), b(f64::NAN, 1.0, 1)];
-    assert_eq!(plots::pack_lanes(&bars), vec![Some(0), Some(2), Some(2), Some(0), None]);
-}
-
-fn overlap(a: &Bar, b: &Bar) -> bool {
-    a.start < b.end && b.start < a.end
-}
-
-proptest! {
-    #[test]
-    fn pack_lanes_never_overlaps(
-        raw in prop::collection::vec((0u32..500, 0u32..200, 1u64..16), 0..150),
-    ) {
-        let bars: Vec<Bar> = raw
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, d, u))| Bar { start: s as f64, end: (s + d) as f64, units: u, category: i })
-            .collect();
-        let lanes = plots::pack_lanes(&bars);
-        prop_assert_eq!(lanes.len(), bars.len());
-        prop_assert_eq!(&lanes, &plots::pack_lanes(&bars), "deterministic");
-        for i in 0..bars.len() {
-            let lo_i = lanes[i].expect("all drawable");
-            // First fit: one unit lower would hit a bar running at the same time (or the floor).
-            if lo_i > 0 {
-                let lower = (lo_i - 1, lo_i - 1 + bars[i].units);
-                let blocked = (0..bars.len()).any(|j| {
-                    let lo_j = lanes[j].unwrap();
-                    j != i && overlap(&bars[i], &bars[j]) && lower.0 < lo_j + bars[j].units && lo_j < lower.1
-                });
-                prop_assert!(blocked || bars[i].start == bars[i].end, "bar {} could sit lower", i);
-            }
-            for j in i + 1..bars.len() {
-                let lo_j = lanes[j].unwrap();
-                if overlap(&bars[i], &bars[j]) {
-                    let disjoint = lo_i + bars[i].units <= lo_j || lo_j + bars[j].units <= lo_i;
-                    prop_assert!(disjoint, "bars {} and {} overlap in units and time", i, j);
-                }
-            }
+/// The numeric tick labels of one axis of an SVG chart: left of the plot area (y, top to
+/// bottom) or below it (x, left to right).
+fn tick_labels(svg: &str, y_axis: bool) -> Vec<String> {
+    let attr = |text: &str, name: &str| -> f64 {
+        text.split(&format!(" {name}=\""))
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap()
+    };
+    let mut out = Vec::new();
+    for text in svg.split("<text").skip(1) {
+        let label = text.split('>').nth(1).and_then(|s| s.split('<').next()).unwrap_or("").trim();
+        let on_axis = if y_axis { attr(text, "x") < 84.0 } else { attr(text, "y") > 470.0 };
+        if on_axis && label.parse::<f64>().is_ok() {
+            out.push(label.to_string());
         }
     }
+    out
+}
+
+/// A narrow range (GPU use from 0.0021 to 0.0034; times just past 10⁶ s) gets tick labels
+/// precise enough to tell every tick apart, in every chart kind with a numeric axis.
+#[test]
+fn narrow_ranges_get_distinct_tick_labels() {
+    let narrow = vec![Series { name: "gpu".into(), points: vec![(0.0, 0.0021), (50.0, 0.0034), (100.0, 0.0027)] }];
+    let cats = vec!["a".to_string(), "b".to_string()];
+    let bars = vec![("s".to_string(), vec![0.0021, 0.0034])];
+    let late = vec![Series { name: "late".into(), points: vec![(1e6, 1e6), (1e6 + 3.0, 1e6 + 2.0)] }];
+    let late_jobs = [Bar { start: 1e6, end: 1e6 + 3.0, units: 2, category: 0 }];
+    let samples = vec![("w".to_string(), vec![0.0021, 0.0034, 0.003])];
+    let svgs = [
+        (plots::lines(&chart("gpu"), &narrow, true, Format::Svg).unwrap(), true),
+        (plots::lines(&chart("gpu"), &narrow, false, Format::Svg).unwrap(), true),
+        (plots::bars(&chart("bars"), &cats, &bars, Format::Svg).unwrap(), true),
+        (plots::lines(&chart("late"), &late, false, Format::Svg).unwrap(), true),
+        (plots::lines(&chart("late"), &late, false, Format::Svg).unwrap(), false),
+        (plots::gantt(&chart("late"), &late_jobs, 2, Format::Svg).unwrap(), false),
+        (plots::cdf(&chart("cdf"), &samples, Format::Svg).unwrap(), false),
+    ];
+    for (svg, y_axis) in &svgs {
+        let labels = tick_labels(svg_text(svg), *y_axis);
+        assert!(labels.len() >= 3, "{labels:?}");
+        for w in labels.windows(2) {
+            assert_ne!(w[0], w[1], "repeated tick label in {labels:?}");
+        }
+    }
+    let gpu = tick_labels(svg_text(&svgs[0].0), true);
+    assert!(gpu.contains(&"0.0025".to_string()), "{gpu:?}");
 }

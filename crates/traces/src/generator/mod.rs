@@ -33,6 +33,23 @@
 //! memory_mib = { ... }        # host memory per task (default 0 = not stated)
 //! runtime = { dist = "lognormal", mu = 7.0, sigma = 1.8, min = 1.0, max = 172800.0 }
 //! overestimate = { dist = "uniform", low = 1.0, high = 3.0 }  # requested = runtime × factor
+//! max_requested = 216000.0    # optional: no request above (s), unless the run is longer
+//!
+//! [[classes]]
+//! name = "fitted"
+//! weight = 0.2
+//! tasks = { values = [1], weights = [1] }
+//! runtime = { dist = "empirical", quantiles = [0.0, 60.0, 3600.0, 86400.0] }
+//! max_requested = 216000.0
+//! # Instead of `overestimate` (not with it): the requested time (s) by run time (s), one
+//! # table per bin of run times, bounds increasing; a run time above the last bound
+//! # draws from the last bin.
+//! [[classes.requested_by_runtime]]
+//! runtime_upto = 60.0         # run times in [0, 60]
+//! quantiles = [60.0, 600.0, 3600.0]
+//! [[classes.requested_by_runtime]]
+//! runtime_upto = 86400.0      # run times in (60, 86400], and above
+//! quantiles = [3600.0, 36000.0, 216000.0]
 //! ```
 //!
 //! Continuous laws (`dist`): `constant {value}`, `uniform {low, high}`, `exponential
@@ -46,9 +63,9 @@
 //! `gen-burst-size`, `gen-burst-spread`, `gen-class`, `gen-user` and `gen-queue` for the
 //! model's laws; `gen-tasks`, `gen-cores`, `gen-gpus`, `gen-gpu-memory` and `gen-memory`
 //! for the classes' discrete laws, shared by all classes; and one `gen-runtime/<i>` and
-//! one `gen-overestimate/<i>` per class, `<i>` being the class's index in `[[classes]]`
-//! from 0 (names may repeat, so they are not used: reordering classes changes which
-//! streams they draw from). Discrete quantities take exactly one 64-bit draw per job from
+//! one `gen-overestimate/<i>` (the request: `overestimate` or `requested_by_runtime`)
+//! per class, `<i>` being the class's index in `[[classes]]` from 0 (names may repeat,
+//! so they are not used: reordering classes changes which streams they draw from). Discrete quantities take exactly one 64-bit draw per job from
 //! their stream (even when the job's class leaves the quantity at its default), by
 //! inverse CDF; continuous laws may take any number of draws (a constant none, a
 //! lognormal a varying number), which is why each class has its own run-time and
@@ -59,7 +76,15 @@
 //!
 //! Time is drawn in `f64` seconds and turned into integer microseconds by rounding to the
 //! nearest microsecond (halves away from zero); negative run times become 0. Requested
-//! time = run time (µs) × factor (factor < 1 taken as 1), rounded the same way. Per job,
+//! time = run time (µs) × factor (factor < 1 taken as 1), rounded the same way; or, with
+//! `requested_by_runtime`, one draw from the table of the bin holding the run time in
+//! seconds (the first bin whose `runtime_upto` is at least it, else the last), rounded
+//! the same way and raised to the run time when below it, taking one 64-bit draw per
+//! job from the class's `gen-overestimate/<i>` stream (a class has one law of the
+//! request or the other). Then `max_requested` (rounded the same way) lowers it, but
+//! never below the run time: a job running longer than the cap requests its run time,
+//! so that no generated job outruns its request (a walltime kill would cut it short).
+//! The cap takes no draw: adding it changes only the requests it lowers. Per job,
 //! `procs` caps cores per task at `procs` and then tasks at `procs / cores` (at least
 //! 1); `gpus_per_node` caps GPUs per task.
 //!
@@ -75,7 +100,7 @@ mod model;
 
 pub use model::{
     Arrivals, BurstSize, Class, Continuous, Discrete, Invalid, Law, LogNormalFit, MAX_BURST, MAX_START,
-    MIN_RATE_PER_HOUR, Model, Process, Users, kind_name,
+    MIN_RATE_PER_HOUR, Model, Process, RuntimeBin, Users, kind_name,
 };
 
 use rand_distr::{Distribution, Exp1, Geometric, LogNormal, Poisson, Weibull, Zipf};
@@ -171,6 +196,11 @@ struct ClassDraw {
     memory: Option<Table<u64>>,
     runtime: ContinuousDraw,
     overestimate: Option<ContinuousDraw>,
+    /// `requested_by_runtime`: the bins' bounds (s) and tables, drawn from
+    /// `overestimate_rng` (a class has one law of the request or the other).
+    requested_by_runtime: Option<(Vec<f64>, Vec<Vec<f64>>)>,
+    /// `max_requested` in µs.
+    max_requested: Option<u64>,
     /// This class's own streams (`gen-runtime/<i>`, `gen-overestimate/<i>`).
     runtime_rng: SimRng,
     overestimate_rng: SimRng,
@@ -218,6 +248,27 @@ impl ContinuousDraw {
             LawDraw::Empirical(q) => empirical(q, uniform_f64(rng)),
         };
         x.max(self.min).min(self.max)
+    }
+}
+
+impl ClassDraw {
+    /// The requested time (µs) of a job running `runtime` µs: never below it.
+    fn requested(&mut self, runtime: u64) -> u64 {
+        let drawn = match (&self.requested_by_runtime, &self.overestimate) {
+            (Some((bounds, tables)), _) => {
+                let secs = runtime as f64 / 1e6;
+                let bin = bounds.partition_point(|&b| b < secs).min(tables.len() - 1);
+                secs_to_micros(empirical(&tables[bin], uniform_f64(&mut self.overestimate_rng))).max(runtime)
+            }
+            (None, o) => {
+                let factor = o.as_ref().map_or(1.0, |o| o.sample(&mut self.overestimate_rng).max(1.0));
+                secs_to_micros(runtime as f64 * factor / 1e6).max(runtime)
+            }
+        };
+        match self.max_requested {
+            Some(cap) => drawn.min(cap).max(runtime),
+            None => drawn,
+        }
     }
 }
 
@@ -432,6 +483,10 @@ impl Generator {
                 memory: c.memory_mib.as_ref().map(Table::of),
                 runtime: ContinuousDraw::new(&c.runtime),
                 overestimate: c.overestimate.as_ref().map(ContinuousDraw::new),
+                requested_by_runtime: c.requested_by_runtime.as_ref().map(|bins| {
+                    (bins.iter().map(|b| b.runtime_upto).collect(), bins.iter().map(|b| b.quantiles.clone()).collect())
+                }),
+                max_requested: c.max_requested.map(secs_to_micros),
                 runtime_rng: streams.stream(&format!("gen-runtime/{i}")),
                 overestimate_rng: streams.stream(&format!("gen-overestimate/{i}")),
                 gpu_peak: c
@@ -490,8 +545,7 @@ impl Iterator for Generator {
             tasks = tasks.min(p / cores).max(1);
         }
         let runtime = secs_to_micros(c.runtime.sample(&mut c.runtime_rng));
-        let factor = c.overestimate.as_ref().map_or(1.0, |o| o.sample(&mut c.overestimate_rng).max(1.0));
-        let requested = secs_to_micros(runtime as f64 * factor / 1e6).max(runtime);
+        let requested = c.requested(runtime);
         let user = self.users.sample(&mut s.user) as u32;
         let queue = match &self.queues {
             Some(q) => q.pick(&mut s.queue),

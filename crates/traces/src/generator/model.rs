@@ -148,9 +148,22 @@ pub struct Class {
     /// Run time in seconds (negative samples count as 0).
     pub runtime: Continuous,
     /// Over-estimation factor: requested time = run time × factor, factors below 1 taken
-    /// as 1. Absent: the request equals the run time.
+    /// as 1. Absent (and no `requested_by_runtime`): the request equals the run time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overestimate: Option<Continuous>,
+    /// Requested time conditioned on the run time, instead of `overestimate` (not with
+    /// it): bins of run time, each with the law of the requests of its jobs. A factor
+    /// drawn independently of the run time puts the large factors of short jobs on long
+    /// ones (issue 24: a mean request of 7.7 M s where the trace had 13.7 k s); a request
+    /// drawn among jobs of similar run time keeps them apart. At least one bin, bounds
+    /// increasing (see [`RuntimeBin`]).
+    #[serde(default, deserialize_with = "checked_bins", skip_serializing_if = "Option::is_none")]
+    pub requested_by_runtime: Option<Vec<RuntimeBin>>,
+    /// Largest requested time in seconds (finite, ≥ 0), whichever law drew it; a request
+    /// is never lowered below its job's run time, so a job running longer requests its
+    /// run time. Absent: no cap.
+    #[serde(default, deserialize_with = "non_negative_opt", skip_serializing_if = "Option::is_none")]
+    pub max_requested: Option<f64>,
     /// Actual peak GPU memory per GPU in MiB, for out-of-memory modelling (0 = never runs
     /// out when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,6 +191,21 @@ pub struct LogNormalFit {
     pub mu: f64,
     /// Standard deviation of `ln x`.
     pub sigma: f64,
+}
+
+/// One bin of [`Class::requested_by_runtime`]: the requests of the jobs whose run time is
+/// at most `runtime_upto` and above the previous bin's (any run time for the first bin
+/// from 0; run times above the last bin's bound draw from the last bin). TOML: one
+/// `[[classes.requested_by_runtime]]` table per bin, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeBin {
+    /// The bin's largest run time, seconds (finite, ≥ 0; each bin's above the previous).
+    pub runtime_upto: f64,
+    /// Requested times in seconds: an empirical quantile table as in [`Law::Empirical`]
+    /// (at least one, finite, ≥ 0, non-decreasing). A draw below the job's run time is
+    /// raised to it.
+    pub quantiles: Vec<f64>,
 }
 
 /// A discrete law: `values[i]` with probability `weights[i] / Σ weights`. TOML:
@@ -419,7 +447,14 @@ impl Invalid {
         Invalid { field: field.into(), what: what.into() }
     }
     fn within(mut self, parent: &str) -> Self {
-        self.field = if self.field.is_empty() { parent.to_string() } else { format!("{parent}.{}", self.field) };
+        self.field = if self.field.is_empty() {
+            parent.to_string()
+        } else if self.field.starts_with('[') {
+            // An element of `parent`: `bins[2].quantiles`, not `bins.[2].quantiles`.
+            format!("{parent}{}", self.field)
+        } else {
+            format!("{parent}.{}", self.field)
+        };
         self
     }
 }
@@ -569,6 +604,42 @@ impl Continuous {
     }
 }
 
+/// Checks the rules of [`Class::requested_by_runtime`]: at least one bin, each bound
+/// finite, ≥ 0 and above the previous one, each table non-empty, finite, ≥ 0 and
+/// non-decreasing. Fields are relative to the list (`[2].quantiles[5]`).
+fn check_bins(bins: &[RuntimeBin]) -> Result<(), Invalid> {
+    if bins.is_empty() {
+        return Err(Invalid::new("", "expected at least one bin"));
+    }
+    for (i, b) in bins.iter().enumerate() {
+        let at = |field: &str| format!("[{i}].{field}");
+        at_least(&at("runtime_upto"), b.runtime_upto, 0.0)?;
+        if i > 0 && b.runtime_upto <= bins[i - 1].runtime_upto {
+            return Err(Invalid::new(
+                at("runtime_upto"),
+                format!(
+                    "expected a bound above the previous bin's ({}), found {}",
+                    bins[i - 1].runtime_upto,
+                    b.runtime_upto
+                ),
+            ));
+        }
+        if b.quantiles.is_empty() {
+            return Err(Invalid::new(at("quantiles"), "expected at least one quantile"));
+        }
+        for (k, &q) in b.quantiles.iter().enumerate() {
+            at_least(&at(&format!("quantiles[{k}]")), q, 0.0)?;
+            if k > 0 && q < b.quantiles[k - 1] {
+                return Err(Invalid::new(
+                    at(&format!("quantiles[{k}]")),
+                    format!("expected non-decreasing quantiles, found {q} after {}", b.quantiles[k - 1]),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Arrivals {
     /// Checks the rules (see the fields).
     pub fn check(&self) -> Result<(), Invalid> {
@@ -684,6 +755,18 @@ impl Class {
         if let Some(o) = &self.overestimate {
             o.check().map_err(|e| e.within("overestimate"))?;
         }
+        if let Some(b) = &self.requested_by_runtime {
+            check_bins(b).map_err(|e| e.within("requested_by_runtime"))?;
+            if self.overestimate.is_some() {
+                return Err(Invalid::new(
+                    "requested_by_runtime",
+                    "not with overestimate: give one law of the requested time or the other",
+                ));
+            }
+        }
+        if let Some(m) = self.max_requested {
+            at_least("max_requested", m, 0.0)?;
+        }
         if let Some(g) = &self.gpu_peak_mib {
             g.check().map_err(|e| e.within("gpu_peak_mib"))?;
         }
@@ -739,8 +822,15 @@ impl Model {
             c.apply_job_profile(&prof);
         }
         model.check_classes().map_err(|e| {
-            let line = table_lines(text, "classes").first().map(|&l| l as u64);
-            TraceError::malformed(file, line, Some(e.field), e.what)
+            // A rule of one class: its header and the key's line; of all classes: the
+            // first header.
+            let headers = table_lines(text, "classes");
+            let class = e.field.strip_prefix("classes[").and_then(|f| f.split_once(']'));
+            let line = match class.and_then(|(i, rest)| Some((*headers.get(i.parse::<usize>().ok()?)?, rest))) {
+                Some((l, rest)) => Some(rule_line(text, l, "classes", rest.trim_start_matches('.'))),
+                None => headers.first().copied(),
+            };
+            TraceError::malformed(file, line.map(|l| l as u64), Some(e.field), e.what)
         })?;
         Ok(model)
     }
@@ -806,42 +896,58 @@ impl Model {
         t.write(&mut out, Some("[users]"));
 
         for c in &self.classes {
-            let mut t = Table::default();
-            t.str("name", &c.name);
-            t.str("kind", kind_name(c.kind));
-            t.raw("weight", float(c.weight));
-            t.discrete("tasks", &c.tasks);
-            if let Some(d) = &c.cores {
-                t.discrete("cores", d);
-            }
-            if let Some(d) = &c.gpus {
-                t.discrete("gpus", d);
-            }
-            if let Some(d) = &c.gpu_memory_mib {
-                t.discrete("gpu_memory_mib", d);
-            }
-            if let Some(d) = &c.memory_mib {
-                t.discrete("memory_mib", d);
-            }
-            t.continuous("runtime", &c.runtime);
-            if let Some(o) = &c.overestimate {
-                t.continuous("overestimate", o);
-            }
-            if let Some(g) = &c.gpu_peak_mib {
-                t.continuous("gpu_peak_mib", g);
-            }
-            if let Some(g) = &c.gpu_util_pct {
-                t.continuous("gpu_util_pct", g);
-            }
-            if let Some(p) = &c.job_profile {
-                t.str("job_profile", p);
-            }
-            if let Some(f) = &c.lognormal_fit {
-                t.raw("lognormal_fit", format!("{{ mu = {}, sigma = {} }}", float(f.mu), float(f.sigma)));
-            }
-            t.write(&mut out, Some("[[classes]]"));
+            c.table().write(&mut out, Some("[[classes]]"));
         }
         out
+    }
+}
+
+impl Class {
+    /// The class as a `[[classes]]` table (apart from its header).
+    fn table(&self) -> Table {
+        let mut t = Table::default();
+        t.str("name", &self.name);
+        t.str("kind", kind_name(self.kind));
+        t.raw("weight", float(self.weight));
+        t.discrete("tasks", &self.tasks);
+        if let Some(d) = &self.cores {
+            t.discrete("cores", d);
+        }
+        if let Some(d) = &self.gpus {
+            t.discrete("gpus", d);
+        }
+        if let Some(d) = &self.gpu_memory_mib {
+            t.discrete("gpu_memory_mib", d);
+        }
+        if let Some(d) = &self.memory_mib {
+            t.discrete("memory_mib", d);
+        }
+        t.continuous("runtime", &self.runtime);
+        if let Some(o) = &self.overestimate {
+            t.continuous("overestimate", o);
+        }
+        if let Some(m) = self.max_requested {
+            t.raw("max_requested", float(m));
+        }
+        if let Some(bins) = &self.requested_by_runtime {
+            for b in bins {
+                let q = array(&b.quantiles, |q| float(*q), 8);
+                t.element("requested_by_runtime", vec![("runtime_upto", float(b.runtime_upto)), ("quantiles", q)]);
+            }
+        }
+        if let Some(g) = &self.gpu_peak_mib {
+            t.continuous("gpu_peak_mib", g);
+        }
+        if let Some(g) = &self.gpu_util_pct {
+            t.continuous("gpu_util_pct", g);
+        }
+        if let Some(p) = &self.job_profile {
+            t.str("job_profile", p);
+        }
+        if let Some(f) = &self.lognormal_fit {
+            t.raw("lognormal_fit", format!("{{ mu = {}, sigma = {} }}", float(f.mu), float(f.sigma)));
+        }
+        t
     }
 }
 
@@ -895,6 +1001,19 @@ fn non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(v)
 }
 
+fn non_negative_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    non_negative(d).map(Some)
+}
+
+/// The bins are checked as a whole: toml gives a rule broken by one element of an array
+/// of tables the span of the array's first table, and the element's index is lost, so
+/// the rule names it (`[2].quantiles`) and [`toml_error`] finds its table.
+fn checked_bins<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<RuntimeBin>>, D::Error> {
+    let v = Vec::<RuntimeBin>::deserialize(d)?;
+    check_bins(&v).map_err(|e| D::Error::custom(Encoded(e)))?;
+    Ok(Some(v))
+}
+
 fn positive_values<'de, D: Deserializer<'de>>(d: D) -> Result<Discrete<u32>, D::Error> {
     let v = Discrete::<u32>::deserialize(d)?;
     v.check_positive().map_err(|e| D::Error::custom(Encoded(e)))?;
@@ -929,10 +1048,11 @@ fn toml_error(e: &toml::de::Error, text: &str, file: &str) -> TraceError {
         Some((field, what)) => {
             if !field.is_empty() {
                 // A rule on a multi-line table: point at the key's own line when found.
-                if let (Some(l), Some(key)) = (line, field.split(['.', '[']).next()) {
-                    line = Some(key_line(text, l, key).unwrap_or(l));
+                line = line.map(|l| rule_line(text, l, keys, field));
+                match (field.starts_with('['), path.last_mut()) {
+                    (true, Some(last)) => last.push_str(field),
+                    _ => path.push(field.to_string()),
                 }
-                path.push(field.to_string());
             }
             what.to_string()
         }
@@ -940,6 +1060,32 @@ fn toml_error(e: &toml::de::Error, text: &str, file: &str) -> TraceError {
     };
     let field = (!path.is_empty()).then(|| path.join("."));
     TraceError::Malformed { at: Location { file: file.into(), line: line.map(|l| l as u64), field }, what }
+}
+
+/// The line of the field a rule names, from the line `from` of the value it checked (in
+/// the table at key path `keys`): the line setting the field's first key, searched from
+/// `from`, or from the header of element `k` of an array of tables for `[k].key`.
+fn rule_line(text: &str, from: usize, keys: &str, field: &str) -> usize {
+    let (from, rest) = match field.strip_prefix('[').and_then(|f| f.split_once(']')) {
+        Some((k, rest)) => {
+            let header = format!("[[{keys}]]");
+            // Its headers, up to the next element of another array (`[[classes]]`).
+            let element = k.parse::<usize>().ok().and_then(|k| {
+                let lines = text.lines().enumerate().skip(from - 1).map(|(i, l)| (i + 1, l.trim_start()));
+                let ours = lines.take_while(|(_, l)| !l.starts_with("[[") || l.starts_with(&header));
+                ours.filter(|(_, l)| l.starts_with(&header)).nth(k).map(|(i, _)| i)
+            });
+            match element {
+                Some(l) => (l, rest.trim_start_matches('.')),
+                None => return from,
+            }
+        }
+        None => (from, field),
+    };
+    match rest.split(['.', '[']).next() {
+        Some(key) if !key.is_empty() => key_line(text, from, key).unwrap_or(from),
+        _ => from,
+    }
 }
 
 /// 1-based line of byte offset `at`.
@@ -1015,11 +1161,13 @@ fn quoted(s: &str) -> String {
 /// Longest inline table written on one line; longer ones become sub-tables.
 const INLINE_MAX: usize = 100;
 
-/// A table being written: its keys in order, and sub-tables for long distributions.
+/// A table being written: its keys in order, sub-tables for long distributions, and
+/// elements of arrays of tables (`[[classes.requested_by_runtime]]`), written last.
 #[derive(Default)]
 struct Table {
     keys: Vec<(String, String)>,
     subs: Vec<(String, Vec<(String, String)>)>,
+    elements: Vec<(String, Vec<(String, String)>)>,
 }
 
 impl Table {
@@ -1028,6 +1176,10 @@ impl Table {
     }
     fn str(&mut self, key: &str, value: &str) {
         self.raw(key, quoted(value));
+    }
+    /// The next element of the array of tables `key`.
+    fn element(&mut self, key: &str, entries: Vec<(&str, String)>) {
+        self.elements.push((key.to_string(), entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
     }
     /// An inline table if it fits on one line, else a sub-table with wrapped arrays.
     fn entries(&mut self, key: &str, short: Vec<(&str, String)>, long: Vec<(&str, String)>) {
@@ -1085,7 +1237,8 @@ impl Table {
             self.entries(key, short, long);
         }
     }
-    /// Writes `header` (none for the root), the keys, then the sub-tables.
+    /// Writes `header` (none for the root), the keys, then the sub-tables and the
+    /// elements of arrays of tables.
     fn write(&self, out: &mut String, header: Option<&str>) {
         if let Some(h) = header {
             let _ = writeln!(out, "\n{h}");
@@ -1093,16 +1246,10 @@ impl Table {
         for (k, v) in &self.keys {
             let _ = writeln!(out, "{k} = {v}");
         }
-        let parent = header.map(|h| h.trim_matches(['[', ']']).to_string());
-        for (k, entries) in &self.subs {
-            match &parent {
-                Some(p) => {
-                    let _ = writeln!(out, "\n[{p}.{k}]");
-                }
-                None => {
-                    let _ = writeln!(out, "\n[{k}]");
-                }
-            }
+        let parent = header.map(|h| format!("{}.", h.trim_matches(['[', ']']))).unwrap_or_default();
+        let subs = self.subs.iter().map(|s| (s, "[", "]"));
+        for ((k, entries), open, close) in subs.chain(self.elements.iter().map(|e| (e, "[[", "]]"))) {
+            let _ = writeln!(out, "\n{open}{parent}{k}{close}");
             for (k, v) in entries {
                 let _ = writeln!(out, "{k} = {v}");
             }

@@ -16,7 +16,8 @@ fn swf_jobs(text: &str) -> Vec<Job> {
 
 fn to_swf(jobs: &[Job]) -> String {
     let mut out = Vec::new();
-    traces::swf::write_all(&mut out, jobs, Some(64), &["test".into()]).unwrap();
+    traces::swf::write_all(&mut out, jobs, traces::swf::Machine { procs: Some(64), nodes: None }, &["test".into()])
+        .unwrap();
     String::from_utf8(out).unwrap()
 }
 
