@@ -48,6 +48,13 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     {
         eprintln!("warning: {trace_name}: {w}");
     }
+    let gpu_jobs = workload.jobs.iter().filter(|j| j.task.gpus > 0).count();
+    if gpu_jobs > 0 && !a.quiet && !policy_of(a, Some(&workload))?.binds_nodes() {
+        eprintln!(
+            "warning: {trace_name}: {gpu_jobs} jobs ask for GPUs and this policy counts processors only: their GPUs \
+             are neither placed nor limited by the cluster's (GPU allocation can exceed 1)"
+        );
+    }
     let (summary, mut written) = run_loaded(a, &workload, &trace_name, show)?;
     if a.report {
         written.extend(crate::report::write_report(&a.out, &[crate::report::read_run(&a.out)?])?);
