@@ -196,7 +196,7 @@ pub fn run_loaded(
         &workload.jobs,
         policy.as_mut(),
         &cfg,
-        Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick) },
+        Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick), controllers: Vec::new() },
     )
     .map_err(|e| if e.is_bad_input() { bad(e.to_string()) } else { Failure::Other(e.to_string()) })?;
     if let Some(b) = bar {

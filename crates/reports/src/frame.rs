@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 use sim_core::time::{parse_secs_micros, secs_string};
-use sim_core::{Job, JobKind, JobRecord, Outcome};
+use sim_core::{Job, JobRecord, Outcome};
 use std::io::{Read, Write};
 
 /// One job of one run.
@@ -72,7 +72,7 @@ impl JobRow {
             group: job.group,
             queue: job.queue,
             partition: job.partition,
-            kind: kind_name(job.kind).into(),
+            kind: job.kind.name().into(),
             outcome: rec.outcome.name().into(),
             oom_kills: rec.oom_kills,
             allocated: rec.units.ranges().iter().map(|&(a, n)| (a as u64, n as u64)).collect(),
@@ -110,16 +110,6 @@ impl JobRow {
     /// Whether it ran (has a start and an end).
     pub fn ran(&self) -> bool {
         self.start_us.is_some() && self.end_us.is_some()
-    }
-}
-
-/// The name of a job kind, as the native format writes it.
-pub fn kind_name(k: JobKind) -> &'static str {
-    match k {
-        JobKind::Batch => "batch",
-        JobKind::DlTrain => "dl_train",
-        JobKind::Inference => "inference",
-        JobKind::Interactive => "interactive",
     }
 }
 

@@ -112,6 +112,10 @@ pub enum NodeState {
     Draining,
     /// Out of service: its jobs are requeued and it takes no work (Slurm DOWN, a failure).
     Down,
+    /// Not part of the cluster (removed by scaling in, or not added yet): as `Down`, but
+    /// not a failure (Slurm's powered-down cloud nodes, a Kubernetes node deleted by the
+    /// Cluster Autoscaler).
+    Absent,
 }
 
 /// A cluster: node pools plus the size of one schedulable unit.

@@ -6,16 +6,19 @@ use std::collections::BinaryHeap;
 
 /// Event classes, in the order they are processed at one instant.
 ///
-/// Job ends (completions and time-limit kills) come first so that resources freed at
-/// an instant are visible to jobs arriving at the same instant, as in Batsim and Slurm's
-/// main loop. Node state changes come next, then arrivals.
+/// Job ends (completions, time-limit kills, evictions whose grace period is over) come
+/// first so that resources freed at an instant are visible to everything after, as in
+/// Batsim and Slurm's main loop. Controller timers come next (node events given as
+/// input, maintenance, autoscalers), then arrival-class events (see
+/// [`crate::engine`] for every kind).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum EventClass {
     /// A running job ends (completed, failed or killed at its time limit).
     JobEnd = 0,
-    /// A node changes state (down, drain, up, added, removed).
-    NodeChange = 1,
+    /// A controller's timer ([`crate::controller::Action::WakeAt`]): node events given as
+    /// input, a maintenance window, an autoscaler's loop.
+    Controller = 1,
     /// A job is submitted.
     JobArrival = 2,
 }

@@ -77,6 +77,35 @@ pub enum JobKind {
     Interactive,
 }
 
+impl JobKind {
+    /// Every kind, in order.
+    pub const ALL: [JobKind; 4] = [JobKind::Batch, JobKind::DlTrain, JobKind::Inference, JobKind::Interactive];
+
+    /// Its name (`dl_train`), the one every format and report uses: the same as serde's
+    /// `snake_case` (a test holds them together), so traces, models and tables agree.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::Batch => "batch",
+            JobKind::DlTrain => "dl_train",
+            JobKind::Inference => "inference",
+            JobKind::Interactive => "interactive",
+        }
+    }
+}
+
+/// A name that is no [`JobKind`]'s.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected batch, dl_train, inference or interactive, found '{0}'")]
+pub struct UnknownJobKind(pub String);
+
+impl std::str::FromStr for JobKind {
+    type Err = UnknownJobKind;
+    /// The kind of a [`JobKind::name`].
+    fn from_str(s: &str) -> Result<Self, UnknownJobKind> {
+        JobKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownJobKind(s.to_string()))
+    }
+}
+
 /// How the job ended in the real system the trace was taken from.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -179,5 +208,76 @@ impl Job {
     /// Units (cores) the whole gang needs.
     pub fn units(&self) -> u64 {
         self.tasks as u64 * self.task.cores as u64
+    }
+}
+
+/// The jobs of a run: the input's, borrowed, then those controllers submitted during the
+/// run ([`crate::controller::Action::Submit`]), owned. Job ids run through both: the
+/// input's are `0..n`, submitted jobs follow in submission order.
+#[derive(Clone, Debug, Default)]
+pub struct JobStore<'a> {
+    input: &'a [Job],
+    submitted: Vec<Job>,
+}
+
+impl<'a> JobStore<'a> {
+    /// The input's jobs, nothing submitted yet.
+    pub fn new(input: &'a [Job]) -> Self {
+        JobStore { input, submitted: Vec::new() }
+    }
+    /// Every job so far.
+    pub fn len(&self) -> usize {
+        self.input.len() + self.submitted.len()
+    }
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Job `i`, if it exists.
+    pub fn get(&self, i: usize) -> Option<&Job> {
+        match self.input.get(i) {
+            Some(j) => Some(j),
+            None => self.submitted.get(i - self.input.len()),
+        }
+    }
+    /// Adds a submitted job; returns its id.
+    pub fn push(&mut self, job: Job) -> JobId {
+        self.submitted.push(job);
+        JobId((self.len() - 1) as u32)
+    }
+    /// The jobs controllers submitted, in order.
+    pub fn submitted(&self) -> &[Job] {
+        &self.submitted
+    }
+    /// Takes the submitted jobs out.
+    pub fn take_submitted(&mut self) -> Vec<Job> {
+        std::mem::take(&mut self.submitted)
+    }
+}
+
+impl std::ops::Index<usize> for JobStore<'_> {
+    type Output = Job;
+    #[inline]
+    fn index(&self, i: usize) -> &Job {
+        if i < self.input.len() { &self.input[i] } else { &self.submitted[i - self.input.len()] }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::IntoDeserializer;
+    use serde::de::value::{Error, StrDeserializer};
+
+    /// `name`, `FromStr` and serde's names agree, so no format keeps its own table.
+    #[test]
+    fn kind_names_agree_with_serde() {
+        for k in JobKind::ALL {
+            let de: StrDeserializer<'_, Error> = k.name().into_deserializer();
+            assert_eq!(JobKind::deserialize(de).unwrap(), k);
+            assert_eq!(k.name().parse::<JobKind>().unwrap(), k);
+        }
+        let e = "training".parse::<JobKind>().unwrap_err();
+        assert_eq!(e.to_string(), "expected batch, dl_train, inference or interactive, found 'training'");
     }
 }

@@ -180,6 +180,8 @@ pub struct Ledger {
     /// Or-ed into the version of every node this ledger changes: 0 for an original,
     /// [`SCRATCH`] for a scratch copy.
     mark: u64,
+    /// Bumped by every change of a node's labels or taints (controllers' actions).
+    meta_epoch: u64,
 }
 
 /// The version bit of nodes changed on a scratch copy.
@@ -223,7 +225,7 @@ impl Ledger {
             })
             .collect::<Vec<_>>();
         let versions = vec![0; nodes.len()];
-        Ledger { nodes, versions, mark: 0 }
+        Ledger { nodes, versions, mark: 0, meta_epoch: 0 }
     }
 
     /// A counter per node, bumped by every change to it (for caches of per-node results).
@@ -235,7 +237,12 @@ impl Ledger {
     /// ([`Ledger::sync_from`]): every node it changes gets a version this ledger's
     /// nodes never have.
     pub fn scratch_copy(&self) -> Ledger {
-        Ledger { nodes: self.nodes.clone(), versions: self.versions.clone(), mark: SCRATCH }
+        Ledger {
+            nodes: self.nodes.clone(),
+            versions: self.versions.clone(),
+            mark: SCRATCH,
+            meta_epoch: self.meta_epoch,
+        }
     }
 
     /// Makes this scratch copy of `base` ([`Ledger::scratch_copy`]) equal to it again,
@@ -246,6 +253,7 @@ impl Ledger {
             *self = base.scratch_copy();
             return;
         }
+        self.meta_epoch = base.meta_epoch;
         for (i, (v, &w)) in self.versions.iter_mut().zip(&base.versions).enumerate() {
             if *v != w {
                 self.nodes[i].clone_from(&base.nodes[i]);
@@ -260,7 +268,28 @@ impl Ledger {
 
     /// A ledger of no node (for runs whose policy binds nothing).
     pub fn empty() -> Self {
-        Ledger { nodes: Vec::new(), versions: Vec::new(), mark: 0 }
+        Ledger { nodes: Vec::new(), versions: Vec::new(), mark: 0, meta_epoch: 0 }
+    }
+
+    /// Changes a node's labels or taints (a controller's action). Its meta stops being
+    /// shared with its pool; caches of label-and-taint results must be dropped when
+    /// [`Ledger::meta_epoch`] changes. A node the ledger does not hold (a run whose
+    /// policy binds nothing) is left alone.
+    pub fn edit_meta(&mut self, node: NodeId, f: impl FnOnce(&mut NodeMeta)) {
+        let i = node.0 as usize;
+        if i >= self.nodes.len() {
+            return;
+        }
+        let mut m = (*self.nodes[i].meta).clone();
+        f(&mut m);
+        self.nodes[i].meta = std::sync::Arc::new(m);
+        self.bump(i);
+        self.meta_epoch += 1;
+    }
+
+    /// A counter bumped by every change of labels or taints ([`Ledger::edit_meta`]).
+    pub fn meta_epoch(&self) -> u64 {
+        self.meta_epoch
     }
 
     /// Every node's use, in node-id order.

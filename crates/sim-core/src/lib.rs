@@ -13,10 +13,13 @@
 //! Events are totally ordered by the key **(time, event class, sequence number)**:
 //!
 //! 1. **time** — integer microseconds.
-//! 2. **class** — at one instant, [`event::EventClass::JobEnd`] (completions and
-//!    time-limit kills) first, then [`event::EventClass::NodeChange`], then
-//!    [`event::EventClass::JobArrival`]. Resources freed at an instant are therefore
-//!    visible to jobs submitted at that instant.
+//! 2. **class** — at one instant, [`event::EventClass::JobEnd`] (completions,
+//!    time-limit kills, evictions at the end of their grace period) first, then
+//!    [`event::EventClass::Controller`] (controller timers: node events given as input,
+//!    maintenance, autoscalers), then [`event::EventClass::JobArrival`] (out-of-memory
+//!    retries, permit timeouts, wake-ups a policy asked for). Resources freed at an
+//!    instant are therefore visible to jobs submitted at that instant. The engine's module
+//!    documentation ([`engine`]) gives every step of an instant.
 //! 3. **sequence** — within a class, the order the events were created: job ends in the
 //!    order the jobs were started; arrivals in (submit time, input position) order (the
 //!    engine reads arrivals from the input sorted stably by submit time rather than
@@ -55,6 +58,7 @@
 
 pub mod cluster;
 pub mod constraints;
+pub mod controller;
 pub mod engine;
 pub mod event;
 pub mod hardware;

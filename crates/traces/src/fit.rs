@@ -44,7 +44,7 @@
 
 use crate::generator::{
     Arrivals, Class, Continuous, Discrete, Law, LogNormalFit, MAX_START, MIN_RATE_PER_HOUR, Model, Process, RuntimeBin,
-    Users, kind_name,
+    Users,
 };
 use crate::stats;
 use sim_core::Job;
@@ -155,7 +155,7 @@ fn fit_class(kind: JobKind, jobs: &[&Job]) -> Class {
     let max_requested = jobs.iter().filter_map(|j| j.requested).max().map(|r| r.as_secs_f64());
 
     Class {
-        name: kind_name(kind).to_string(),
+        name: kind.name().to_string(),
         kind,
         weight: jobs.len().max(1) as f64,
         tasks: discrete(jobs.iter().map(|j| j.tasks).filter(|&t| t > 0)).unwrap_or_else(|| Discrete::constant(1)),

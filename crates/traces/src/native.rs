@@ -33,9 +33,10 @@
 //! | `spread` | `{max_skew, topology_key, when_unsatisfiable: DoNotSchedule\|ScheduleAnyway, selector}` | none |
 
 use crate::error::TraceError;
-use serde::Deserialize;
+use serde::ser::Error as _;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
-use sim_core::constraints::{PodConstraints, SelectorTerm, Toleration};
+use sim_core::constraints::{PodAffinityTerm, PodConstraints, Requirement, SelectorTerm, SpreadConstraint, Toleration};
 use sim_core::job::{Job, JobKind, TaskShape, TraceStatus};
 use sim_core::time::{parse_secs_micros, secs_string};
 use sim_core::{SimDuration, SimTime};
@@ -123,95 +124,102 @@ fn secs(file: &str, line: u64, field: &str, raw: &RawValue) -> Result<u64, Trace
 pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
     let mut jobs = Vec::new();
     for (i, raw) in text.lines().enumerate() {
-        let n = i as u64 + 1;
         let l = raw.trim();
-        if l.is_empty() {
-            continue;
+        if !l.is_empty() {
+            jobs.push(job(file, i as u64 + 1, l)?);
         }
-        let j: Line<'_> = serde_json::from_str(l)
-            .map_err(|e| TraceError::malformed(file, Some(n), None, format!("not a job object: {e}")))?;
-        let submit = secs(file, n, "submit", j.submit)?;
-        // serde reads `null` as `None`.
-        let runtime = j.runtime.map(|r| secs(file, n, "runtime", r)).transpose()?.map(SimDuration);
-        let requested = j.requested.map(|r| secs(file, n, "requested", r)).transpose()?.map(SimDuration).or(runtime);
-        let observed_start = j.observed_start.map(|r| secs(file, n, "observed_start", r)).transpose()?.map(SimTime);
-        if observed_start.is_some_and(|s| s.0 < submit) {
-            return Err(TraceError::bad(
-                file,
-                n,
-                "field 'observed_start'",
-                "a time at or after 'submit'",
-                j.observed_start.map_or("", |r| r.get()),
-            ));
-        }
-        let bad = |field: &str, expected: &str, found: String| {
-            TraceError::bad(file, n, format!("field '{field}'"), expected, &found)
-        };
-        if j.gpu_milli > 1000 || (j.gpus > 1 && j.gpu_milli != 0 && j.gpu_milli != 1000) {
-            return Err(bad("gpu_milli", "1..=1000, and 1000 for more than one GPU", j.gpu_milli.to_string()));
-        }
-        if j.gpu_util_permille > 1000 {
-            return Err(bad("gpu_util_permille", "0..=1000", j.gpu_util_permille.to_string()));
-        }
-        let kind = match j.kind.as_deref() {
-            None | Some("batch") => JobKind::Batch,
-            Some("dl_train") => JobKind::DlTrain,
-            Some("inference") => JobKind::Inference,
-            Some("interactive") => JobKind::Interactive,
-            Some(o) => return Err(bad("kind", "batch, dl_train, inference or interactive", o.to_string())),
-        };
-        let trace_status = match j.status.as_deref() {
-            None | Some("completed") => TraceStatus::Completed,
-            Some("failed") => TraceStatus::Failed,
-            Some("cancelled") => TraceStatus::Cancelled,
-            Some(o) => return Err(bad("status", "completed, failed or cancelled", o.to_string())),
-        };
-        if j.min_tasks > j.tasks {
-            return Err(bad("min_tasks", &format!("at most tasks ({})", j.tasks), j.min_tasks.to_string()));
-        }
-        if let Some((w, _)) = j.preferred.iter().find(|(w, _)| !(1..=100).contains(w)) {
-            return Err(bad("preferred", "weights 1..=100", w.to_string()));
-        }
-        let constraints = PodConstraints {
-            node_selector: j.node_selector,
-            required: j.required.into_iter().map(|requirements| SelectorTerm { requirements }).collect(),
-            preferred: j.preferred.into_iter().map(|(w, requirements)| (w, SelectorTerm { requirements })).collect(),
-            tolerations: j.tolerations,
-            labels: j.labels,
-            pod_affinity: j.pod_affinity,
-            spread: j.spread,
-        };
-        let constraints = (constraints != PodConstraints::default()).then(|| Box::new(constraints));
-        jobs.push(Job {
-            trace_id: j.id,
-            submit: SimTime(submit),
-            tasks: j.tasks,
-            task: TaskShape {
-                cores: j.cores,
-                memory_mib: j.memory_mib,
-                gpus: j.gpus,
-                gpu_memory_mib: j.gpu_memory_mib,
-                cpu_milli: j.cpu_milli,
-                gpu_milli: j.gpu_milli,
-                gpu_peak_mib: j.gpu_peak_mib,
-                gpu_util_permille: j.gpu_util_permille,
-            },
-            runtime,
-            requested,
-            user: j.user,
-            group: j.group,
-            queue: j.queue,
-            partition: j.partition,
-            priority: j.priority,
-            kind,
-            trace_status,
-            gpu_models: j.gpu_models,
-            constraints,
-            min_tasks: j.min_tasks,
-            observed_start,
-        });
     }
     Ok(jobs)
+}
+
+/// Line `n` (`l`, not empty) as a job; errors name the line and the field.
+fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
+    let j: Line<'_> = serde_json::from_str(l)
+        .map_err(|e| TraceError::malformed(file, Some(n), None, format!("not a job object: {e}")))?;
+    let submit = secs(file, n, "submit", j.submit)?;
+    // serde reads `null` as `None`.
+    let runtime = j.runtime.map(|r| secs(file, n, "runtime", r)).transpose()?.map(SimDuration);
+    let requested = j.requested.map(|r| secs(file, n, "requested", r)).transpose()?.map(SimDuration).or(runtime);
+    let observed_start = j.observed_start.map(|r| secs(file, n, "observed_start", r)).transpose()?.map(SimTime);
+    if observed_start.is_some_and(|s| s.0 < submit) {
+        return Err(TraceError::bad(
+            file,
+            n,
+            "field 'observed_start'",
+            "a time at or after 'submit'",
+            j.observed_start.map_or("", |r| r.get()),
+        ));
+    }
+    let bad = |field: &str, expected: &str, found: String| {
+        TraceError::bad(file, n, format!("field '{field}'"), expected, &found)
+    };
+    check(&j, &bad)?;
+    let kind = match j.kind.as_deref() {
+        None => JobKind::Batch,
+        Some(o) => o.parse().map_err(|_| bad("kind", "batch, dl_train, inference or interactive", o.to_string()))?,
+    };
+    let trace_status = match j.status.as_deref() {
+        None | Some("completed") => TraceStatus::Completed,
+        Some("failed") => TraceStatus::Failed,
+        Some("cancelled") => TraceStatus::Cancelled,
+        Some(o) => return Err(bad("status", "completed, failed or cancelled", o.to_string())),
+    };
+    let constraints = PodConstraints {
+        node_selector: j.node_selector,
+        required: j.required.into_iter().map(|requirements| SelectorTerm { requirements }).collect(),
+        preferred: j.preferred.into_iter().map(|(w, requirements)| (w, SelectorTerm { requirements })).collect(),
+        tolerations: j.tolerations,
+        labels: j.labels,
+        pod_affinity: j.pod_affinity,
+        spread: j.spread,
+    };
+    let constraints = (constraints != PodConstraints::default()).then(|| Box::new(constraints));
+    Ok(Job {
+        trace_id: j.id,
+        submit: SimTime(submit),
+        tasks: j.tasks,
+        task: TaskShape {
+            cores: j.cores,
+            memory_mib: j.memory_mib,
+            gpus: j.gpus,
+            gpu_memory_mib: j.gpu_memory_mib,
+            cpu_milli: j.cpu_milli,
+            gpu_milli: j.gpu_milli,
+            gpu_peak_mib: j.gpu_peak_mib,
+            gpu_util_permille: j.gpu_util_permille,
+        },
+        runtime,
+        requested,
+        user: j.user,
+        group: j.group,
+        queue: j.queue,
+        partition: j.partition,
+        priority: j.priority,
+        kind,
+        trace_status,
+        gpu_models: j.gpu_models,
+        constraints,
+        min_tasks: j.min_tasks,
+        observed_start,
+    })
+}
+
+/// The rules of a line that its types do not hold: GPU shares and utilization at most
+/// 1000 ‰, an elastic gang no larger than the job, preferred-term weights 1..=100.
+fn check(j: &Line<'_>, bad: &dyn Fn(&str, &str, String) -> TraceError) -> Result<(), TraceError> {
+    if j.gpu_milli > 1000 || (j.gpus > 1 && j.gpu_milli != 0 && j.gpu_milli != 1000) {
+        return Err(bad("gpu_milli", "1..=1000, and 1000 for more than one GPU", j.gpu_milli.to_string()));
+    }
+    if j.gpu_util_permille > 1000 {
+        return Err(bad("gpu_util_permille", "0..=1000", j.gpu_util_permille.to_string()));
+    }
+    if j.min_tasks > j.tasks {
+        return Err(bad("min_tasks", &format!("at most tasks ({})", j.tasks), j.min_tasks.to_string()));
+    }
+    if let Some((w, _)) = j.preferred.iter().find(|(w, _)| !(1..=100).contains(w)) {
+        return Err(bad("preferred", "weights 1..=100", w.to_string()));
+    }
+    Ok(())
 }
 
 /// Writes `jobs` in the native format, one line each, fields at their defaults left out.
@@ -222,104 +230,153 @@ pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// One job as a native line. The fields are in alphabetical order, nested objects' keys
+/// too (see [`sorted`]): the order the writer had when it went through a
+/// `serde_json::Map`, kept so that files written before and after compare equal.
+#[derive(Serialize)]
+struct LineOut<'a> {
+    #[serde(skip_serializing_if = "is_one")]
+    cores: u32,
+    #[serde(skip_serializing_if = "is_default")]
+    cpu_milli: u32,
+    #[serde(skip_serializing_if = "is_default")]
+    gpu_memory_mib: u64,
+    #[serde(skip_serializing_if = "is_default")]
+    gpu_milli: u32,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    gpu_models: &'a [String],
+    #[serde(skip_serializing_if = "is_default")]
+    gpu_peak_mib: u64,
+    #[serde(skip_serializing_if = "is_default")]
+    gpu_util_permille: u16,
+    #[serde(skip_serializing_if = "is_default")]
+    gpus: u32,
+    #[serde(skip_serializing_if = "is_default")]
+    group: u32,
+    id: &'a str,
+    #[serde(skip_serializing_if = "is_default")]
+    kind: JobKind,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    labels: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "is_default")]
+    memory_mib: u64,
+    #[serde(skip_serializing_if = "is_default")]
+    min_tasks: u32,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    node_selector: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    observed_start: Option<Secs>,
+    #[serde(skip_serializing_if = "is_minus_one")]
+    partition: i32,
+    #[serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "sorted")]
+    pod_affinity: &'a [PodAffinityTerm],
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "sorted")]
+    preferred: Vec<(u32, &'a [Requirement])>,
+    #[serde(skip_serializing_if = "is_default")]
+    priority: i64,
+    #[serde(skip_serializing_if = "is_minus_one")]
+    queue: i32,
+    /// Left out when it equals the run time (the reader's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requested: Option<Secs>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "sorted")]
+    required: Vec<&'a [Requirement]>,
+    /// Always written: `null` when unknown.
+    runtime: Option<Secs>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "sorted")]
+    spread: &'a [SpreadConstraint],
+    #[serde(skip_serializing_if = "is_default")]
+    status: TraceStatus,
+    submit: Secs,
+    #[serde(skip_serializing_if = "is_one")]
+    tasks: u32,
+    #[serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "sorted")]
+    tolerations: &'a [Toleration],
+    #[serde(skip_serializing_if = "is_default")]
+    user: u32,
+}
+
+/// Microseconds written as their exact decimal seconds (never through an f64, which
+/// would lose microseconds past 2^53 µs): a raw JSON number.
+struct Secs(u64);
+
+impl Serialize for Secs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw = RawValue::from_string(secs_string(self.0)).map_err(S::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+/// Written through a `serde_json::Value`, whose objects keep their keys sorted: the
+/// constraint types declare theirs in another order, and files written before had them
+/// sorted.
+fn sorted<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(v).map_err(S::Error::custom)?.serialize(s)
+}
+
+/// At its default (0, `batch`, `completed`): left out, the reader's default.
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn is_minus_one(v: &i32) -> bool {
+    *v == -1
+}
+
+impl<'a> LineOut<'a> {
+    fn of(j: &'a Job) -> Self {
+        static NONE: PodConstraints = PodConstraints {
+            node_selector: BTreeMap::new(),
+            required: Vec::new(),
+            preferred: Vec::new(),
+            tolerations: Vec::new(),
+            labels: BTreeMap::new(),
+            pod_affinity: Vec::new(),
+            spread: Vec::new(),
+        };
+        let c = j.constraints.as_deref().unwrap_or(&NONE);
+        let t = &j.task;
+        LineOut {
+            cores: t.cores,
+            cpu_milli: t.cpu_milli,
+            gpu_memory_mib: t.gpu_memory_mib,
+            gpu_milli: t.gpu_milli,
+            gpu_models: &j.gpu_models,
+            gpu_peak_mib: t.gpu_peak_mib,
+            gpu_util_permille: t.gpu_util_permille,
+            gpus: t.gpus,
+            group: j.group,
+            id: &j.trace_id,
+            kind: j.kind,
+            labels: &c.labels,
+            memory_mib: t.memory_mib,
+            min_tasks: j.min_tasks,
+            node_selector: &c.node_selector,
+            observed_start: j.observed_start.map(|s| Secs(s.0)),
+            partition: j.partition,
+            pod_affinity: &c.pod_affinity,
+            preferred: c.preferred.iter().map(|(w, t)| (*w, &t.requirements[..])).collect(),
+            priority: j.priority,
+            queue: j.queue,
+            required: c.required.iter().map(|t| &t.requirements[..]).collect(),
+            requested: j.requested.filter(|_| j.requested != j.runtime).map(|r| Secs(r.0)),
+            runtime: j.runtime.map(|r| Secs(r.0)),
+            spread: &c.spread,
+            status: j.trace_status,
+            submit: Secs(j.submit.0),
+            tasks: j.tasks,
+            tolerations: &c.tolerations,
+            user: j.user,
+        }
+    }
+}
+
 /// Writes one job as a native line (fields at their defaults left out).
 pub fn write_job(out: &mut dyn Write, j: &Job) -> std::io::Result<()> {
-    {
-        // Times are written as their exact decimal text (never through an f64, which
-        // would lose microseconds past 2^53 µs): raw JSON numbers beside the other fields.
-        let mut times: BTreeMap<&str, Box<RawValue>> = BTreeMap::new();
-        let num = |us: u64| RawValue::from_string(secs_string(us)).expect("a decimal number is JSON");
-        let mut m = serde_json::Map::new();
-        m.insert("id".into(), j.trace_id.clone().into());
-        times.insert("submit", num(j.submit.0));
-        times.insert(
-            "runtime",
-            j.runtime.map_or_else(|| RawValue::from_string("null".into()).expect("JSON null"), |r| num(r.0)),
-        );
-        if j.requested != j.runtime
-            && let Some(r) = j.requested
-        {
-            times.insert("requested", num(r.0));
-        }
-        if let Some(s) = j.observed_start {
-            times.insert("observed_start", num(s.0));
-        }
-        let t = &j.task;
-        let mut put = |k: &str, v: u64, default: u64| {
-            if v != default {
-                m.insert(k.into(), v.into());
-            }
-        };
-        put("tasks", j.tasks as u64, 1);
-        put("min_tasks", j.min_tasks as u64, 0);
-        put("cores", t.cores as u64, 1);
-        put("cpu_milli", t.cpu_milli as u64, 0);
-        put("memory_mib", t.memory_mib, 0);
-        put("gpus", t.gpus as u64, 0);
-        put("gpu_milli", t.gpu_milli as u64, 0);
-        put("gpu_memory_mib", t.gpu_memory_mib, 0);
-        put("gpu_peak_mib", t.gpu_peak_mib, 0);
-        put("gpu_util_permille", t.gpu_util_permille as u64, 0);
-        put("user", j.user as u64, 0);
-        put("group", j.group as u64, 0);
-        if !j.gpu_models.is_empty() {
-            m.insert("gpu_models".into(), j.gpu_models.clone().into());
-        }
-        for (k, v) in [("queue", j.queue as i64), ("partition", j.partition as i64)] {
-            if v != -1 {
-                m.insert(k.into(), v.into());
-            }
-        }
-        if j.priority != 0 {
-            m.insert("priority".into(), j.priority.into());
-        }
-        let kind = match j.kind {
-            JobKind::Batch => None,
-            JobKind::DlTrain => Some("dl_train"),
-            JobKind::Inference => Some("inference"),
-            JobKind::Interactive => Some("interactive"),
-        };
-        if let Some(k) = kind {
-            m.insert("kind".into(), k.into());
-        }
-        let status = match j.trace_status {
-            TraceStatus::Completed => None,
-            TraceStatus::Failed => Some("failed"),
-            TraceStatus::Cancelled => Some("cancelled"),
-        };
-        if let Some(s) = status {
-            m.insert("status".into(), s.into());
-        }
-        if let Some(c) = &j.constraints {
-            let v = serde_json::to_value(c).map_err(std::io::Error::other)?;
-            if !c.node_selector.is_empty() {
-                m.insert("node_selector".into(), v["node_selector"].clone());
-            }
-            if !c.required.is_empty() {
-                let terms: Vec<_> = c.required.iter().map(|t| t.requirements.clone()).collect();
-                m.insert("required".into(), serde_json::to_value(terms).map_err(std::io::Error::other)?);
-            }
-            if !c.preferred.is_empty() {
-                let terms: Vec<_> = c.preferred.iter().map(|(w, t)| (*w, t.requirements.clone())).collect();
-                m.insert("preferred".into(), serde_json::to_value(terms).map_err(std::io::Error::other)?);
-            }
-            for k in ["tolerations", "labels", "pod_affinity", "spread"] {
-                let empty =
-                    v[k].as_array().is_some_and(|a| a.is_empty()) || v[k].as_object().is_some_and(|o| o.is_empty());
-                if !empty {
-                    m.insert(k.into(), v[k].clone());
-                }
-            }
-        }
-        // One object with every key in order, as serde_json's map would write it.
-        let mut all: BTreeMap<&str, Box<RawValue>> = times;
-        for (k, v) in &m {
-            all.insert(k.as_str(), serde_json::value::to_raw_value(v).map_err(std::io::Error::other)?);
-        }
-        serde_json::to_writer(&mut *out, &all).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")?;
-    }
-    Ok(())
+    serde_json::to_writer(&mut *out, &LineOut::of(j)).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
 }
 
 #[cfg(test)]
@@ -346,6 +403,25 @@ mod tests {
         assert_eq!(again, jobs, "{}", String::from_utf8_lossy(&out));
     }
 
+    /// Lines as the writer wrote them before it was a serde derive (every field, nested
+    /// keys sorted, exact times, `null` run times): it must write them again byte for
+    /// byte, as files written before are diffed against new ones.
+    const WRITTEN: &str = r#"{"cores":8,"gpu_memory_mib":60000,"gpu_models":["A100","V100"],"gpu_peak_mib":70000,"gpu_util_permille":730,"gpus":8,"group":4,"id":"train-1","kind":"dl_train","labels":{"a":"2","b":"1"},"memory_mib":65536,"min_tasks":2,"node_selector":{"a":"b","zpool":"train"},"observed_start":12.000001,"partition":0,"pod_affinity":[{"anti":false,"selector":[{"key":"app","operator":"In","values":["x"]}],"topology_key":"rack","weight":30}],"preferred":[[20,[{"key":"zone","operator":"Exists","values":[]}]],[100,[{"key":"z","operator":"NotIn","values":["q"]}]]],"priority":-5,"queue":2,"requested":7200,"required":[[{"key":"rack","operator":"In","values":["r1","r2"]},{"key":"x","operator":"Exists","values":[]}],[{"key":"y","operator":"Gt","values":["3"]}]],"runtime":3600,"spread":[{"max_skew":2,"selector":[{"key":"app","operator":"In","values":["x"]}],"topology_key":"zone","when_unsatisfiable":"ScheduleAnyway"},{"max_skew":1,"selector":[],"topology_key":"node","when_unsatisfiable":"DoNotSchedule"}],"status":"failed","submit":0.5,"tasks":4,"tolerations":[{"effect":"NoSchedule","exists":true,"key":"nvidia.com/gpu","value":""},{"effect":null,"exists":false,"key":"k","value":"v"},{"effect":null,"exists":true,"key":null,"value":""}],"user":3}
+{"cpu_milli":500,"gpu_milli":250,"gpus":1,"id":"infer-1","kind":"inference","runtime":60,"status":"cancelled","submit":10}
+{"id":"i\"qé\\x","kind":"interactive","runtime":0.000001,"submit":9007199254.740993}
+{"id":"nul","requested":50,"runtime":null,"submit":11,"tasks":0}
+{"id":"nul2","runtime":null,"submit":12}
+{"id":"big","runtime":18446744073709.551615,"submit":18446744073709.551615}
+"#;
+
+    #[test]
+    fn writes_lines_byte_for_byte_as_before() {
+        let jobs = parse("w.jsonl", WRITTEN).unwrap();
+        let mut out = Vec::new();
+        write(&mut out, &jobs).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), WRITTEN);
+    }
+
     #[test]
     fn errors_name_line_and_field() {
         let e =
@@ -355,5 +431,7 @@ mod tests {
         assert!(e.starts_with("w.jsonl:1: field 'gpu_milli'"), "{e}");
         let e = parse("w.jsonl", "{\"id\":\"a\",\"submit\":0,\"gang\":2}\n").unwrap_err().to_string();
         assert!(e.starts_with("w.jsonl:1: not a job object: unknown field `gang`"), "{e}");
+        let e = parse("w.jsonl", "{\"id\":\"a\",\"submit\":0,\"kind\":\"training\"}\n").unwrap_err().to_string();
+        assert!(e.starts_with("w.jsonl:1: field 'kind': expected batch, dl_train"), "{e}");
     }
 }

@@ -7,7 +7,7 @@ fn order_is_time_then_class_then_sequence() {
     q.schedule(SimTime(10), EventClass::JobArrival, "arr-10-a");
     q.schedule(SimTime(10), EventClass::JobEnd, "end-10-a");
     q.schedule(SimTime(5), EventClass::JobArrival, "arr-5");
-    q.schedule(SimTime(10), EventClass::NodeChange, "node-10");
+    q.schedule(SimTime(10), EventClass::Controller, "node-10");
     q.schedule(SimTime(10), EventClass::JobEnd, "end-10-b");
     q.schedule(SimTime(10), EventClass::JobArrival, "arr-10-b");
     let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();

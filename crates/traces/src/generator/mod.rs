@@ -100,7 +100,7 @@ mod model;
 
 pub use model::{
     Arrivals, BurstSize, Class, Continuous, Discrete, Invalid, Law, LogNormalFit, MAX_BURST, MAX_START,
-    MIN_RATE_PER_HOUR, Model, Process, RuntimeBin, Users, kind_name,
+    MIN_RATE_PER_HOUR, Model, Process, RuntimeBin, Users,
 };
 
 use rand_distr::{Distribution, Exp1, Geometric, LogNormal, Poisson, Weibull, Zipf};

@@ -5,7 +5,7 @@ use crate::error::{Location, TraceError};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use sim_core::job::JobKind;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 /// A synthetic workload: how jobs arrive, who submits them, and the job classes they are
 /// drawn from.
@@ -242,16 +242,23 @@ impl<T> TryFrom<DiscreteToml<T>> for Discrete<T> {
     }
 }
 
-/// A continuous law, optionally clamped to `[min, max]`. TOML: an inline table with a
-/// `dist` key, e.g. `{ dist = "lognormal", mu = 7.0, sigma = 1.8, max = 86400 }`.
+/// A continuous law, optionally clamped to `[min, max]`. TOML: a table with a `dist` key,
+/// inline, e.g. `{ dist = "lognormal", mu = 7.0, sigma = 1.8, max = 86400 }`, or a
+/// `[classes.runtime]` sub-table, as [`Model::to_toml`] writes it.
+///
+/// Written by serde (the law's fields flattened beside its clamps); read through
+/// `ContinuousToml`, whose errors say which parameter a `dist` lacks or does not take.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "ContinuousToml", into = "ContinuousToml")]
+#[serde(try_from = "ContinuousToml")]
 pub struct Continuous {
     /// The law.
+    #[serde(flatten)]
     pub law: Law,
     /// Samples below are raised to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min: Option<f64>,
     /// Samples above are lowered to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
 }
 
@@ -262,8 +269,9 @@ impl Continuous {
     }
 }
 
-/// The continuous laws (`dist = "..."` in TOML).
-#[derive(Clone, Debug, PartialEq)]
+/// The continuous laws (`dist = "..."` in TOML: the variant's name in lower case).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "dist", rename_all = "lowercase")]
 pub enum Law {
     /// `constant { value }`.
     Constant {
@@ -305,31 +313,32 @@ pub enum Law {
     },
 }
 
-#[derive(Clone, Serialize, Deserialize)]
+/// A law as the TOML gives it: every parameter optional, checked against its `dist`.
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ContinuousToml {
     dist: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     value: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     low: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     high: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     mean: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     mu: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     sigma: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     scale: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     shape: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     quantiles: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     min: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     max: Option<f64>,
 }
 
@@ -381,48 +390,6 @@ impl TryFrom<ContinuousToml> for Continuous {
         let c = Continuous { law, min: t.min, max: t.max };
         c.check()?;
         Ok(c)
-    }
-}
-
-impl From<Continuous> for ContinuousToml {
-    fn from(c: Continuous) -> Self {
-        let mut t = ContinuousToml {
-            dist: c.law.name().to_string(),
-            value: None,
-            low: None,
-            high: None,
-            mean: None,
-            mu: None,
-            sigma: None,
-            scale: None,
-            shape: None,
-            quantiles: None,
-            min: c.min,
-            max: c.max,
-        };
-        match c.law {
-            Law::Constant { value } => t.value = Some(value),
-            Law::Uniform { low, high } => (t.low, t.high) = (Some(low), Some(high)),
-            Law::Exponential { mean } => t.mean = Some(mean),
-            Law::LogNormal { mu, sigma } => (t.mu, t.sigma) = (Some(mu), Some(sigma)),
-            Law::Weibull { scale, shape } => (t.scale, t.shape) = (Some(scale), Some(shape)),
-            Law::Empirical { quantiles } => t.quantiles = Some(quantiles),
-        }
-        t
-    }
-}
-
-impl Law {
-    /// Its `dist` name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Law::Constant { .. } => "constant",
-            Law::Uniform { .. } => "uniform",
-            Law::Exponential { .. } => "exponential",
-            Law::LogNormal { .. } => "lognormal",
-            Law::Weibull { .. } => "weibull",
-            Law::Empirical { .. } => "empirical",
-        }
     }
 }
 
@@ -835,129 +802,13 @@ impl Model {
         Ok(model)
     }
 
-    /// Writes the model as TOML that [`Model::from_toml`] reads back to an equal model
-    /// (floats are written in their shortest exact form).
+    /// Writes the model as TOML that [`Model::from_toml`] reads back to an equal model:
+    /// serde's form of it under a comment line (floats in their shortest exact form).
     pub fn to_toml(&self) -> String {
-        let mut out = String::from("# schedlab workload model (sim gen --model FILE)\n");
-        let mut top = Table::default();
-        top.str("name", &self.name);
-        if let Some(p) = self.procs {
-            top.raw("procs", p.to_string());
-        }
-        if let Some(g) = self.gpus_per_node {
-            top.raw("gpus_per_node", g.to_string());
-        }
-        if let Some(q) = &self.queues {
-            top.discrete("queues", q);
-        }
-        top.write(&mut out, None);
-
-        let a = &self.arrivals;
-        let mut t = Table::default();
-        t.str(
-            "process",
-            match a.process {
-                Process::Poisson => "poisson",
-                Process::Modulated => "modulated",
-                Process::Bursts => "bursts",
-            },
-        );
-        t.raw("rate_per_hour", float(a.rate_per_hour));
-        t.raw("start", float(a.start));
-        if let Some(h) = &a.hour_factors {
-            t.raw("hour_factors", array(h, |x| float(*x), 0));
-        }
-        if let Some(d) = &a.day_factors {
-            t.raw("day_factors", array(d, |x| float(*x), 0));
-        }
-        if let Some(b) = a.bursts_per_hour {
-            t.raw("bursts_per_hour", float(b));
-        }
-        if let Some(j) = a.burst_jobs {
-            t.raw("burst_jobs", float(j));
-        }
-        if let Some(s) = a.burst_size {
-            t.str(
-                "burst_size",
-                match s {
-                    BurstSize::Geometric => "geometric",
-                    BurstSize::Poisson => "poisson",
-                },
-            );
-        }
-        if let Some(s) = a.burst_spread {
-            t.raw("burst_spread", float(s));
-        }
-        t.write(&mut out, Some("[arrivals]"));
-
-        let mut t = Table::default();
-        t.raw("count", self.users.count.to_string());
-        t.raw("zipf", float(self.users.zipf));
-        t.write(&mut out, Some("[users]"));
-
-        for c in &self.classes {
-            c.table().write(&mut out, Some("[[classes]]"));
-        }
-        out
-    }
-}
-
-impl Class {
-    /// The class as a `[[classes]]` table (apart from its header).
-    fn table(&self) -> Table {
-        let mut t = Table::default();
-        t.str("name", &self.name);
-        t.str("kind", kind_name(self.kind));
-        t.raw("weight", float(self.weight));
-        t.discrete("tasks", &self.tasks);
-        if let Some(d) = &self.cores {
-            t.discrete("cores", d);
-        }
-        if let Some(d) = &self.gpus {
-            t.discrete("gpus", d);
-        }
-        if let Some(d) = &self.gpu_memory_mib {
-            t.discrete("gpu_memory_mib", d);
-        }
-        if let Some(d) = &self.memory_mib {
-            t.discrete("memory_mib", d);
-        }
-        t.continuous("runtime", &self.runtime);
-        if let Some(o) = &self.overestimate {
-            t.continuous("overestimate", o);
-        }
-        if let Some(m) = self.max_requested {
-            t.raw("max_requested", float(m));
-        }
-        if let Some(bins) = &self.requested_by_runtime {
-            for b in bins {
-                let q = array(&b.quantiles, |q| float(*q), 8);
-                t.element("requested_by_runtime", vec![("runtime_upto", float(b.runtime_upto)), ("quantiles", q)]);
-            }
-        }
-        if let Some(g) = &self.gpu_peak_mib {
-            t.continuous("gpu_peak_mib", g);
-        }
-        if let Some(g) = &self.gpu_util_pct {
-            t.continuous("gpu_util_pct", g);
-        }
-        if let Some(p) = &self.job_profile {
-            t.str("job_profile", p);
-        }
-        if let Some(f) = &self.lognormal_fit {
-            t.raw("lognormal_fit", format!("{{ mu = {}, sigma = {} }}", float(f.mu), float(f.sigma)));
-        }
-        t
-    }
-}
-
-/// The `dist`-style name of a kind, as the model's `kind` key takes it.
-pub fn kind_name(k: JobKind) -> &'static str {
-    match k {
-        JobKind::Batch => "batch",
-        JobKind::DlTrain => "dl_train",
-        JobKind::Inference => "inference",
-        JobKind::Interactive => "interactive",
+        // Every field is a number, a string, a table or an array of them: nothing toml
+        // cannot write (no `None` inside an array, no non-string map keys).
+        let body = toml::to_string(self).expect("a model serializes to TOML");
+        format!("# schedlab workload model (sim gen --model FILE)\n{body}")
     }
 }
 
@@ -1114,145 +965,4 @@ fn key_line(text: &str, from: usize, key: &str) -> Option<usize> {
         }
     }
     None
-}
-
-// ---------------------------------------------------------------------------------------
-// Writing TOML
-
-/// A float in its shortest exact form, always with a `.` or an exponent (TOML float).
-fn float(x: f64) -> String {
-    format!("{x:?}")
-}
-
-/// `[a, b, c]`; with `wrap > 0`, `wrap` items per line.
-fn array<T>(items: &[T], show: impl Fn(&T) -> String, wrap: usize) -> String {
-    let shown: Vec<String> = items.iter().map(show).collect();
-    if wrap == 0 {
-        return format!("[{}]", shown.join(", "));
-    }
-    let mut s = String::from("[\n");
-    for chunk in shown.chunks(wrap) {
-        let _ = writeln!(s, "    {},", chunk.join(", "));
-    }
-    s.push(']');
-    s
-}
-
-fn quoted(s: &str) -> String {
-    let mut q = String::with_capacity(s.len() + 2);
-    q.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            '\n' => q.push_str("\\n"),
-            '\t' => q.push_str("\\t"),
-            '\r' => q.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(q, "\\u{:04X}", c as u32);
-            }
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
-}
-
-/// Longest inline table written on one line; longer ones become sub-tables.
-const INLINE_MAX: usize = 100;
-
-/// A table being written: its keys in order, sub-tables for long distributions, and
-/// elements of arrays of tables (`[[classes.requested_by_runtime]]`), written last.
-#[derive(Default)]
-struct Table {
-    keys: Vec<(String, String)>,
-    subs: Vec<(String, Vec<(String, String)>)>,
-    elements: Vec<(String, Vec<(String, String)>)>,
-}
-
-impl Table {
-    fn raw(&mut self, key: &str, value: String) {
-        self.keys.push((key.to_string(), value));
-    }
-    fn str(&mut self, key: &str, value: &str) {
-        self.raw(key, quoted(value));
-    }
-    /// The next element of the array of tables `key`.
-    fn element(&mut self, key: &str, entries: Vec<(&str, String)>) {
-        self.elements.push((key.to_string(), entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
-    }
-    /// An inline table if it fits on one line, else a sub-table with wrapped arrays.
-    fn entries(&mut self, key: &str, short: Vec<(&str, String)>, long: Vec<(&str, String)>) {
-        let inline = short.iter().chain(&long).map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ");
-        if inline.len() + key.len() + 7 <= INLINE_MAX {
-            self.raw(key, format!("{{ {inline} }}"));
-        } else {
-            let mut sub: Vec<(String, String)> = short.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-            sub.extend(long.into_iter().map(|(k, v)| (k.to_string(), v)));
-            self.subs.push((key.to_string(), sub));
-        }
-    }
-    fn discrete<T: fmt::Display>(&mut self, key: &str, d: &Discrete<T>) {
-        let inline =
-            [("values", array(&d.values, |v| v.to_string(), 0)), ("weights", array(&d.weights, |w| float(*w), 0))];
-        let total: usize = inline.iter().map(|(_, v)| v.len()).sum();
-        if total + key.len() + 30 <= INLINE_MAX {
-            self.entries(key, inline.to_vec(), Vec::new());
-        } else {
-            let long = vec![
-                ("values", array(&d.values, |v| v.to_string(), 12)),
-                ("weights", array(&d.weights, |w| float(*w), 8)),
-            ];
-            self.subs.push((key.to_string(), long.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
-        }
-    }
-    fn continuous(&mut self, key: &str, c: &Continuous) {
-        let mut short = vec![("dist", quoted(c.law.name()))];
-        let mut long = Vec::new();
-        match &c.law {
-            Law::Constant { value } => short.push(("value", float(*value))),
-            Law::Uniform { low, high } => short.extend([("low", float(*low)), ("high", float(*high))]),
-            Law::Exponential { mean } => short.push(("mean", float(*mean))),
-            Law::LogNormal { mu, sigma } => short.extend([("mu", float(*mu)), ("sigma", float(*sigma))]),
-            Law::Weibull { scale, shape } => short.extend([("scale", float(*scale)), ("shape", float(*shape))]),
-            Law::Empirical { quantiles } => {
-                let one_line = array(quantiles, |q| float(*q), 0);
-                long.push((
-                    "quantiles",
-                    if one_line.len() <= INLINE_MAX { one_line } else { array(quantiles, |q| float(*q), 8) },
-                ));
-            }
-        }
-        if let Some(m) = c.min {
-            short.push(("min", float(m)));
-        }
-        if let Some(m) = c.max {
-            short.push(("max", float(m)));
-        }
-        if long.iter().any(|(_, v)| v.contains('\n')) {
-            let mut sub: Vec<(String, String)> = short.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-            sub.extend(long.into_iter().map(|(k, v)| (k.to_string(), v)));
-            self.subs.push((key.to_string(), sub));
-        } else {
-            self.entries(key, short, long);
-        }
-    }
-    /// Writes `header` (none for the root), the keys, then the sub-tables and the
-    /// elements of arrays of tables.
-    fn write(&self, out: &mut String, header: Option<&str>) {
-        if let Some(h) = header {
-            let _ = writeln!(out, "\n{h}");
-        }
-        for (k, v) in &self.keys {
-            let _ = writeln!(out, "{k} = {v}");
-        }
-        let parent = header.map(|h| format!("{}.", h.trim_matches(['[', ']']))).unwrap_or_default();
-        let subs = self.subs.iter().map(|s| (s, "[", "]"));
-        for ((k, entries), open, close) in subs.chain(self.elements.iter().map(|e| (e, "[[", "]]"))) {
-            let _ = writeln!(out, "\n{open}{parent}{k}{close}");
-            for (k, v) in entries {
-                let _ = writeln!(out, "{k} = {v}");
-            }
-        }
-    }
 }

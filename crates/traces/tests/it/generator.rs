@@ -5,8 +5,8 @@ use sim_core::Job;
 use sim_core::job::JobKind;
 use std::path::PathBuf;
 use traces::generator::{
-    Arrivals, Class, Continuous, Discrete, Generator, Law, MAX_START, MIN_RATE_PER_HOUR, Model, Process, RuntimeBin,
-    Users,
+    Arrivals, BurstSize, Class, Continuous, Discrete, Generator, Law, LogNormalFit, MAX_START, MIN_RATE_PER_HOUR,
+    Model, Process, RuntimeBin, Users,
 };
 
 fn repo(rel: &str) -> PathBuf {
@@ -260,7 +260,22 @@ fn toml_round_trips() {
     w.overestimate = Some(Continuous::new(Law::Exponential { mean: 2.0 }));
     w.gpus = Some(Discrete::constant(8));
     m.classes.push(w);
+    // Every other law, clamps, and floats at the ends of the range.
+    let mut e = m.classes[0].clone();
+    e.kind = JobKind::Inference;
+    e.weight = 5e-324;
+    e.runtime = Continuous { law: Law::LogNormal { mu: -1.5, sigma: 1.8 }, min: None, max: Some(f64::MAX) };
+    e.overestimate = Some(Continuous::new(Law::Uniform { low: 1.0, high: 3.0 }));
+    e.gpu_peak_mib = Some(Continuous::new(Law::Constant { value: 1e-300 }));
+    e.gpu_util_pct = Some(Continuous { law: Law::Constant { value: 55.5 }, min: Some(0.0), max: Some(100.0) });
+    e.lognormal_fit = Some(LogNormalFit { mu: 7.25, sigma: 0.1 });
+    m.classes.push(e);
+    m.arrivals.burst_size = Some(BurstSize::Poisson);
     let text = m.to_toml();
+    assert!(text.starts_with("# schedlab workload model (sim gen --model FILE)\n"), "{text}");
+    for written in ["dist = \"weibull\"", "dist = \"lognormal\"", "kind = \"dl_train\"", "burst_size = \"poisson\""] {
+        assert!(text.contains(written), "{written} in {text}");
+    }
     assert_eq!(Model::from_toml(&text, "m.toml").unwrap(), m, "{text}");
 }
 

@@ -1,0 +1,287 @@
+//! Controllers: the second kind of plug-in, beside the scheduling [`Policy`].
+//!
+//! A policy places waiting jobs. A controller changes the cluster or the workload over
+//! time, as Kubernetes controllers do (the node lifecycle controller tainting and evicting,
+//! the Job controller re-creating failed pods after a back-off, the Cluster Autoscaler) and
+//! as Slurm's background threads do (node health checks, the priority recalculation,
+//! power saving). It wakes on timers it asks for and on engine events it is interested
+//! in, sees the same read-only [`SchedView`] a policy sees, and returns [`Action`]s;
+//! it never reaches into the engine.
+//!
+//! ## Order (part of the engine's ordering contract, see [`crate::engine`])
+//!
+//! * Controllers are called in the order they are attached: the built-in ones first
+//!   (`node-events` when the run has node events, then the Job controller
+//!   [`JobRetry`]), then those of the cluster configuration, then those given on the
+//!   command line.
+//! * [`Controller::start`] is called once, in that order, before the first event.
+//! * A timer ([`Action::WakeAt`]) is an event of class
+//!   [`crate::event::EventClass::Controller`]: at one instant after the job ends and
+//!   before arrivals; timers due at one instant fire in the order they were asked for.
+//! * What happens in the engine is observed as [`Observed`] items, in the order it
+//!   happens. They are delivered in batches: after the instant's events and arrivals
+//!   (before its scheduling pass) and after each pass (starts happen in passes); each
+//!   item goes to every interested controller in controller order.
+//! * Actions are applied one by one in the order a controller returns them, right after
+//!   it returns, and checked: an impossible one (an unknown node, evicting a job that is
+//!   not running) stops the run with [`crate::EngineError::InvalidAction`]. When actions
+//!   changed anything, the pass runs again at the same instant.
+//!
+//! Each controller draws its randomness from its own named stream (see
+//! [`crate::rng::RngStreams`]), so adding one never changes another's draws.
+
+use crate::cluster::{NodeId, NodeState};
+use crate::constraints::Taint;
+use crate::job::{Job, JobId};
+use crate::policy::SchedView;
+use crate::time::{SimDuration, SimTime};
+
+/// Something a controller asks the engine to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Call this controller's [`Controller::on_timer`] at `at` (not before now).
+    WakeAt {
+        /// When.
+        at: SimTime,
+    },
+    /// Put a node in a state: [`NodeState::Down`] fails it (its running jobs are
+    /// requeued, held gang tasks released: Slurm DOWN, a failed Kubernetes node whose pods
+    /// are deleted), [`NodeState::Draining`] drains it (running jobs finish, nothing new
+    /// starts: `scontrol update state=drain`, `kubectl cordon`), [`NodeState::Up`]
+    /// repairs or resumes it, [`NodeState::Absent`] removes it from the cluster (as
+    /// `Down`, but not a failure: scaled in) and `Up` adds it back.
+    SetNodeState {
+        /// The node.
+        node: NodeId,
+        /// Its new state.
+        state: NodeState,
+    },
+    /// Add a taint to a node, or replace the one with the same key and effect
+    /// (`kubectl taint`). Placement filters and scores see it from the next pass.
+    SetTaint {
+        /// The node.
+        node: NodeId,
+        /// The taint.
+        taint: Taint,
+    },
+    /// Remove a node's taints with this key.
+    ClearTaint {
+        /// The node.
+        node: NodeId,
+        /// The taint key.
+        key: String,
+    },
+    /// Set a node label (`kubectl label`).
+    SetLabel {
+        /// The node.
+        node: NodeId,
+        /// Label key.
+        key: String,
+        /// Label value.
+        value: String,
+    },
+    /// Remove a node label.
+    ClearLabel {
+        /// The node.
+        node: NodeId,
+        /// Label key.
+        key: String,
+    },
+    /// Stop a running job after `grace` and put it back in the queue (Kubernetes
+    /// eviction with `terminationGracePeriodSeconds`; Slurm's requeue after `KillWait`).
+    /// It keeps running, holding its resources, until the grace period ends; with a grace
+    /// of 0 it stops at once. Progress saved by [`Action::Checkpoint`] is kept.
+    Evict {
+        /// The job.
+        job: JobId,
+        /// How long it may still run.
+        grace: SimDuration,
+        /// Why (the decision log's words).
+        reason: String,
+    },
+    /// Save a running job's progress now: an attempt that is stopped later (evicted, its
+    /// node failed) resumes from here when it runs again instead of from the start.
+    Checkpoint {
+        /// The job.
+        job: JobId,
+    },
+    /// Put a job whose attempt was killed (see [`Observed::AttemptKilled`]) back in the
+    /// queue at `at` (Kubernetes' Job controller re-creating the pod after its back-off).
+    Resubmit {
+        /// The job.
+        job: JobId,
+        /// When it re-enters the queue (not before now).
+        at: SimTime,
+    },
+    /// End a job whose attempt was killed: it ends with that attempt's outcome (the Job
+    /// controller's `backoffLimit` reached).
+    GiveUp {
+        /// The job.
+        job: JobId,
+    },
+    /// Submit a new job now (it gets the next job id; its record follows the input's).
+    Submit {
+        /// The job (its `submit` is set to now).
+        job: Box<Job>,
+    },
+}
+
+/// What a controller can observe happening in the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observed {
+    /// A job was submitted (and not rejected).
+    Arrived {
+        /// The job.
+        job: JobId,
+    },
+    /// A job started an attempt.
+    Started {
+        /// The job.
+        job: JobId,
+    },
+    /// A job ended for good (see its record for the outcome).
+    Ended {
+        /// The job.
+        job: JobId,
+    },
+    /// A job's attempt was killed for running out of GPU memory; it waits for a
+    /// controller to [`Action::Resubmit`] it or [`Action::GiveUp`].
+    AttemptKilled {
+        /// The job.
+        job: JobId,
+        /// Its attempts killed so far, this one included.
+        kills: u32,
+    },
+    /// A node changed state.
+    NodeChanged {
+        /// The node.
+        node: NodeId,
+        /// Its new state.
+        state: NodeState,
+    },
+}
+
+/// Which [`Observed`] items a controller wants (it gets nothing else).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Interests {
+    /// Arrivals.
+    pub arrivals: bool,
+    /// Starts.
+    pub starts: bool,
+    /// Ends.
+    pub ends: bool,
+    /// Killed attempts.
+    pub kills: bool,
+    /// Node changes.
+    pub nodes: bool,
+}
+
+impl Interests {
+    /// Whether it wants `o`.
+    pub fn wants(&self, o: &Observed) -> bool {
+        match o {
+            Observed::Arrived { .. } => self.arrivals,
+            Observed::Started { .. } => self.starts,
+            Observed::Ended { .. } => self.ends,
+            Observed::AttemptKilled { .. } => self.kills,
+            Observed::NodeChanged { .. } => self.nodes,
+        }
+    }
+
+    /// What either wants.
+    pub fn union(self, o: Interests) -> Interests {
+        Interests {
+            arrivals: self.arrivals || o.arrivals,
+            starts: self.starts || o.starts,
+            ends: self.ends || o.ends,
+            kills: self.kills || o.kills,
+            nodes: self.nodes || o.nodes,
+        }
+    }
+
+    /// Whether it wants anything.
+    pub fn any(&self) -> bool {
+        self.arrivals || self.starts || self.ends || self.kills || self.nodes
+    }
+}
+
+/// A controller (see the module documentation).
+pub trait Controller: Send {
+    /// The canonical spec that rebuilds it, e.g. `maintenance[at=3600,...]`.
+    fn spec(&self) -> String;
+    /// The engine events it wants to observe.
+    fn interests(&self) -> Interests {
+        Interests::default()
+    }
+    /// Called once before the first event.
+    fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
+        let _ = (view, out);
+    }
+    /// Called at a time it asked for with [`Action::WakeAt`] (once per request).
+    fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
+        let _ = (view, out);
+    }
+    /// Called for each observed item it is interested in.
+    fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
+        let _ = (view, event, out);
+    }
+}
+
+/// Kubernetes' Job controller for pods killed for running out of GPU memory: the pod is
+/// re-created after a back-off of 10 s doubling to 6 min ([`crate::engine::oom_backoff`],
+/// `pkg/controller/job` in Kubernetes 1.31) until `backoffLimit` kills (default 6;
+/// Volcano's `maxRetry` is 3), then the job fails. Always attached, first after
+/// `node-events`; its limit is [`crate::SimConfig::oom_retries`].
+pub struct JobRetry {
+    /// Kills after which the job ends `oom_killed`.
+    pub retries: u32,
+}
+
+impl Controller for JobRetry {
+    fn spec(&self) -> String {
+        format!("job-retry[retries={}]", self.retries)
+    }
+    fn interests(&self) -> Interests {
+        Interests { kills: true, ..Interests::default() }
+    }
+    fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
+        if let Observed::AttemptKilled { job, kills } = *event {
+            if kills <= self.retries {
+                out.push(Action::Resubmit { job, at: view.now() + crate::engine::oom_backoff(kills) });
+            } else {
+                out.push(Action::GiveUp { job });
+            }
+        }
+    }
+}
+
+/// Node events given as input ([`crate::SimConfig::node_events`]: a failure trace, a
+/// maintenance calendar): each is applied at its time, in time order (input order at
+/// equal times), one timer per event.
+pub struct NodeEvents {
+    events: Vec<(SimTime, NodeId, NodeState)>,
+    next: usize,
+}
+
+impl NodeEvents {
+    /// The events, sorted stably by time.
+    pub fn new(mut events: Vec<(SimTime, NodeId, NodeState)>) -> Self {
+        events.sort_by_key(|e| e.0);
+        NodeEvents { events, next: 0 }
+    }
+}
+
+impl Controller for NodeEvents {
+    fn spec(&self) -> String {
+        format!("node-events[events={}]", self.events.len())
+    }
+    fn start(&mut self, _: &SchedView<'_>, out: &mut Vec<Action>) {
+        out.extend(self.events.iter().map(|&(at, _, _)| Action::WakeAt { at }));
+    }
+    fn on_timer(&mut self, _: &SchedView<'_>, out: &mut Vec<Action>) {
+        if let Some(&(_, node, state)) = self.events.get(self.next) {
+            self.next += 1;
+            out.push(Action::SetNodeState { node, state });
+        }
+    }
+}

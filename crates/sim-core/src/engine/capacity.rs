@@ -1,0 +1,167 @@
+//! Processor units and node states: taking and giving back units, nodes going down,
+//! draining and coming back.
+
+use super::{Engine, EngineError, Phase};
+use crate::cluster::{NodeId, NodeState};
+use crate::job::JobId;
+use crate::log::LogEvent;
+use crate::policy::{RunningJob, StartReason};
+use crate::units::UnitSet;
+
+impl Engine<'_> {
+    pub(super) fn start_job(
+        &mut self,
+        j: JobId,
+        units: Option<UnitSet>,
+        reason: StartReason,
+    ) -> Result<(), EngineError> {
+        let need = self.jobs[j.idx()].units();
+        if self.state[j.idx()].phase != Phase::Waiting {
+            return Err(self.invalid(format!("start of job {} which is not waiting", self.jobs[j.idx()].trace_id)));
+        }
+        let set = match units {
+            None => match self.free.take_lowest(need) {
+                Some(s) => s,
+                None => {
+                    return Err(self.invalid(format!(
+                        "start of job {} needing {} units with {} free",
+                        self.jobs[j.idx()].trace_id,
+                        need,
+                        self.free.count()
+                    )));
+                }
+            },
+            Some(s) => {
+                if s.len() != need {
+                    return Err(self.invalid(format!(
+                        "job {} needs {} units, decision gives {}",
+                        self.jobs[j.idx()].trace_id,
+                        need,
+                        s.len()
+                    )));
+                }
+                if !self.free.take(&s) {
+                    return Err(self.invalid(format!(
+                        "job {} placed on units {} that are not all free",
+                        self.jobs[j.idx()].trace_id,
+                        s.to_interval_string()
+                    )));
+                }
+                s
+            }
+        };
+        self.allocated += need;
+        self.launch(j, set, Vec::new(), need, false, reason)?;
+        debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
+        Ok(())
+    }
+
+    /// Takes a running job off its units; returns them to the pool where their node is up.
+    pub(super) fn release(&mut self, j: JobId) -> RunningJob {
+        let r = self.running[j.idx()].take().expect("releasing a running job");
+        if self.energy.any_power && !r.binding.is_empty() {
+            self.energy.attempt_ended(self.cluster, &self.jobs[j.idx()], j, &r, self.now);
+        }
+        let job = &self.jobs[j.idx()];
+        for b in &r.binding {
+            self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
+            self.ledger.unlabel_pod(b.node, j.0);
+        }
+        let seq = self.state[j.idx()].start_seq;
+        self.running_by_start.remove(&(seq, j));
+        self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
+        self.allocated -= r.count;
+        if self.free.is_counted() {
+            self.free.give_count(r.count);
+        }
+        for &(a, n) in r.units.ranges() {
+            if self.nodes_not_up == 0 {
+                self.free.give(a, n);
+            } else {
+                for u in a..a + n {
+                    let node = self.cluster.node_of_unit(u as u64).expect("unit of the cluster");
+                    if self.node_state[node.0 as usize] == NodeState::Up {
+                        self.free.give(u, 1);
+                    }
+                }
+            }
+        }
+        self.info.released.push(j);
+        r
+    }
+
+    pub(super) fn node_change(&mut self, node: NodeId, to: NodeState) -> Result<(), EngineError> {
+        let from = self.node_state[node.0 as usize];
+        if from == to {
+            return Ok(());
+        }
+        let (spec, first) = self.cluster.node(node).expect("checked at start");
+        let (first, cores) = (first as u32, spec.cores);
+        let gone = super::control::is_gone;
+        if gone(to) && !gone(from) {
+            let victims: Vec<JobId> = self
+                .running_by_start
+                .iter()
+                .map(|&(_, j)| j)
+                .filter(|j| {
+                    // A bound job has its tasks' nodes, a job on units its units.
+                    let r = self.running[j.idx()].as_ref().expect("running");
+                    r.binding.iter().any(|t| t.node == node) || (first..first + cores).any(|u| r.units.contains(u))
+                })
+                .collect();
+            let holders: Vec<JobId> = self
+                .queue
+                .iter()
+                .copied()
+                .filter(|j| self.holds.get(j.idx()).is_some_and(|h| h.iter().any(|t| t.node == node)))
+                .collect();
+            for j in holders {
+                self.release_holds(j, None::<fn() -> String>)?;
+            }
+            // Mark first so the victims' units on this node do not return to the pool.
+            self.node_state[node.0 as usize] = to;
+            self.nodes_not_up += usize::from(from == NodeState::Up);
+            for j in victims {
+                self.requeue(j, format!("node {} {}", node.0, if to == NodeState::Down { "down" } else { "removed" }))?;
+            }
+        } else {
+            self.node_state[node.0 as usize] = to;
+            if from == NodeState::Up {
+                self.nodes_not_up += 1;
+            }
+            if to == NodeState::Up {
+                self.nodes_not_up -= 1;
+            }
+        }
+        if from == NodeState::Up {
+            for u in first..first + cores {
+                if self.free.contains(u) {
+                    self.free.take(&UnitSet::range(u, 1));
+                }
+            }
+            self.capacity -= cores as u64;
+        } else if to == NodeState::Up {
+            for u in first..first + cores {
+                let held = self
+                    .running_by_start
+                    .iter()
+                    .any(|&(_, j)| self.running[j.idx()].as_ref().is_some_and(|r| r.units.contains(u)));
+                if !held {
+                    self.free.give(u, 1);
+                }
+            }
+            self.capacity += cores as u64;
+        }
+        self.info.capacity_changed = true;
+        if let Some(log) = self.log.as_deref_mut() {
+            let state = match to {
+                NodeState::Up => "up",
+                NodeState::Draining => "draining",
+                NodeState::Down => "down",
+                NodeState::Absent => "absent",
+            };
+            log.record(self.now, &LogEvent::Node { node: node.0, state })?;
+        }
+        Ok(())
+    }
+}

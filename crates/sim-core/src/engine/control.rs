@@ -1,0 +1,225 @@
+//! The engine's side of controllers ([`crate::controller`]): starting them, their timers,
+//! delivering what they observe, and applying their actions, checked, in the order of
+//! the contract in the module documentation.
+
+use super::{Engine, EngineError, Ev, Phase};
+use crate::cluster::{NodeId, NodeState};
+use crate::controller::{Action, Controller, Observed};
+use crate::event::EventClass;
+use crate::job::JobId;
+use crate::log::LogEvent;
+use crate::outcome::Outcome;
+use crate::time::secs_string;
+
+/// Most rounds of controller deliveries and passes at one instant before the run is
+/// called a livelock (controllers reacting to each other for ever).
+pub const MAX_CONTROL_ROUNDS: u32 = 1000;
+
+impl Engine<'_> {
+    /// Records what happened for the controllers interested in it.
+    pub(super) fn observe(&mut self, o: Observed) {
+        if self.interests.wants(&o) {
+            self.observed.push(o);
+        }
+    }
+
+    /// Calls every controller's `start`, in order, and applies its actions.
+    pub(super) fn start_controllers(&mut self) -> Result<(), EngineError> {
+        for i in 0..self.controllers.len() {
+            self.call(i, |c, v, out| c.start(v, out))?;
+        }
+        Ok(())
+    }
+
+    /// A controller's timer fired.
+    pub(super) fn controller_timer(&mut self, i: usize) -> Result<(), EngineError> {
+        self.call(i, |c, v, out| c.on_timer(v, out)).map(|_| ())
+    }
+
+    /// Delivers the observed items, in order, to the interested controllers, in order,
+    /// applying each one's actions when it returns; repeats while actions cause new
+    /// observations. Returns whether any action was applied.
+    pub(super) fn deliver(&mut self) -> Result<bool, EngineError> {
+        let mut acted = false;
+        let mut rounds = 0;
+        while !self.observed.is_empty() {
+            rounds += 1;
+            if rounds > MAX_CONTROL_ROUNDS {
+                return Err(self.livelock());
+            }
+            let batch = std::mem::take(&mut self.observed);
+            for o in &batch {
+                for i in 0..self.controllers.len() {
+                    if self.controllers[i].interests().wants(o) {
+                        acted |= self.call(i, |c, v, out| c.on_event(v, o, out))?;
+                    }
+                }
+            }
+        }
+        Ok(acted)
+    }
+
+    /// Calls controller `i` through `f` with the current view, then applies the actions
+    /// it returned; returns whether it returned any.
+    fn call(
+        &mut self,
+        i: usize,
+        f: impl FnOnce(&mut dyn Controller, &crate::policy::SchedView<'_>, &mut Vec<Action>),
+    ) -> Result<bool, EngineError> {
+        let mut actions = Vec::new();
+        let mut c = std::mem::replace(&mut self.controllers[i], Box::new(Placeholder));
+        {
+            let view = sched_view!(self);
+            f(c.as_mut(), &view, &mut actions);
+        }
+        std::mem::swap(&mut self.controllers[i], &mut c);
+        let acted = !actions.is_empty();
+        for a in actions {
+            self.apply_action(i, a)?;
+        }
+        Ok(acted)
+    }
+
+    fn livelock(&self) -> EngineError {
+        EngineError::ControllerLivelock { time: self.now }
+    }
+
+    fn bad_action(&self, i: usize, what: String) -> EngineError {
+        EngineError::InvalidAction { controller: self.controllers[i].spec(), time: self.now, what }
+    }
+
+    fn running(&self, i: usize, job: JobId, what: &str) -> Result<(), EngineError> {
+        if job.idx() >= self.state.len() || self.state[job.idx()].phase != Phase::Running {
+            return Err(self.bad_action(i, format!("{what} of job index {}, which is not running", job.0)));
+        }
+        Ok(())
+    }
+
+    fn known_node(&self, i: usize, node: NodeId) -> Result<(), EngineError> {
+        if node.0 >= self.cluster.node_count() {
+            return Err(self.bad_action(i, format!("node {} does not exist", node.0)));
+        }
+        Ok(())
+    }
+
+    /// Applies one action of controller `i`.
+    fn apply_action(&mut self, i: usize, a: Action) -> Result<(), EngineError> {
+        match a {
+            Action::WakeAt { at } => {
+                if at < self.now {
+                    return Err(self.bad_action(i, format!("a timer at {} before now", secs_string(at.0))));
+                }
+                self.events.schedule(at, EventClass::Controller, Ev::Timer(i as u32));
+            }
+            Action::SetNodeState { node, state } => {
+                self.known_node(i, node)?;
+                self.node_change(node, state)?;
+            }
+            Action::SetTaint { node, taint } => {
+                self.known_node(i, node)?;
+                self.ledger.edit_meta(node, |m| {
+                    m.taints.retain(|t| !(t.key == taint.key && t.effect == taint.effect));
+                    m.taints.push(taint);
+                });
+                self.info.capacity_changed = true;
+            }
+            Action::ClearTaint { node, key } => {
+                self.known_node(i, node)?;
+                self.ledger.edit_meta(node, |m| m.taints.retain(|t| t.key != key));
+                self.info.capacity_changed = true;
+            }
+            Action::SetLabel { node, key, value } => {
+                self.known_node(i, node)?;
+                self.ledger.edit_meta(node, |m| {
+                    m.labels.insert(key, value);
+                });
+                self.info.capacity_changed = true;
+            }
+            Action::ClearLabel { node, key } => {
+                self.known_node(i, node)?;
+                self.ledger.edit_meta(node, |m| {
+                    m.labels.remove(&key);
+                });
+                self.info.capacity_changed = true;
+            }
+            other => self.apply_job_action(i, other)?,
+        }
+        Ok(())
+    }
+
+    /// Applies one action of controller `i` on a job.
+    fn apply_job_action(&mut self, i: usize, a: Action) -> Result<(), EngineError> {
+        match a {
+            Action::Evict { job, grace, reason } => {
+                self.running(i, job, "eviction")?;
+                if grace.0 == 0 {
+                    self.requeue(job, reason)?;
+                } else {
+                    let attempt = self.state[job.idx()].attempts;
+                    self.evicting.insert(job, reason);
+                    self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
+                }
+            }
+            Action::Checkpoint { job } => {
+                self.running(i, job, "checkpoint")?;
+                self.checkpoint(job);
+            }
+            Action::Resubmit { job, at } => {
+                let Some(units) = self.killed.remove(&job) else {
+                    return Err(self.bad_action(i, format!("resubmission of job index {}, not killed", job.0)));
+                };
+                drop(units);
+                let at = at.max(self.now);
+                self.events.schedule(at, EventClass::JobArrival, Ev::Retry(job));
+                if let Some(log) = self.log.as_deref_mut() {
+                    let why = format!("out of GPU memory; retried at {}", secs_string(at.0));
+                    log.record(self.now, &LogEvent::Requeue { job: &self.jobs[job.idx()].trace_id, reason: why })?;
+                }
+            }
+            Action::GiveUp { job } => {
+                let Some(units) = self.killed.remove(&job) else {
+                    return Err(self.bad_action(i, format!("giving up job index {}, not killed", job.0)));
+                };
+                let st = &mut self.state[job.idx()];
+                st.units = units;
+                st.phase = Phase::Done;
+                st.end = Some(self.now);
+                st.outcome = Some(Outcome::OomKilled);
+                self.observe(Observed::Ended { job });
+            }
+            Action::Submit { job } => self.submit(*job)?,
+            Action::WakeAt { .. }
+            | Action::SetNodeState { .. }
+            | Action::SetTaint { .. }
+            | Action::ClearTaint { .. }
+            | Action::SetLabel { .. }
+            | Action::ClearLabel { .. } => unreachable!("node actions are applied by apply_action"),
+        }
+        Ok(())
+    }
+
+    /// An eviction's grace period is over: the attempt it was given for, if still
+    /// running, stops and the job goes back to the queue.
+    pub(super) fn evict_now(&mut self, j: JobId, attempt: u32) -> Result<(), EngineError> {
+        let Some(reason) = self.evicting.remove(&j) else { return Ok(()) };
+        let st = &self.state[j.idx()];
+        if st.phase == Phase::Running && st.attempts == attempt {
+            self.requeue(j, reason)?;
+        }
+        Ok(())
+    }
+}
+
+/// Stands in for a controller while it is being called.
+struct Placeholder;
+
+impl Controller for Placeholder {
+    fn spec(&self) -> String {
+        "placeholder".into()
+    }
+}
+
+/// Whether `state` takes the node's capacity away.
+pub(super) fn is_gone(state: NodeState) -> bool {
+    matches!(state, NodeState::Down | NodeState::Absent)
+}

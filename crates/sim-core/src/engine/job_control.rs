@@ -1,0 +1,243 @@
+//! A job's life: started, run for its (effective) run time, ended, killed for running out
+//! of GPU memory and retried after a back-off (Kubernetes' Job controller), requeued.
+
+use super::describe::{describe_binding, describe_start};
+use super::{Engine, EngineError, Ev};
+use crate::controller::Observed;
+use crate::event::{EventClass, EventId};
+use crate::job::{JobId, TraceStatus};
+use crate::ledger::TaskBinding;
+use crate::log::LogEvent;
+use crate::outcome::Outcome;
+use crate::policy::{RunningJob, StartReason};
+use crate::time::{SimDuration, SimTime};
+use crate::units::UnitSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    NotArrived,
+    Waiting,
+    Running,
+    BackingOff,
+    Done,
+}
+
+pub(super) struct JobState {
+    pub(super) phase: Phase,
+    pub(super) start: Option<SimTime>,
+    pub(super) end: Option<SimTime>,
+    pub(super) outcome: Option<Outcome>,
+    pub(super) attempts: u32,
+    pub(super) end_event: Option<EventId>,
+    pub(super) start_seq: u64,
+    pub(super) units: UnitSet,
+}
+
+impl JobState {
+    /// A job not submitted yet.
+    pub(super) fn new() -> Self {
+        JobState {
+            phase: Phase::NotArrived,
+            start: None,
+            end: None,
+            outcome: None,
+            attempts: 0,
+            end_event: None,
+            start_seq: 0,
+            units: UnitSet::new(),
+        }
+    }
+}
+
+impl Engine<'_> {
+    pub(super) fn requested(&self, j: JobId) -> SimDuration {
+        let job = &self.jobs[j.idx()];
+        job.requested.or(job.runtime).unwrap_or_default()
+    }
+
+    /// Starts a job on `set` (units) or `binding` (nodes and GPUs), the other empty.
+    pub(super) fn launch(
+        &mut self,
+        j: JobId,
+        set: UnitSet,
+        binding: Vec<TaskBinding>,
+        need: u64,
+        oom: bool,
+        reason: StartReason,
+    ) -> Result<(), EngineError> {
+        let job = &self.jobs[j.idx()];
+        let requested = self.requested(j);
+        let runtime = self.attempt_runtime(j);
+        let mut run = if self.cfg.walltime_kill { runtime.min(requested) } else { runtime };
+        if oom {
+            run = run.min(self.cfg.oom_after);
+        }
+        let seq = self.start_seq;
+        self.start_seq += 1;
+        let end_event = self.events.schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
+        self.last_progress = self.now;
+        let st = &mut self.state[j.idx()];
+        st.phase = Phase::Running;
+        st.start = Some(self.now);
+        st.end = None;
+        st.attempts += 1;
+        st.end_event = Some(end_event);
+        st.start_seq = seq;
+        let requested_end = self.now + requested;
+        self.running_by_start.insert((seq, j));
+        self.running_by_requested_end.insert((requested_end, seq, j, need));
+        if let Some(log) = self.log.as_deref_mut() {
+            let units = if binding.is_empty() { set.to_interval_string() } else { describe_binding(&binding) };
+            log.record(self.now, &LogEvent::Start { job: &job.trace_id, units, reason: describe_start(reason) })?;
+        }
+        self.running[j.idx()] =
+            Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need, binding });
+        self.observe(Observed::Started { job: j });
+        Ok(())
+    }
+
+    /// An attempt stopped: what its checkpoints saved is kept for the next.
+    fn commit_saved(&mut self, j: JobId) {
+        if let Some(s) = self.saved.get_mut(&j) {
+            s.before = s.before.saturating_add(std::mem::take(&mut s.this_attempt));
+        }
+    }
+
+    /// The job's run time in this attempt: longer for distributed training spread over
+    /// several leaf switches.
+    pub(super) fn effective_runtime(&self, j: JobId) -> SimDuration {
+        let job = &self.jobs[j.idx()];
+        let mut r = job.runtime.unwrap_or_default();
+        let Some(b) = self.bound.get(j.idx()) else { return r };
+        let started = b.started_tasks;
+        if started > 0 && started < job.tasks {
+            // An elastic gang started short: its work is shared by fewer workers.
+            r = SimDuration((r.0 as u128 * job.tasks as u128).div_ceil(started as u128).min(u64::MAX as u128) as u64);
+        }
+        if b.cross_switch && self.cfg.cross_switch_slowdown_permille > 0 {
+            let p = self.cfg.cross_switch_slowdown_permille as u128;
+            SimDuration((r.0 as u128 * (1000 + p) / 1000).min(u64::MAX as u128) as u64)
+        } else {
+            r
+        }
+    }
+
+    pub(super) fn end_job(&mut self, j: JobId) -> Result<(), EngineError> {
+        // `release` reads the flag to leave the failed allocation's peak out of the sums.
+        let oom = self.bound.get(j.idx()).is_some_and(|b| b.oom);
+        let r = self.release(j);
+        let job = &self.jobs[j.idx()];
+        if oom {
+            let b = &mut self.bound[j.idx()];
+            b.oom = false;
+            b.oom_kills += 1;
+            b.wasted = b.wasted.saturating_add(b.gpu_milli_held.saturating_mul((self.now - r.start).0));
+            let kills = b.oom_kills;
+            let st = &mut self.state[j.idx()];
+            st.end_event = None;
+            if let Some(log) = self.log.as_deref_mut() {
+                log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: Outcome::OomKilled.name() })?;
+            }
+            // The Job controller ([`crate::controller::JobRetry`]) decides: retried after a
+            // back-off, or ended `oom_killed` (its record keeps this attempt's times).
+            st.phase = Phase::BackingOff;
+            self.commit_saved(j);
+            self.killed.insert(j, r.units);
+            self.observe(Observed::AttemptKilled { job: j, kills });
+            return Ok(());
+        }
+        let requested = self.requested(j);
+        let runtime = self.attempt_runtime(j);
+        let outcome = if self.cfg.walltime_kill && runtime > requested {
+            Outcome::Killed
+        } else if job.trace_status == TraceStatus::Failed {
+            Outcome::Failed
+        } else {
+            Outcome::Completed
+        };
+        let st = &mut self.state[j.idx()];
+        debug_assert_eq!(st.start, Some(r.start));
+        st.units = r.units;
+        st.phase = Phase::Done;
+        st.end = Some(self.now);
+        st.outcome = Some(outcome);
+        st.end_event = None;
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: outcome.name() })?;
+        }
+        self.observe(Observed::Ended { job: j });
+        Ok(())
+    }
+
+    /// How long this attempt runs (before any time limit): the effective run time, less
+    /// the share of it that checkpoints of earlier attempts saved.
+    pub(super) fn attempt_runtime(&self, j: JobId) -> SimDuration {
+        let full = self.effective_runtime(j);
+        match self.saved.get(&j) {
+            Some(s) if s.before > 0 => {
+                let base = self.jobs[j.idx()].runtime.unwrap_or_default().0.max(1) as u128;
+                let left = base.saturating_sub(s.before as u128);
+                SimDuration((full.0 as u128 * left).div_ceil(base) as u64)
+            }
+            _ => full,
+        }
+    }
+
+    /// Saves a running job's progress ([`crate::controller::Action::Checkpoint`]): the
+    /// share of its base run time this attempt has done.
+    pub(super) fn checkpoint(&mut self, j: JobId) {
+        let Some(start) = self.state[j.idx()].start else { return };
+        let base = self.jobs[j.idx()].runtime.unwrap_or_default().0;
+        let full = self.effective_runtime(j).0.max(1) as u128;
+        let before = self.saved.get(&j).map_or(0, |s| s.before);
+        let elapsed = (self.now - start).0 as u128;
+        // Of the work left when this attempt started, the share done by now.
+        let left = base.saturating_sub(before) as u128;
+        let done = (elapsed * base as u128 / full).min(left) as u64;
+        self.saved.entry(j).or_default().this_attempt = done;
+    }
+
+    /// Submits a job a controller made ([`crate::controller::Action::Submit`]): it gets
+    /// the next id and arrives now.
+    pub(super) fn submit(&mut self, mut job: crate::job::Job) -> Result<(), EngineError> {
+        job.submit = self.now;
+        let j = self.jobs.push(job);
+        self.state.push(JobState::new());
+        self.running.push(None);
+        self.rank.push(self.rank.len() as u32);
+        if !self.bound.is_empty() || !self.holds.is_empty() {
+            self.bound.push(super::gangs::BoundState::default());
+            self.holds.push(Vec::new());
+        }
+        self.energy.add_job();
+        self.arrive(j)
+    }
+
+    pub(super) fn requeue(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
+        if let Some(id) = self.state[j.idx()].end_event.take() {
+            self.events.cancel(id);
+        }
+        self.release(j);
+        self.commit_saved(j);
+        let st = &mut self.state[j.idx()];
+        st.phase = Phase::Waiting;
+        st.start = None;
+        if let Some(b) = self.bound.get_mut(j.idx()) {
+            b.oom = false;
+        }
+        self.enqueue(j);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;
+        }
+        Ok(())
+    }
+}
+
+/// Progress a job's checkpoints saved, in microseconds of its base run time.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Saved {
+    /// By the attempts before this one.
+    pub(super) before: u64,
+    /// By this attempt's last checkpoint.
+    pub(super) this_attempt: u64,
+}

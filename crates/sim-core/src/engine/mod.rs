@@ -1,0 +1,341 @@
+//! The discrete-event engine.
+//!
+//! ## Ordering contract
+//!
+//! Time is an integer number of microseconds ([`SimTime`]). Everything that happens is
+//! totally ordered by (time, event class, sequence number); nothing depends on hash order
+//! or threads. At each instant `t` the run loop (`run_loop.rs`):
+//!
+//! 1. lets the observers see the state before `t`: the GPU sampler records every grid
+//!    time before `t` (`sampling.rs`); the energy meter sees each attempt as it ends
+//!    (`energy.rs`). Observers hold no mutable reference into the engine: they cannot
+//!    change a schedule;
+//! 2. applies the queued events due at `t`, by class, then in the order they were
+//!    scheduled (their sequence number):
+//!    * class 0, [`EventClass::JobEnd`]: a running attempt ends — completed, failed (as
+//!      the trace says), killed at its time limit (`walltime_kill`), or killed for running
+//!      out of GPU memory; ends come first so what they free is seen by everything after;
+//!    * class 1, [`EventClass::NodeChange`]: a node event of the input goes down (its
+//!      jobs are requeued, held tasks released), drains or comes up;
+//!    * class 2, [`EventClass::JobArrival`]: a job re-enters the queue after its
+//!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a partial
+//!      gang reaches its permit timeout and releases its tasks (`HoldTimeout`); a pass a
+//!      policy asked for ([`crate::policy::Decision::WakeAt`]) is due (`Wake`);
+//! 3. submits the jobs whose submission time is `t`, in input order (a job is rejected
+//!    at once when it can never run: no processors, no or zero run time, larger than the
+//!    machine, GPU models no node has under a policy that binds GPUs);
+//! 4. runs a scheduling pass when the queue is not empty: the policy sees a read-only
+//!    view and returns decisions, applied one by one in the order returned, each checked
+//!    (an invalid one stops the run with [`EngineError::InvalidDecision`]); the pass is
+//!    repeated at `t` while the policy preempts (at most [`MAX_PASSES_PER_INSTANT`]).
+//!
+//! A policy with [`crate::policy::PassMode::PerEvent`] gets steps 2–3 one event (or
+//! arrival) at a time, each followed by a pass. A run ends when no event or arrival is
+//! left, or at the horizon; every job then has exactly one outcome ([`RunResult`]).
+//!
+//! ## Parts
+//!
+//! * `run_loop.rs` — the loop above, arrivals and the pass;
+//! * `capacity.rs` — processor units and node states;
+//! * `gangs.rs` — binding jobs to nodes and GPUs, gangs held in parts;
+//! * `job_control.rs` — starting, ending, out-of-memory retries, requeues;
+//! * `energy.rs`, `sampling.rs` — the observers;
+//! * `records.rs` — the records and figures of a finished run;
+//! * `config.rs`, `describe.rs` — settings and errors, the decision log's words.
+
+/// The policy's read-only view of engine `$e` (a macro, not a method, so that the
+/// policy, another field, can be borrowed mutably beside it).
+macro_rules! sched_view {
+    ($e:ident) => {
+        $crate::policy::SchedView {
+            now: $e.now,
+            cluster: $e.cluster,
+            jobs: &$e.jobs,
+            queue: &$e.queue,
+            running: &$e.running,
+            running_by_start: &$e.running_by_start,
+            running_by_requested_end: &$e.running_by_requested_end,
+            free: &$e.free,
+            ledger: &$e.ledger,
+            holds: &$e.holds,
+            node_state: &$e.node_state,
+            capacity: $e.capacity,
+            walltime_kill: $e.cfg.walltime_kill,
+            logging: $e.log.is_some(),
+        }
+    };
+}
+
+mod capacity;
+mod config;
+mod control;
+mod describe;
+mod energy;
+mod gangs;
+mod job_control;
+mod records;
+mod run_loop;
+mod sampling;
+
+pub use config::{EngineError, MAX_LEDGER_NODES, MAX_PASSES_PER_INSTANT, SimConfig, oom_backoff};
+pub use control::MAX_CONTROL_ROUNDS;
+pub use energy::GpuEnergy;
+pub use records::{Deadlock, RunResult};
+pub use sampling::GpuSample;
+
+use crate::cluster::{Cluster, NodeState};
+use crate::controller::{Controller, Interests, JobRetry, NodeEvents, Observed};
+use crate::event::EventQueue;
+use crate::job::{Job, JobId, JobStore};
+use crate::ledger::{Ledger, TaskBinding};
+use crate::log::LogSink;
+use crate::policy::{Decision, PassInfo, PassMode, Policy, RunningJob};
+use crate::time::SimTime;
+use crate::units::FreePool;
+use gangs::BoundState;
+use job_control::{JobState, Phase};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    End(JobId),
+    Retry(JobId),
+    HoldTimeout(JobId, u32),
+    /// A pass the policy asked for.
+    Wake,
+    /// Controller `i`'s timer.
+    Timer(u32),
+    /// The grace period of an eviction of this attempt of the job is over.
+    Evict(JobId, u32),
+}
+
+/// Runs `jobs` on `cluster` under `policy`.
+///
+/// ```
+/// use sim_core::{Cluster, Job, SimConfig, SimDuration, SimTime, simulate};
+/// use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason};
+/// struct Fcfs;
+/// impl Policy for Fcfs {
+///     fn spec(&self) -> String { "fcfs".into() }
+///     fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
+///         let mut free = v.free_units();
+///         for &j in v.queue() {
+///             let need = v.job(j).units();
+///             if need > free { break; }
+///             free -= need;
+///             out.push(Decision::Start { job: j, units: None, reason: StartReason::HeadFits });
+///         }
+///     }
+/// }
+/// let s = SimDuration::from_secs;
+/// let jobs = vec![
+///     Job::rigid("1", SimTime::from_secs(0), 3, s(10), s(10)),
+///     Job::rigid("2", SimTime::from_secs(1), 2, s(5), s(5)),
+/// ];
+/// let r = simulate(&Cluster::processor_pool(4), &jobs, &mut Fcfs, &SimConfig::default(), None).unwrap();
+/// assert_eq!(r.records[1].start, Some(SimTime::from_secs(10)));
+/// ```
+pub fn simulate<'a>(
+    cluster: &'a Cluster,
+    jobs: &'a [Job],
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    log: Option<&'a mut dyn LogSink>,
+) -> Result<RunResult, EngineError> {
+    simulate_with(cluster, jobs, policy, cfg, Hooks { log, progress: None, controllers: Vec::new() })
+}
+
+/// Observers of a run: the decision log and a progress callback.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Where decision-log entries go.
+    pub log: Option<&'a mut dyn LogSink>,
+    /// Called now and then with the number of jobs submitted so far.
+    pub progress: Option<&'a mut dyn FnMut(u64)>,
+    /// Controllers to attach, in order, after the built-in ones ([`NodeEvents`] for
+    /// [`SimConfig::node_events`], then [`JobRetry`]).
+    pub controllers: Vec<Box<dyn Controller + 'a>>,
+}
+
+/// [`simulate`] with observers.
+pub fn simulate_with<'a>(
+    cluster: &'a Cluster,
+    jobs: &'a [Job],
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, EngineError> {
+    let mut engine = Engine::new(cluster, jobs, policy, cfg, hooks.log, hooks.controllers)?;
+    engine.progress = hooks.progress;
+    engine.start_controllers()?;
+    engine.run()
+}
+
+struct Engine<'a> {
+    cluster: &'a Cluster,
+    jobs: JobStore<'a>,
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    log: Option<&'a mut dyn LogSink>,
+    mode: PassMode,
+    now: SimTime,
+    events: EventQueue<Ev>,
+    arrival_order: Vec<JobId>,
+    rank: Vec<u32>,
+    next_arrival: usize,
+    state: Vec<JobState>,
+    queue: Vec<JobId>,
+    running: Vec<Option<RunningJob>>,
+    running_by_start: BTreeSet<(u64, JobId)>,
+    running_by_requested_end: BTreeSet<(SimTime, u64, JobId, u64)>,
+    free: FreePool,
+    total_units: u64,
+    capacity: u64,
+    allocated: u64,
+    node_state: Vec<NodeState>,
+    ledger: Ledger,
+    /// The GPU fragmentation observer.
+    sampler: sampling::GpuSampler,
+    holds: Vec<Vec<TaskBinding>>,
+    /// Per job, for policies that bind nodes (empty otherwise).
+    bound: Vec<BoundState>,
+    nodes_not_up: usize,
+    start_seq: u64,
+    info: PassInfo,
+    decisions: Vec<Decision>,
+    passes: u64,
+    event_count: u64,
+    progress: Option<&'a mut dyn FnMut(u64)>,
+    max_queue: usize,
+    /// When a job last started or a task was last placed.
+    last_progress: SimTime,
+    /// The GPU energy observer.
+    energy: energy::EnergyMeter,
+    /// Controllers, built-in ones first.
+    controllers: Vec<Box<dyn Controller + 'a>>,
+    /// What any of them wants to observe, and what was observed and not yet delivered.
+    interests: Interests,
+    observed: Vec<Observed>,
+    /// Jobs whose attempt was killed, waiting for a controller's decision, with the units
+    /// that attempt held.
+    killed: BTreeMap<JobId, crate::units::UnitSet>,
+    /// Evictions in their grace period: why, by job.
+    evicting: BTreeMap<JobId, String>,
+    /// Progress saved by checkpoints, for the jobs that have any.
+    saved: BTreeMap<JobId, job_control::Saved>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(
+        cluster: &'a Cluster,
+        jobs: &'a [Job],
+        policy: &'a mut dyn Policy,
+        cfg: &'a SimConfig,
+        log: Option<&'a mut dyn LogSink>,
+        attached: Vec<Box<dyn Controller + 'a>>,
+    ) -> Result<Self, EngineError> {
+        let total_units = cluster.total_units();
+        let node_count = cluster.node_count();
+        let binds = policy.binds_nodes();
+        check_sizes(cluster, cfg, &*policy, binds)?;
+        let (arrival_order, rank) = arrival_order(jobs);
+        let events = EventQueue::new();
+        // Anything that may change nodes: node events given as input, or controllers.
+        let dynamic = !cfg.node_events.is_empty() || !attached.is_empty();
+        let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
+        if !cfg.node_events.is_empty() {
+            controllers.push(Box::new(NodeEvents::new(cfg.node_events.clone())));
+        }
+        controllers.push(Box::new(JobRetry { retries: cfg.oom_retries }));
+        controllers.extend(attached);
+        let interests = controllers.iter().map(|c| c.interests()).fold(Interests::default(), Interests::union);
+        let mode = policy.pass_mode();
+        // Node states are kept only where something reads or changes them: a counted
+        // processor machine of 2^32 one-processor nodes needs no per-node record.
+        let node_states = binds || dynamic;
+        let track = cfg.track_units || policy.places_units() || dynamic;
+        Ok(Engine {
+            cluster,
+            jobs: JobStore::new(jobs),
+            policy,
+            cfg,
+            log,
+            mode,
+            now: SimTime::ZERO,
+            events,
+            arrival_order,
+            rank,
+            next_arrival: 0,
+            state: jobs.iter().map(|_| JobState::new()).collect(),
+            bound: if binds { jobs.iter().map(|_| BoundState::default()).collect() } else { Vec::new() },
+            queue: Vec::new(),
+            running: vec![None; jobs.len()],
+            running_by_start: BTreeSet::new(),
+            running_by_requested_end: BTreeSet::new(),
+            free: if track { FreePool::all_free(total_units as u32) } else { FreePool::counted(total_units as u32) },
+            total_units,
+            capacity: total_units,
+            allocated: 0,
+            node_state: if node_states { vec![NodeState::Up; node_count as usize] } else { Vec::new() },
+            ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
+            sampler: sampling::GpuSampler::new(cfg.gpu_sample_every),
+            holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },
+            nodes_not_up: 0,
+            start_seq: 0,
+            info: PassInfo::default(),
+            decisions: Vec::new(),
+            passes: 0,
+            event_count: 0,
+            progress: None,
+            max_queue: 0,
+            last_progress: SimTime::ZERO,
+            energy: energy::EnergyMeter::new(cluster, jobs.len(), binds, cfg.gpu_util_permille),
+            controllers,
+            interests,
+            observed: Vec::new(),
+            killed: BTreeMap::new(),
+            evicting: BTreeMap::new(),
+            saved: BTreeMap::new(),
+        })
+    }
+
+    fn next_arrival_time(&self) -> Option<SimTime> {
+        self.arrival_order.get(self.next_arrival).map(|j| self.jobs[j.idx()].submit)
+    }
+
+    fn invalid(&self, what: String) -> EngineError {
+        EngineError::InvalidDecision { policy: self.policy.spec(), time: self.now, what }
+    }
+}
+
+/// Refuses a run the engine cannot hold: more units than it numbers, a node of more
+/// GPUs than a binding numbers, a node event for a node that does not exist, more nodes
+/// than the ledger holds for a policy that binds nodes.
+fn check_sizes(cluster: &Cluster, cfg: &SimConfig, policy: &dyn Policy, binds: bool) -> Result<(), EngineError> {
+    let total_units = cluster.total_units();
+    if total_units > u32::MAX as u64 {
+        return Err(EngineError::ClusterTooLarge(total_units));
+    }
+    let node_count = cluster.node_count();
+    if let Some(&(_, node, _)) = cfg.node_events.iter().find(|e| e.1.0 >= node_count) {
+        return Err(EngineError::UnknownNode(node.0));
+    }
+    if let Some((n, _, _)) = cluster.nodes().find(|(_, s, _)| s.gpus.len() > 256) {
+        return Err(EngineError::TooManyGpus(n.0));
+    }
+    if binds && node_count as u64 > MAX_LEDGER_NODES {
+        return Err(EngineError::TooManyNodes { policy: policy.spec(), nodes: node_count as u64 });
+    }
+    Ok(())
+}
+
+/// The jobs in submission order (ties in input order) and each job's place in it.
+fn arrival_order(jobs: &[Job]) -> (Vec<JobId>, Vec<u32>) {
+    let mut order: Vec<JobId> = (0..jobs.len() as u32).map(JobId).collect();
+    order.sort_by_key(|j| jobs[j.idx()].submit); // stable: ties keep input order
+    let mut rank = vec![0u32; jobs.len()];
+    for (r, j) in order.iter().enumerate() {
+        rank[j.idx()] = r as u32;
+    }
+    (order, rank)
+}

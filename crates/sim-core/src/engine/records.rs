@@ -1,0 +1,136 @@
+//! What a run produced: one record per job, the run's figures, the deadlock if any.
+
+use super::{Engine, EngineError, GpuEnergy, GpuSample, Phase};
+use crate::job::JobId;
+use crate::outcome::{JobRecord, Outcome};
+use crate::time::SimTime;
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// One record per input job, in input order.
+    pub records: Vec<JobRecord>,
+    /// Scheduling passes run.
+    pub passes: u64,
+    /// Events processed (arrivals, ends, node changes).
+    pub events: u64,
+    /// Longest the queue ever was (at the start of a pass).
+    pub max_queue: usize,
+    /// Set when the run ended with partial gangs holding resources and nothing left to
+    /// happen: hold-and-wait with no way out.
+    pub deadlock: Option<Deadlock>,
+    /// The GPUs' state over time (see [`super::SimConfig::gpu_sample_every`]).
+    pub gpu_samples: Vec<GpuSample>,
+    /// GPU energy figures (see [`GpuEnergy`]).
+    pub gpu_energy: GpuEnergy,
+}
+
+/// A hold-and-wait deadlock of partial gangs, found at the end of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    /// When the last task was placed or job started: nothing progressed after.
+    pub since: SimTime,
+    /// Gangs holding some of their tasks' resources.
+    pub partial_gangs: u32,
+    /// GPUs they hold.
+    pub gpus_held: u64,
+}
+
+impl Engine<'_> {
+    /// Why each job without an outcome did not end, in job order: `(index, reason)`.
+    /// Waiting jobs are explained by the policy ([`Policy::explain_wait`]) when it can.
+    pub(super) fn unfinished_reasons(&mut self) -> Vec<(usize, Box<str>)> {
+        // Events or arrivals left: the horizon stopped the run, not a lack of anything to do.
+        let at_horizon = self.events.peek_key().is_some() || self.next_arrival_time().is_some();
+        let mut out = Vec::new();
+        for i in 0..self.state.len() {
+            if self.state[i].outcome.is_some() {
+                continue;
+            }
+            let j = JobId(i as u32);
+            let why = match self.state[i].phase {
+                Phase::Running => "running at the horizon".to_string(),
+                Phase::NotArrived => "not submitted by the horizon".to_string(),
+                Phase::BackingOff => "backing off before a retry at the horizon".to_string(),
+                Phase::Waiting | Phase::Done => {
+                    let job = &self.jobs[i];
+                    let held = self.holds.get(i).map_or(0, Vec::len);
+                    let why = if held > 0 {
+                        format!("gang incomplete: {held} of its {} tasks held", job.needed_tasks())
+                    } else {
+                        let view = sched_view!(self);
+                        self.policy.explain_wait(&view, j).unwrap_or_else(|| {
+                            format!("never started: {} units asked, {} up", job.units(), self.capacity)
+                        })
+                    };
+                    if at_horizon { format!("waiting at the horizon: {why}") } else { why }
+                }
+            };
+            out.push((i, why.into_boxed_str()));
+        }
+        out
+    }
+
+    pub(super) fn finish(mut self) -> Result<RunResult, EngineError> {
+        let now = self.now;
+        // Jobs still running at the end (horizon) used energy up to now.
+        let accounted = if self.energy.any_power { self.running.len() } else { 0 };
+        for i in 0..accounted {
+            if let Some(r) = &self.running[i] {
+                self.energy.attempt_ended(self.cluster, &self.jobs[i], JobId(i as u32), r, now);
+            }
+        }
+        let gpu_energy = self.energy.totals(self.cluster);
+        let mut unfinished = self.unfinished_reasons().into_iter().peekable();
+        let records = self
+            .state
+            .iter_mut()
+            .enumerate()
+            .map(|(i, st)| {
+                let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
+                let unfinished_reason = unfinished.next_if(|(j, _)| *j == i).map(|(_, r)| r);
+                let units = match self.running.get_mut(i).and_then(Option::take) {
+                    Some(r) => r.units,
+                    None => std::mem::take(&mut st.units),
+                };
+                let b = self.bound.get(i);
+                JobRecord {
+                    start: st.start,
+                    end: st.end,
+                    outcome,
+                    attempts: st.attempts,
+                    units,
+                    oom_kills: b.map_or(0, |b| b.oom_kills),
+                    wasted_gpu_milli_us: b.map_or(0, |b| b.wasted),
+                    gpu_milli_held: b.map_or(0, |b| b.gpu_milli_held),
+                    gpu_energy_mj: self.energy.job_mj(i),
+                    gang_held_gpu_milli_us: b.map_or(0, |b| b.hold.held_at(now)),
+                    gang_wait_us: b.and_then(|b| b.hold.wait),
+                    stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
+                    unfinished_reason,
+                }
+            })
+            .collect();
+        // Nothing is left to happen (the run stops when its events run out, never spins),
+        // so partial gangs still holding resources at the end can never complete.
+        let partial: Vec<usize> = (0..self.holds.len()).filter(|&i| !self.holds[i].is_empty()).collect();
+        let deadlock = (!partial.is_empty() && self.events.peek_key().is_none() && self.next_arrival_time().is_none())
+            .then(|| Deadlock {
+                since: self.last_progress,
+                partial_gangs: partial.len() as u32,
+                gpus_held: partial
+                    .iter()
+                    .map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>())
+                    .sum(),
+            });
+        Ok(RunResult {
+            records,
+            passes: self.passes,
+            events: self.event_count,
+            max_queue: self.max_queue,
+            deadlock,
+            gpu_samples: std::mem::take(&mut self.sampler.samples),
+            gpu_energy,
+        })
+    }
+}

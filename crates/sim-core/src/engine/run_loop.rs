@@ -1,0 +1,276 @@
+//! The event loop: time advances to the next event or arrival, the instant's events are
+//! applied in the order of the contract in the module documentation, then the policy
+//! passes and its decisions are applied.
+
+use super::describe::describe_wait;
+use super::{Engine, EngineError, Ev, MAX_PASSES_PER_INSTANT, Phase, RunResult};
+use crate::controller::Observed;
+use crate::event::EventClass;
+use crate::job::JobId;
+use crate::log::LogEvent;
+use crate::outcome::{Outcome, RejectReason};
+use crate::policy::{Decision, PassInfo, PassMode, StartReason, WaitReason};
+use crate::time::{SimDuration, secs_string};
+
+impl Engine<'_> {
+    pub(super) fn run(mut self) -> Result<RunResult, EngineError> {
+        loop {
+            let heap_t = self.events.peek_key().map(|k| k.time);
+            let arr_t = self.next_arrival_time();
+            let t = match (heap_t, arr_t) {
+                (None, None) => break,
+                (Some(a), None) | (None, Some(a)) => a,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            if self.cfg.horizon.is_some_and(|h| t > h) {
+                break;
+            }
+            self.sampler.before(t, &self.ledger, self.event_count == 0);
+            self.now = t;
+            match self.mode {
+                PassMode::PerTime => {
+                    while self.events.peek_key().is_some_and(|k| k.time == t) {
+                        let (_, ev) = self.events.pop().expect("peeked");
+                        self.apply_event(ev)?;
+                    }
+                    while self.next_arrival_time() == Some(t) {
+                        self.apply_arrival()?;
+                    }
+                    self.settle()?;
+                }
+                PassMode::PerEvent => {
+                    if heap_t == Some(t) {
+                        let (_, ev) = self.events.pop().expect("peeked");
+                        self.apply_event(ev)?;
+                    } else {
+                        self.apply_arrival()?;
+                    }
+                    self.settle()?;
+                }
+            }
+        }
+        self.finish()
+    }
+
+    pub(super) fn apply_event(&mut self, ev: Ev) -> Result<(), EngineError> {
+        self.event_count += 1;
+        match ev {
+            Ev::End(j) => self.end_job(j),
+            Ev::Timer(i) => self.controller_timer(i as usize),
+            Ev::Evict(j, attempt) => self.evict_now(j, attempt),
+            Ev::HoldTimeout(j, epoch) => {
+                if self.state[j.idx()].phase == Phase::Waiting && self.bound[j.idx()].hold.epoch == epoch {
+                    self.release_holds(
+                        j,
+                        Some(|| "gang incomplete at its permit timeout: released its held tasks".into()),
+                    )?;
+                }
+                Ok(())
+            }
+            Ev::Wake => {
+                self.info.woken = true;
+                Ok(())
+            }
+            Ev::Retry(j) => {
+                let st = &mut self.state[j.idx()];
+                st.phase = Phase::Waiting;
+                self.enqueue(j);
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn apply_arrival(&mut self) -> Result<(), EngineError> {
+        self.event_count += 1;
+        let j = self.arrival_order[self.next_arrival];
+        self.next_arrival += 1;
+        if self.next_arrival % 4096 == 0
+            && let Some(p) = self.progress.as_deref_mut()
+        {
+            p(self.next_arrival as u64);
+        }
+        self.arrive(j)
+    }
+
+    /// Job `j` is submitted now: rejected at once if it can never run, else queued.
+    pub(super) fn arrive(&mut self, j: JobId) -> Result<(), EngineError> {
+        let job = &self.jobs[j.idx()];
+        let reject = if job.units() == 0 {
+            Some(RejectReason::NoProcessors)
+        } else if job.runtime.is_none() {
+            Some(RejectReason::MissingRuntime)
+        } else if job.runtime == Some(SimDuration::ZERO) {
+            Some(RejectReason::ZeroRuntime)
+        } else if job.units() > self.total_units {
+            Some(RejectReason::LargerThanMachine)
+        } else if !self.bound.is_empty() && !self.has_gpu_model_for(job) {
+            Some(RejectReason::NoMatchingGpuModel)
+        } else {
+            None
+        };
+        let st = &mut self.state[j.idx()];
+        if let Some(reason) = reject {
+            st.phase = Phase::Done;
+            st.outcome = Some(Outcome::Rejected(reason));
+            if let Some(log) = self.log.as_deref_mut() {
+                log.record(self.now, &LogEvent::Reject { job: &job.trace_id, reason: reason.as_str() })?;
+            }
+            return Ok(());
+        }
+        st.phase = Phase::Waiting;
+        if let Some(log) = self.log.as_deref_mut() {
+            let requested = job.requested.or(job.runtime).unwrap_or_default();
+            log.record(
+                self.now,
+                &LogEvent::Arrival { job: &job.trace_id, units: job.units(), requested: secs_string(requested.0) },
+            )?;
+        }
+        self.enqueue(j);
+        self.observe(Observed::Arrived { job: j });
+        Ok(())
+    }
+
+    /// Puts a job in the queue at its arrival-order place.
+    pub(super) fn enqueue(&mut self, j: JobId) {
+        let r = self.rank[j.idx()];
+        if self.queue.last().is_none_or(|l| self.rank[l.idx()] < r) {
+            self.queue.push(j);
+        } else {
+            let at = self.queue.partition_point(|q| self.rank[q.idx()] < r);
+            self.queue.insert(at, j);
+        }
+        self.info.queued.push(j);
+    }
+
+    /// What controllers observed is delivered, then the pass runs; both again while the
+    /// pass gave them something to observe and their actions changed anything.
+    fn settle(&mut self) -> Result<(), EngineError> {
+        for _ in 0..super::MAX_CONTROL_ROUNDS {
+            self.deliver()?;
+            self.pass()?;
+            if self.observed.is_empty() || !self.deliver()? {
+                return Ok(());
+            }
+        }
+        Err(EngineError::ControllerLivelock { time: self.now })
+    }
+
+    /// One scheduling pass; repeated at the same instant while the policy preempts, so the
+    /// units it freed are used at once (as Slurm's preemption does).
+    pub(super) fn pass(&mut self) -> Result<(), EngineError> {
+        for _ in 0..MAX_PASSES_PER_INSTANT {
+            if !self.pass_once()? {
+                return Ok(());
+            }
+        }
+        Err(EngineError::Livelock { policy: self.policy.spec(), time: self.now })
+    }
+
+    /// Returns whether the policy preempted anything.
+    pub(super) fn pass_once(&mut self) -> Result<bool, EngineError> {
+        if self.queue.is_empty() {
+            self.info = PassInfo::default();
+            return Ok(false);
+        }
+        self.passes += 1;
+        self.max_queue = self.max_queue.max(self.queue.len());
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.clear();
+        {
+            let view = sched_view!(self);
+            self.policy.schedule(&view, &self.info, &mut decisions);
+        }
+        self.info = PassInfo::default();
+        let (mut started, mut preempted) = (false, false);
+        for d in decisions.drain(..) {
+            match self.apply_decision(d)? {
+                Applied::Started => started = true,
+                Applied::Preempted => preempted = true,
+                Applied::Other => {}
+            }
+        }
+        self.decisions = decisions;
+        if started {
+            let state = &self.state;
+            self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
+        }
+        Ok(preempted)
+    }
+
+    /// Applies one of the policy's decisions, checked.
+    fn apply_decision(&mut self, d: Decision) -> Result<Applied, EngineError> {
+        let known = |j: JobId| j.idx() < self.jobs.len();
+        match d {
+            Decision::Start { job, units, reason } => {
+                if !known(job) {
+                    return Err(self.invalid(format!("unknown job index {}", job.0)));
+                }
+                self.start_job(job, units, reason)?;
+                Ok(Applied::Started)
+            }
+            Decision::Bind { job, binding, reason } => {
+                if !known(job) {
+                    return Err(self.invalid(format!("unknown job index {}", job.0)));
+                }
+                self.bind_job(job, binding, reason)?;
+                Ok(Applied::Started)
+            }
+            Decision::Hold { job, binding, timeout } => {
+                if !known(job) {
+                    return Err(self.invalid(format!("unknown job index {}", job.0)));
+                }
+                self.hold_tasks(job, binding, timeout, false, StartReason::Placed)?;
+                Ok(Applied::Started)
+            }
+            Decision::Release { job } => {
+                if !known(job) || self.state[job.idx()].phase != Phase::Waiting {
+                    return Err(self.invalid(format!("release of job index {} which is not waiting", job.0)));
+                }
+                let spec = self.policy.spec();
+                self.release_holds(job, Some(|| format!("{spec} released its held tasks")))?;
+                Ok(Applied::Other)
+            }
+            Decision::WakeAt { at } => {
+                if at > self.now {
+                    self.events.schedule(at, EventClass::JobArrival, Ev::Wake);
+                }
+                Ok(Applied::Other)
+            }
+            Decision::Preempt { job } => {
+                if !known(job) || self.state[job.idx()].phase != Phase::Running {
+                    return Err(self.invalid(format!("preemption of job index {} which is not running", job.0)));
+                }
+                self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
+                Ok(Applied::Preempted)
+            }
+            Decision::Wait { job, reason } => {
+                self.log_wait(job, reason)?;
+                Ok(Applied::Other)
+            }
+        }
+    }
+
+    /// Writes a policy's reason for a job's wait to the decision log, if one is written.
+    fn log_wait(&mut self, job: JobId, reason: WaitReason) -> Result<(), EngineError> {
+        if let Some(log) = self.log.as_deref_mut()
+            && let Some(j) = self.jobs.get(job.idx())
+        {
+            let reserved_at = match reason {
+                WaitReason::HeadReserved { at, .. } | WaitReason::Reserved { at } => Some(secs_string(at.0)),
+                WaitReason::DoesNotFit { .. } | WaitReason::Unschedulable { .. } => None,
+            };
+            log.record(self.now, &LogEvent::Wait { job: &j.trace_id, reason: describe_wait(reason), reserved_at })?;
+        }
+        Ok(())
+    }
+}
+
+/// What applying a decision did, for the pass's bookkeeping.
+enum Applied {
+    /// A job started (or had tasks placed): the queue is filtered after the pass.
+    Started,
+    /// A running job was preempted: the pass is repeated at this instant.
+    Preempted,
+    /// Anything else.
+    Other,
+}
