@@ -20,6 +20,8 @@ pub enum Command {
     Run(RunArgs),
     /// List every policy with its options.
     Policies,
+    /// List every controller with its options, and the engine's built-in ones.
+    Controllers,
     /// Work on trace files.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -359,6 +361,10 @@ pub struct SimArgs {
     /// Stop at this simulated time (seconds); jobs not done by then end `unfinished`.
     #[arg(long)]
     pub horizon: Option<String>,
+    /// Attach a controller, `name[key=value,...]` (see `sim controllers`); repeat it for
+    /// several, called in the order given, after the cluster configuration's own.
+    #[arg(long = "controller", value_name = "SPEC")]
+    pub controllers: Vec<String>,
 }
 
 /// `sim run`.
@@ -432,19 +438,43 @@ pub struct ReportArgs {
     pub out: PathBuf,
 }
 
+/// The text of `sim controllers`.
+pub fn controllers_text() -> String {
+    let mut s = String::new();
+    for c in controllers::REGISTRY {
+        s.push_str(&format!("{}\n    {}\n", c.name, c.summary));
+        push_options(&mut s, c.options);
+        s.push('\n');
+    }
+    s.push_str("Built in (attached by the engine, before the others):\n");
+    for (name, what) in controllers::BUILT_IN {
+        s.push_str(&format!("{name}\n    {what}\n"));
+    }
+    s.push_str(
+        "\nAttach: sim run --controller 'maintenance[rack=r1,at=3600,until=7200]' (repeatable), or in the cluster \
+         configuration:\n    [[controller]]\n    spec = \"maintenance[rack=r1,at=3600,until=7200]\"\n",
+    );
+    s
+}
+
+/// Appends the options of a plug-in, one block each.
+fn push_options(s: &mut String, options: &[sim_core::spec::OptionInfo]) {
+    for o in options {
+        let values = if o.values == sim_core::spec::NUMBER {
+            o.values[0].to_string()
+        } else {
+            format!("{} (default {})", o.values.join("|"), o.values[0])
+        };
+        s.push_str(&format!("    {}={values}\n        {}\n", o.key, o.doc));
+    }
+}
+
 /// The text of `sim policies`.
 pub fn policies_text() -> String {
     let mut s = String::new();
     for p in policies::REGISTRY {
         s.push_str(&format!("{}\n    {}\n", p.name, p.summary));
-        for o in p.options {
-            let values = if o.values == policies::options::NUMBER {
-                o.values[0].to_string()
-            } else {
-                format!("{} (default {})", o.values.join("|"), o.values[0])
-            };
-            s.push_str(&format!("    {}={values}\n        {}\n", o.key, o.doc));
-        }
+        push_options(&mut s, p.options);
         s.push('\n');
     }
     s.push_str("Specs: name or name[key=value,...], e.g. easy[pass=per-event,reservation=nodes]\n");

@@ -67,6 +67,7 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
         }
         seen.push((canonical, folder, p));
     }
+    crate::run::controllers_of(&run_args(&specs[0], 0))?;
     // The workload is read once per distinct seed only when the seed changes it
     // (synthetic GPU memory); otherwise once.
     let seeded_input = c.input.gpu_memory == crate::cli::GpuMemoryArg::Synthetic;

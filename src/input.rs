@@ -105,12 +105,24 @@ pub fn is_openb(i: &InputArgs) -> bool {
     detected(i) == Some(Format::Openb)
 }
 
+/// The controller specs of the cluster configuration `--cluster` names (its
+/// `[[controller]]` tables), none without one.
+pub fn cluster_controllers(i: &InputArgs) -> Result<Vec<String>, Failure> {
+    let Some(path) = &i.cluster else { return Ok(Vec::new()) };
+    Ok(load_cluster_config(path)?.controllers)
+}
+
 /// Reads a cluster config. A cluster config's `gpus.profile` references are resolved by [`hw_calibrate::resolve_gpu`]:
 /// a profile file relative to the config's folder, or a shipped profile by model name.
 pub fn load_cluster(path: &std::path::Path) -> Result<sim_core::Cluster, Failure> {
+    Ok(load_cluster_config(path)?.cluster)
+}
+
+/// Reads a cluster config whole: the cluster, its switches and its controllers.
+fn load_cluster_config(path: &std::path::Path) -> Result<traces::cluster_toml::ClusterConfig, Failure> {
     let dir = path.parent().unwrap_or(std::path::Path::new("")).to_path_buf();
     let resolve = |r: &str| hw_calibrate::resolve_gpu(r, &dir).map_err(|e| e.to_string());
-    Ok(traces::cluster_toml::load_with(path, &resolve).map_err(|e| Failure::BadInput(e.to_string()))?.cluster)
+    traces::cluster_toml::load_with(path, &resolve).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
 /// Loads the workload and cluster the input arguments name (or the embedded default),

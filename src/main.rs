@@ -66,5 +66,9 @@ fn try_main() -> Result<(), Failure> {
             print!("{}", cli::policies_text());
             Ok(())
         }
+        cli::Command::Controllers => {
+            print!("{}", cli::controllers_text());
+            Ok(())
+        }
     }
 }

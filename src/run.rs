@@ -32,8 +32,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         p.enable_steady_tick(std::time::Duration::from_millis(120));
         p
     });
-    // The policy is checked before the (possibly long) read.
+    // The policy and the controllers are checked before the (possibly long) read.
     policy_of(a, None)?;
+    controllers_of(a)?;
     let (workload, trace_name) = crate::input::load(&a.input, a.seed, a.quiet)?;
     if let Some(p) = spinner {
         p.finish_and_clear();
@@ -70,6 +71,18 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     // allocation at a time (hundreds of thousands of jobs).
     std::mem::forget(workload);
     Ok(())
+}
+
+/// The controllers of the run: the cluster configuration's `[[controller]]` tables, then
+/// `--controller` flags, each built with the run's seed and its position.
+pub fn controllers_of(a: &RunArgs) -> Result<Vec<Box<dyn sim_core::controller::Controller>>, Failure> {
+    let specs = crate::input::cluster_controllers(&a.input)?.into_iter().chain(a.sim.controllers.iter().cloned());
+    specs
+        .enumerate()
+        .map(|(i, s)| {
+            controllers::build(&s, a.seed, i).map_err(|e| Failure::BadInput(format!("--controller '{s}': {e}")))
+        })
+        .collect()
 }
 
 /// Below this offered load a replay says little about the policy: the cluster idles.
@@ -152,6 +165,8 @@ pub fn run_loaded(
         )),
     };
     let mut policy = policy_of(a, Some(workload))?;
+    let controllers = controllers_of(a)?;
+    let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new(workload.jobs.len() as u64);
         b.set_style(
@@ -196,12 +211,19 @@ pub fn run_loaded(
         &workload.jobs,
         policy.as_mut(),
         &cfg,
-        Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick), controllers: Vec::new() },
+        Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress: Some(&mut tick), controllers },
     )
     .map_err(|e| if e.is_bad_input() { bad(e.to_string()) } else { Failure::Other(e.to_string()) })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    // Jobs controllers submitted follow the input's, as their records do.
+    let all_jobs: std::borrow::Cow<[sim_core::Job]> = if result.submitted.is_empty() {
+        std::borrow::Cow::Borrowed(&workload.jobs)
+    } else {
+        std::borrow::Cow::Owned(workload.jobs.iter().chain(&result.submitted).cloned().collect())
+    };
+    let jobs = &all_jobs[..];
     let mut summary = Summary::compute(
         RunMeta {
             trace: trace_name.to_string(),
@@ -213,8 +235,9 @@ pub fn run_loaded(
             seed: a.seed,
             walltime_kill: a.sim.walltime_kill,
             trace_rows_skipped: workload.skipped.0.clone(),
+            controllers: controller_specs,
         },
-        &workload.jobs,
+        jobs,
         &result.records,
     );
     summary.deadlock = result.deadlock.as_ref().map(Into::into);
@@ -222,8 +245,8 @@ pub fn run_loaded(
     // Every output is written complete under a temporary name first; only then are they
     // renamed into place, so a failure leaves the folder as it was.
     let jobs_csv = write_finished(&a.out.join("jobs.csv"), |w| match a.jobs_format {
-        JobsFormat::Default => reports::jobs_csv::write_jobs(w, &workload.jobs, &result.records),
-        JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(w, &workload.jobs, &result.records),
+        JobsFormat::Default => reports::jobs_csv::write_jobs(w, jobs, &result.records),
+        JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(w, jobs, &result.records),
     })
     .map_err(|e| io_err("jobs.csv", e))?;
     let summary_json = write_finished(&a.out.join("summary.json"), |w| {
@@ -236,7 +259,7 @@ pub fn run_loaded(
         None => None,
     };
     let frame_csv = write_finished(&a.out.join("frame.csv"), |w| {
-        let rows = workload.jobs.iter().zip(&result.records).map(|(j, r)| reports::frame::JobRow::of(j, r));
+        let rows = jobs.iter().zip(&result.records).map(|(j, r)| reports::frame::JobRow::of(j, r));
         reports::frame::write_rows(w, rows)
     })
     .map_err(|e| io_err("frame.csv", e))?;

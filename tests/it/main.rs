@@ -3,6 +3,7 @@
 mod bad_input;
 mod calibrate;
 mod compare;
+mod controllers;
 mod energy;
 mod examples;
 mod golden;

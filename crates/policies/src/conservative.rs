@@ -2,7 +2,8 @@
 //! holds a reservation, and nobody may delay anybody's reservation.
 
 use crate::options::{
-    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, REPLAN, RESERVATION, Reservation, canonical, pass_index,
+    BACKFILL_ESTIMATE, Estimate, OptionInfo, PASS, QueueOptions, REPLAN, RESERVATION, Reservation, canonical,
+    pass_index,
 };
 use crate::profile::{StepProfile, overrun_clamp, running_releases};
 use crate::spec::{PolicyError, PolicySpec};
@@ -109,7 +110,7 @@ impl ConservativeBackfill {
 
     /// Builds it from a spec.
     pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
-        let c = Chosen::check(spec, Self::OPTIONS)?;
+        let c = crate::options::check(spec, Self::OPTIONS)?;
         Ok(ConservativeBackfill {
             pass: c.pass(),
             estimate: c.estimate(),

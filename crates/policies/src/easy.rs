@@ -2,7 +2,7 @@
 //! Slurm's sched/backfill is its conservative cousin; Maui and the SP2 schedulers ran EASY).
 
 use crate::options::{
-    BACKFILL_ESTIMATE, Chosen, Estimate, OptionInfo, PASS, RESERVATION, Reservation, canonical, pass_index,
+    BACKFILL_ESTIMATE, Estimate, OptionInfo, PASS, QueueOptions, RESERVATION, Reservation, canonical, pass_index,
 };
 use crate::profile::overrun_clamp;
 use crate::spec::{PolicyError, PolicySpec};
@@ -44,7 +44,7 @@ impl EasyBackfill {
 
     /// Builds it from a spec.
     pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
-        let c = Chosen::check(spec, Self::OPTIONS)?;
+        let c = crate::options::check(spec, Self::OPTIONS)?;
         Ok(EasyBackfill { pass: c.pass(), estimate: c.estimate(), reservation: c.reservation() })
     }
 

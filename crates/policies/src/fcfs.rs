@@ -1,6 +1,6 @@
 //! First come, first served.
 
-use crate::options::{Chosen, OptionInfo, PASS, RESERVATION, Reservation, canonical, pass_index};
+use crate::options::{OptionInfo, PASS, QueueOptions, RESERVATION, Reservation, canonical, pass_index};
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::policy::{Decision, PassInfo, PassMode, Policy, SchedView, StartReason, WaitReason};
 
@@ -22,7 +22,7 @@ impl Fcfs {
 
     /// Builds it from a spec.
     pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
-        let c = Chosen::check(spec, Self::OPTIONS)?;
+        let c = crate::options::check(spec, Self::OPTIONS)?;
         Ok(Fcfs { pass: c.pass(), reservation: c.reservation() })
     }
 }

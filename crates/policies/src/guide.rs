@@ -15,6 +15,7 @@
 //! 6. [Registering it](#6-registering-it)
 //! 7. [Testing it](#7-testing-it)
 //! 8. [Running and comparing it](#8-running-and-comparing-it)
+//! 9. [Controllers](#controllers): the other kind of plug-in
 //!
 //! ## 1. The `Policy` trait
 //!
@@ -169,7 +170,7 @@
 //! decimal with at most three decimals, default 1, read exactly in thousandths by
 //! [`crate::options::parse_permille`]; `sjf-aging`'s `aging`).
 //!
-//! Inside the crate, `Chosen::check(spec, Self::OPTIONS)` validates a spec against the
+//! Inside the crate, `options::check(spec, Self::OPTIONS)` validates a spec against the
 //! options a policy takes: an unknown key is [`PolicyError::UnknownOption`] (listing the
 //! keys it takes), a value not allowed is [`PolicyError::BadValue`] (listing the values,
 //! or saying a non-negative number was expected). All are usage errors: `sim` exits
@@ -218,7 +219,7 @@
 //! pub const OPTIONS: &'static [OptionInfo] = &[PASS, AGING, ESTIMATE, BLOCKING];
 //!
 //! pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
-//!     let c = Chosen::check(spec, Self::OPTIONS)?;
+//!     let c = crate::options::check(spec, Self::OPTIONS)?;
 //!     Ok(SjfAging {
 //!         pass: c.pass(),
 //!         aging_permille: c.permille(AGING),
@@ -365,6 +366,84 @@
 //! `comparison.csv` with each metric's mean, 95 % confidence interval and change against
 //! the first policy, per-size-class tables (where SJF's gains on short jobs and its
 //! cost on long ones show) and `report.html`.
+//!
+//! ## Controllers
+//!
+//! A policy decides where and when waiting jobs start. Everything else that changes a
+//! cluster over time — nodes failing and being repaired, a rack drained for maintenance,
+//! spot nodes reclaimed, an autoscaler adding nodes, priorities recomputed — is a
+//! **controller** ([`sim_core::controller::Controller`]), the second kind of plug-in,
+//! modelled on Kubernetes controllers and Slurm's background threads. Like a policy it is
+//! one file, one registry line (`crates/controllers/src/lib.rs`, `REGISTRY`), a spec
+//! `name[key=value,...]`, and tests with hand-computed times; `sim controllers` lists
+//! them and `sim run --controller SPEC` (or a `[[controller]]` table in the cluster
+//! configuration) attaches one.
+//!
+//! | method | default | what it is for |
+//! |---|---|---|
+//! | `spec(&self) -> String` | — | the canonical spec, as for a policy (it goes into `summary.json`'s `controllers`) |
+//! | `interests(&self) -> Interests` | nothing | which engine events it wants to observe: arrivals, starts, ends, killed attempts, node changes |
+//! | `start(&mut self, view, out)` | nothing | once before the first event: read the cluster, ask for timers |
+//! | `on_timer(&mut self, view, out)` | nothing | at a time it asked for with `Action::WakeAt` |
+//! | `on_event(&mut self, view, event, out)` | nothing | for each observed item it wants, in the order they happened |
+//!
+//! It sees the same read-only [`SchedView`] a policy sees and pushes
+//! [`sim_core::controller::Action`]s: `WakeAt`, `SetNodeState` (fail = `Down`, drain =
+//! `Draining`, repair or resume = `Up`, remove = `Absent`), `SetTaint`/`ClearTaint`,
+//! `SetLabel`/`ClearLabel`, `Evict` (with a grace period), `Checkpoint`, `Submit`, and
+//! for the Job controller `Resubmit`/`GiveUp`. The engine applies them one by one, checked,
+//! at the place of the ordering contract the module documentation of
+//! [`sim_core::controller`] gives (timers after the instant's job ends and before its
+//! arrivals; observations delivered before and after each pass). Randomness comes from
+//! the stream the registry's build function receives (`controller/<name>/<position>`).
+//!
+//! The worked example is `maintenance` (`crates/controllers/src/maintenance.rs`): at `at`
+//! it drains the nodes of one rack, at `until` it resumes them. Its `start` finds the
+//! rack's nodes and asks for two timers; its `on_timer` returns the node changes. The
+//! same thing in a few lines, runnable as it stands:
+//!
+//! ```
+//! use sim_core::cluster::{NodeId, NodeState};
+//! use sim_core::controller::{Action, Controller};
+//! use sim_core::policy::SchedView;
+//! use sim_core::{Cluster, Hooks, Job, SimConfig, SimDuration, SimTime};
+//!
+//! /// Drains node 0 from `at` to `until`.
+//! struct Window { at: u64, until: u64, open: bool }
+//!
+//! impl Controller for Window {
+//!     fn spec(&self) -> String { format!("window[at={},until={}]", self.at, self.until) }
+//!     fn start(&mut self, _: &SchedView<'_>, out: &mut Vec<Action>) {
+//!         out.push(Action::WakeAt { at: SimTime::from_secs(self.at) });
+//!         out.push(Action::WakeAt { at: SimTime::from_secs(self.until) });
+//!     }
+//!     fn on_timer(&mut self, _: &SchedView<'_>, out: &mut Vec<Action>) {
+//!         let state = if self.open { NodeState::Up } else { NodeState::Draining };
+//!         self.open = !self.open;
+//!         out.push(Action::SetNodeState { node: NodeId(0), state });
+//!     }
+//! }
+//!
+//! // Two one-processor nodes. A runs on node 0 from 0 to 100; node 0 drains at 50, so B
+//! // (submitted at 60) takes node 1 and C (at 70) waits for node 0 to resume at 300.
+//! let s = SimDuration::from_secs;
+//! let jobs = vec![
+//!     Job::rigid("A", SimTime::from_secs(0), 1, s(100), s(100)),
+//!     Job::rigid("B", SimTime::from_secs(60), 1, s(500), s(500)),
+//!     Job::rigid("C", SimTime::from_secs(70), 1, s(10), s(10)),
+//! ];
+//! let mut policy = policies::build("fcfs").unwrap();
+//! let (cluster, cfg) = (Cluster::processor_pool(2), SimConfig::default());
+//! let hooks = Hooks { controllers: vec![Box::new(Window { at: 50, until: 300, open: false })], ..Hooks::default() };
+//! let r = sim_core::simulate_with(&cluster, &jobs, policy.as_mut(), &cfg, hooks).unwrap();
+//! let starts: Vec<u64> = r.records.iter().map(|r| r.start.unwrap().as_micros() / 1_000_000).collect();
+//! assert_eq!(starts, [0, 60, 300]);
+//! ```
+//!
+//! The maintenance controller's own tests (`crates/controllers/tests/it/maintenance.rs`)
+//! pin the start times it causes on two racks under FCFS, EASY and conservative, in
+//! `drain` and `down` mode, and `tests/it/controllers.rs` runs it from the command line
+//! and from a cluster file.
 //!
 //! [`SchedView`]: sim_core::policy::SchedView
 //! [`SchedView::free_pool`]: sim_core::policy::SchedView::free_pool

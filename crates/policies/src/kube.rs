@@ -1,6 +1,6 @@
 //! Kubernetes-style scheduling: pods one at a time through the placement framework.
 
-use crate::options::{Chosen, OptionInfo, canonical};
+use crate::options::{OptionInfo, canonical};
 use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
 use crate::profile::overrun_clamp;
@@ -140,7 +140,7 @@ impl KubeScheduler {
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
-        let c = Chosen::check(spec, Self::OPTIONS)?;
+        let c = crate::options::check(spec, Self::OPTIONS)?;
         let score = c.index(SCORE);
         let memory = [MemoryFit::Oblivious, MemoryFit::Aware][c.index(MEMORY)];
         let placement = Placement::by_name(PLACEMENTS[score], memory).expect("listed placement");
@@ -182,7 +182,8 @@ impl KubeScheduler {
         if let Some(k) = options.keys().find(|k| [SCORE.key, MEMORY.key, ORDER.key].contains(&k.as_str())) {
             // The placement sets the score and the memory fit; the order is arrival.
             return Err(PolicyError::UnknownOption {
-                policy: "kube with --placement".into(),
+                kind: "policy",
+                plugin: "kube with --placement".into(),
                 key: k.clone(),
                 known: "queue, gang, topology, timeout, quota".into(),
             });
@@ -277,6 +278,8 @@ impl Policy for KubeScheduler {
             let timeout = SimDuration::from_secs(self.timeout.unwrap_or(crate::kueue::PODS_READY_TIMEOUT_SECS));
             self.kueue = Some(crate::kueue::KueueAdmission::new(timeout, self.quota.unwrap_or(100), gpu, cpu));
         }
+        // Labels and taints a controller changed invalidate what was learnt from them.
+        self.cx.sync_meta(view.ledger().meta_epoch());
         if info.queued.is_empty() && !info.resources_released() && !info.woken {
             // Nothing arrived and nothing was freed: every waiting pod still fits nowhere.
             return;

@@ -134,7 +134,8 @@ pub fn compose(
         }
         "kube" => parsed.options,
         other => {
-            return Err(PolicyError::UnknownPolicy {
+            return Err(PolicyError::UnknownName {
+                kind: "policy",
                 name: other.to_string(),
                 known: "fcfs, easy, conservative, kube".into(),
             });
@@ -160,7 +161,8 @@ pub fn build(spec: &str) -> Result<Box<dyn Policy>, PolicyError> {
 /// draw, from their own named streams).
 pub fn build_seeded(spec: &str, seed: u64) -> Result<Box<dyn Policy>, PolicyError> {
     let parsed: PolicySpec = spec.parse()?;
-    let entry = REGISTRY.iter().find(|e| e.name == parsed.name).ok_or_else(|| PolicyError::UnknownPolicy {
+    let entry = REGISTRY.iter().find(|e| e.name == parsed.name).ok_or_else(|| PolicyError::UnknownName {
+        kind: "policy",
         name: parsed.name.clone(),
         known: REGISTRY.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
     })?;

@@ -1,7 +1,9 @@
 //! Shortest job first with aging: the worked example of the policy author guide
 //! ([`crate::guide`]).
 
-use crate::options::{Chosen, DECIMAL, Estimate, OptionInfo, PASS, canonical_values, pass_index, permille_string};
+use crate::options::{
+    DECIMAL, Estimate, OptionInfo, PASS, QueueOptions, canonical_values, pass_index, permille_string,
+};
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, PassInfo, PassMode, Policy, SchedView, StartReason, WaitReason};
@@ -97,7 +99,7 @@ impl SjfAging {
 
     /// Builds it from a spec.
     pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
-        let c = Chosen::check(spec, Self::OPTIONS)?;
+        let c = crate::options::check(spec, Self::OPTIONS)?;
         Ok(SjfAging {
             pass: c.pass(),
             aging_permille: c.permille(AGING),

@@ -31,6 +31,10 @@ pub struct RunMeta {
     /// pending jobs, say); empty when every row is a job. Each job read has its outcome
     /// in `outcomes`.
     pub trace_rows_skipped: BTreeMap<String, u64>,
+    /// Canonical specs of the controllers attached (besides the engine's built-in ones),
+    /// in order; left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<String>,
 }
 
 /// Summary statistics of one run (written as `summary.json`).

@@ -448,6 +448,7 @@ mod tests {
             seed: 0,
             walltime_kill: false,
             trace_rows_skipped: Default::default(),
+            controllers: Vec::new(),
         };
         let s = Summary::compute(meta, &jobs, &recs);
         let rows = crate::frame::frame(&jobs, &recs);

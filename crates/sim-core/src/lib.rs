@@ -69,6 +69,7 @@ pub mod outcome;
 pub mod policy;
 pub mod power;
 pub mod rng;
+pub mod spec;
 pub mod time;
 pub mod units;
 

@@ -29,7 +29,7 @@ pub enum LogEvent<'a> {
     Start {
         /// Trace id.
         job: &'a str,
-        /// Units it holds, as an interval set (`0-3,8`).
+        /// Units it holds, as an interval set (`0-3 8`), or its nodes and GPUs.
         units: String,
         /// Why the policy started it.
         reason: String,

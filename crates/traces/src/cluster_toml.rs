@@ -22,6 +22,9 @@
 //! labels = { "nvidia.com/gpu.product" = "A100", pool = "train" }
 //! taints = [{ key = "nvidia.com/gpu", value = "", effect = "NoSchedule" }]
 //! topology = { zone = "z1", rack = "r1", switch = "leaf1" }
+//!
+//! [[controller]]             # attached to every run on this cluster (see `sim controllers`)
+//! spec = "maintenance[rack=r1,at=86400,until=93600]"
 //! ```
 //!
 //! Unknown keys are errors; every error names the file and, where the TOML parser
@@ -42,6 +45,15 @@ struct File {
     #[serde(default)]
     switch: Vec<Switch>,
     pool: Vec<Pool>,
+    #[serde(default)]
+    controller: Vec<ControllerTable>,
+}
+
+/// A `[[controller]]` table: a controller attached to every run on this cluster.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControllerTable {
+    spec: String,
 }
 
 /// One switch of the topology tree.
@@ -109,6 +121,10 @@ pub struct ClusterConfig {
     pub cluster: Cluster,
     /// The switches, in file order.
     pub switches: Vec<Switch>,
+    /// The specs of the `[[controller]]` tables (`spec = "maintenance[rack=r1,at=3600]"`),
+    /// in file order: controllers attached to every run on this cluster, before those of
+    /// the command line. Checked by the caller, which knows the controllers.
+    pub controllers: Vec<String>,
 }
 
 /// Parses a cluster config (`file` names it in errors) that references no profile.
@@ -202,7 +218,7 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
     if cluster.total_units() > u32::MAX as u64 {
         return Err(bad("more than 4294967295 cores in all".into()));
     }
-    Ok(ClusterConfig { cluster, switches: f.switch })
+    Ok(ClusterConfig { cluster, switches: f.switch, controllers: f.controller.into_iter().map(|c| c.spec).collect() })
 }
 
 /// Reads a cluster config file that references no profile.

@@ -608,6 +608,8 @@ pub struct PlaceCx {
     metas: Vec<u32>,
     /// Most nodes that fit an [`Again`] lists all of.
     known_nodes: usize,
+    /// The ledger's label-and-taint epoch the label-and-taint results were made for.
+    meta_epoch: u64,
 }
 
 /// The [`Again`]s of pod types without constraints, by type, and of the last pods with
@@ -768,6 +770,19 @@ impl PlaceCx {
             again: Agains::default(),
             metas: Vec::new(),
             known_nodes: KNOWN_NODES,
+            meta_epoch: 0,
+        }
+    }
+
+    /// Drops every result that depends on nodes' labels and taints when a controller
+    /// changed them ([`sim_core::ledger::Ledger::meta_epoch`] moved on).
+    pub fn sync_meta(&mut self, epoch: u64) {
+        if epoch != self.meta_epoch {
+            self.meta_epoch = epoch;
+            self.tainted.clear();
+            self.metas.clear();
+            self.domains = Default::default();
+            self.mark_all_dirty();
         }
     }
 

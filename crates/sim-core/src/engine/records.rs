@@ -8,8 +8,12 @@ use crate::time::SimTime;
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct RunResult {
-    /// One record per input job, in input order.
+    /// One record per job: the input's in input order, then those controllers submitted
+    /// ([`RunResult::submitted`]) in submission order.
     pub records: Vec<JobRecord>,
+    /// The jobs controllers submitted during the run, in order (their records follow
+    /// the input's).
+    pub submitted: Vec<crate::job::Job>,
     /// Scheduling passes run.
     pub passes: u64,
     /// Events processed (arrivals, ends, node changes).
@@ -131,6 +135,7 @@ impl Engine<'_> {
             deadlock,
             gpu_samples: std::mem::take(&mut self.sampler.samples),
             gpu_energy,
+            submitted: self.jobs.take_submitted(),
         })
     }
 }

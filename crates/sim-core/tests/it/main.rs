@@ -1,5 +1,6 @@
 //! Engine tests with small hand-written policies.
 
+mod controllers;
 mod engine;
 mod events;
 mod gpu;

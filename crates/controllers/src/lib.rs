@@ -1,0 +1,88 @@
+//! # controllers: schedlab's controllers
+//!
+//! A controller ([`sim_core::controller::Controller`]) changes the cluster or the
+//! workload over time — failures and repairs, drains, spot reclaims, autoscalers,
+//! priority recalculation — as Kubernetes controllers and Slurm's background threads do.
+//! It sees the same read-only view a policy sees and returns
+//! [`sim_core::controller::Action`]s, which the engine checks and applies in the order
+//! of its contract ([`sim_core::controller`]).
+//!
+//! Each controller is one file and one line in [`REGISTRY`]; `sim controllers` lists
+//! them. A controller is built by name from a spec `name[key=value,...]` ([`build`]),
+//! attached with `sim run --controller SPEC` (repeatable) or a `[[controller]]` table in
+//! the cluster configuration, after the engine's built-in ones ([`BUILT_IN`]).
+//!
+//! | name | what | real system |
+//! |---|---|---|
+//! | `maintenance` | [`Maintenance`]: drain (or take down) a rack or pool at a time, resume it later | `scontrol update nodename=… state=drain reason=maintenance`, `kubectl drain` |
+//!
+//! To write one, read the [controller section of the policy guide][guide]; its worked
+//! example is [`maintenance`].
+//!
+//! ```
+//! let c = controllers::build("maintenance[rack=r1,at=3600,until=7200]", 0, 0).unwrap();
+//! assert_eq!(c.spec(), "maintenance[rack=r1,pool=*,at=3600,until=7200,mode=drain]");
+//! assert!(controllers::build("maintenance[depth=3]", 0, 0).is_err());
+//! ```
+//!
+//! [guide]: https://docs.rs/policies/latest/policies/guide/index.html#controllers
+
+pub mod maintenance;
+
+pub use maintenance::Maintenance;
+
+use sim_core::controller::Controller;
+use sim_core::spec::{OptionInfo, Spec, SpecError};
+
+/// How a registry entry builds its controller: from the spec and the random stream
+/// named after it (`controller/<name>/<position>`, from the run's master seed).
+pub type BuildFn = fn(&Spec, sim_core::rng::SimRng) -> Result<Box<dyn Controller>, SpecError>;
+
+/// One registered controller.
+pub struct ControllerEntry {
+    /// Name used in specs.
+    pub name: &'static str,
+    /// One-line description.
+    pub summary: &'static str,
+    /// Options it takes (first value = default).
+    pub options: &'static [OptionInfo],
+    /// Builds it.
+    pub build: BuildFn,
+}
+
+/// Every controller, by name.
+pub const REGISTRY: &[ControllerEntry] = &[ControllerEntry {
+    name: "maintenance",
+    summary: "drain (or take down) the nodes of a rack or pool at a time and resume them later",
+    options: Maintenance::OPTIONS,
+    build: |s, _| Ok(Box::new(Maintenance::from_spec(s)?)),
+}];
+
+/// The controllers the engine attaches by itself, before any other: name and what it
+/// does (`sim controllers` lists them).
+pub const BUILT_IN: &[(&str, &str)] = &[
+    (
+        "node-events",
+        "node failures, repairs and drains given as input (SimConfig::node_events), each at its time; \
+         attached when the run has any",
+    ),
+    (
+        "job-retry",
+        "Kubernetes' Job controller: a job killed for running out of GPU memory is re-created after a back-off \
+         of 10 s doubling to 6 min, until --oom-retries kills (backoffLimit, default 6); always attached",
+    ),
+];
+
+/// Builds the controller `spec` names; `seed` is the run's master seed and `position`
+/// its place among the run's controllers (its random stream is
+/// `controller/<name>/<position>`).
+pub fn build(spec: &str, seed: u64, position: usize) -> Result<Box<dyn Controller>, SpecError> {
+    let parsed: Spec = spec.parse()?;
+    let entry = REGISTRY.iter().find(|e| e.name == parsed.name).ok_or_else(|| SpecError::UnknownName {
+        kind: "controller",
+        name: parsed.name.clone(),
+        known: REGISTRY.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+    })?;
+    let rng = sim_core::rng::RngStreams::new(seed).stream(&format!("controller/{}/{position}", parsed.name));
+    (entry.build)(&parsed, rng)
+}

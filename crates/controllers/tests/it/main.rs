@@ -1,0 +1,3 @@
+//! The controllers crate's tests: each controller in tiny hand-computed scenarios.
+
+mod maintenance;
