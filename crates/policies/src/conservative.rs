@@ -5,13 +5,14 @@ use crate::options::{
     BACKFILL_ESTIMATE, Estimate, OptionInfo, PASS, QueueOptions, REPLAN, RESERVATION, Reservation, canonical,
     pass_index,
 };
-use crate::profile::{StepProfile, overrun_clamp, running_releases};
+use crate::profile::{StepProfile, merge_sorted, overrun_clamp, requested_releases, running_releases};
 use crate::spec::{PolicyError, PolicySpec};
 use crate::unit_profile::UnitProfile;
 use sim_core::SimTime;
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, PassInfo, PassMode, Policy, SchedView, StartReason, WaitReason};
 use sim_core::units::UnitSet;
+use std::collections::BTreeMap;
 
 /// How reservations are replanned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,10 @@ pub struct ConservativeBackfill {
     replan: Replan,
     /// Reserved start (and units in node mode) of each waiting job, by job index.
     reserved: Vec<Option<(SimTime, UnitSet)>>,
+    /// In count mode, every reservation as changes of free units (−units at its start,
+    /// +units at its end), summed by time: kept across passes so that the pass's profile
+    /// is a merge of two sorted lists rather than a sort.
+    changes: BTreeMap<SimTime, i64>,
 }
 
 enum Prof {
@@ -117,7 +122,34 @@ impl ConservativeBackfill {
             reservation: c.reservation(),
             replan: [Replan::Revisit, Replan::Rebuild][c.index(REPLAN)],
             reserved: Vec::new(),
+            changes: BTreeMap::new(),
         })
+    }
+
+    /// Records (`sign` −1) or forgets (`sign` +1) a count-mode reservation in
+    /// [`ConservativeBackfill::changes`].
+    fn note(&mut self, s: SimTime, len: sim_core::SimDuration, units: u64, sign: i64) {
+        if self.reservation != Reservation::Count || len.as_micros() == 0 {
+            return;
+        }
+        for (t, d) in [(s, sign * units as i64), (s + len, -sign * units as i64)] {
+            let e = self.changes.entry(t).or_insert(0);
+            *e += d;
+            if *e == 0 {
+                self.changes.remove(&t);
+            }
+        }
+    }
+
+    /// Sets job `j`'s reservation, keeping [`ConservativeBackfill::changes`] in step.
+    fn set_slot(&mut self, j: JobId, new: Option<(SimTime, UnitSet)>, len: sim_core::SimDuration, units: u64) {
+        if let Some((s, _)) = self.slot(j).as_ref().map(|x| (x.0, ())) {
+            self.note(s, len, units, 1);
+        }
+        if let Some((s, _)) = &new {
+            self.note(*s, len, units, -1);
+        }
+        *self.slot(j) = new;
     }
 
     fn slot(&mut self, j: JobId) -> &mut Option<(SimTime, UnitSet)> {
@@ -149,24 +181,55 @@ impl Policy for ConservativeBackfill {
     }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
-        let now = view.now();
-        let est = self.estimate;
-        let queue = view.queue();
         // Requeued jobs lose any reservation they might still carry.
         for &j in &info.queued {
-            *self.slot(j) = None;
+            let (len, units) = (self.estimate.of(view, j), view.job(j).units());
+            self.set_slot(j, None, len, units);
         }
+        let (mut prof, stale) = self.profile(view);
+        // A stale plan is rebuilt from scratch: keeping stale reservations in place while
+        // revisiting would let them block jobs that could start now.
+        if self.replan == Replan::Rebuild || stale {
+            self.lift_all(view, &mut prof);
+        } else if info.resources_released() {
+            self.revisit(view, &mut prof);
+        }
+        for &j in view.queue() {
+            if self.slot(j).is_none() {
+                let (len, units) = (self.estimate.of(view, j), view.job(j).units());
+                if let Some(placed) = prof.earliest(units, len) {
+                    prof.reserve(j, placed.0, len, units, &placed.1);
+                    self.set_slot(j, Some(placed), len, units);
+                }
+            }
+        }
+        self.start_due(view, out);
+    }
+}
+
+impl ConservativeBackfill {
+    /// The pass's availability profile (running jobs' expected ends and every
+    /// reservation), and whether the plan is stale: a reservation whose start has
+    /// passed, or reservations that no longer fit because a running job overran its
+    /// estimate past them.
+    fn profile(&mut self, view: &SchedView<'_>) -> (Prof, bool) {
+        let (now, est, queue) = (view.now(), self.estimate, view.queue());
         let end_of = |r: &sim_core::policy::RunningJob| overrun_clamp(r.start + est.of(view, r.job), now, false);
-        let mut stale = false;
-        let mut prof = match self.reservation {
+        let reserved = &self.reserved;
+        let start_of = |j: &JobId| reserved.get(j.idx()).and_then(Option::as_ref).map(|r| r.0);
+        let stale = queue.iter().any(|j| start_of(j).is_some_and(|s| s < now));
+        let prof = match self.reservation {
+            Reservation::Count if est == Estimate::Requested && !stale => {
+                debug_assert_eq!(self.changes, self.changes_of(view), "reservation changes out of step");
+                // Two sorted lists merged: the running jobs' releases and the reservations.
+                let deltas = merge_sorted(&requested_releases(view), self.changes.iter().map(|(&t, &d)| (t, d)));
+                Prof::Count(StepProfile::from_sorted_deltas(now, view.free_units() as i64, deltas.len(), deltas))
+            }
             Reservation::Count => {
-                // Built in one sort from every change point, not reservation by reservation.
                 let mut deltas = running_releases(view, end_of);
-                deltas.reserve(2 * queue.len());
                 for &j in queue {
-                    if let Some((s, _)) = &self.reserved.get(j.idx()).and_then(Option::as_ref) {
-                        stale |= *s < now;
-                        let (from, len) = Prof::clip_to(now, *s, est.of(view, j));
+                    if let Some(s) = start_of(&j) {
+                        let (from, len) = Prof::clip_to(now, s, est.of(view, j));
                         let u = view.job(j).units() as i64;
                         if len.as_micros() > 0 {
                             deltas.push((from, -u));
@@ -180,52 +243,80 @@ impl Policy for ConservativeBackfill {
                 let mut p = Prof::Nodes(UnitProfile::of_running(view, end_of));
                 for &j in queue {
                     if let Some((s, set)) = self.slot(j).clone() {
-                        stale |= s < now;
                         p.reserve(j, s, est.of(view, j), view.job(j).units(), &set);
                     }
                 }
                 p
             }
         };
-        // Reservations no longer fit when a running job overran its estimate past them.
-        stale |= !prof.feasible();
-        // A stale plan is rebuilt from scratch: keeping stale reservations in place while
-        // revisiting would let them block jobs that could start now.
-        let rebuild = self.replan == Replan::Rebuild || stale;
-        if rebuild {
-            for &j in queue {
-                if let Some((s, set)) = self.slot(j).take() {
-                    prof.unreserve(j, s, est.of(view, j), view.job(j).units(), &set);
+        let stale = stale || !prof.feasible();
+        (prof, stale)
+    }
+
+    /// The reservation changes of the queue's jobs, computed afresh (to check
+    /// [`ConservativeBackfill::changes`] in debug builds).
+    fn changes_of(&self, view: &SchedView<'_>) -> BTreeMap<SimTime, i64> {
+        let mut m: BTreeMap<SimTime, i64> = BTreeMap::new();
+        for &j in view.queue() {
+            if let Some((s, _)) = self.reserved.get(j.idx()).and_then(Option::as_ref) {
+                let (len, u) = (self.estimate.of(view, j), view.job(j).units() as i64);
+                if len.as_micros() > 0 {
+                    *m.entry(*s).or_default() -= u;
+                    *m.entry(*s + len).or_default() += u;
                 }
             }
-        } else if info.resources_released() {
-            for &j in queue {
-                if let Some((s, set)) = self.slot(j).take() {
-                    let (len, units) = (est.of(view, j), view.job(j).units());
-                    prof.unreserve(j, s, len, units, &set);
-                    if let Some(placed) = prof.earliest(units, len) {
-                        prof.reserve(j, placed.0, len, units, &placed.1);
-                        *self.slot(j) = Some(placed);
+        }
+        m.retain(|_, d| *d != 0);
+        m
+    }
+
+    /// Takes every reservation out of the plan (a rebuild).
+    fn lift_all(&mut self, view: &SchedView<'_>, prof: &mut Prof) {
+        for &j in view.queue() {
+            let (len, units) = (self.estimate.of(view, j), view.job(j).units());
+            if let Some((s, set)) = self.slot(j).clone() {
+                prof.unreserve(j, s, len, units, &set);
+                self.set_slot(j, None, len, units);
+            }
+        }
+    }
+
+    /// Resources were released: each waiting job in queue order is moved to its earliest
+    /// fit, while the jobs not revisited yet keep theirs (Batsim's `conservative_bf`).
+    fn revisit(&mut self, view: &SchedView<'_>, prof: &mut Prof) {
+        for &j in view.queue() {
+            let Some((s, set)) = self.slot(j).clone() else { continue };
+            let (len, units) = (self.estimate.of(view, j), view.job(j).units());
+            let placed = match &*prof {
+                // Most jobs cannot move: look before lifting the reservation.
+                Prof::Count(p) => match p.earlier_fit(units, len, s, s + len) {
+                    None => continue,
+                    Some(t) => {
+                        prof.unreserve(j, s, len, units, &set);
+                        Some((t, UnitSet::new()))
                     }
+                },
+                Prof::Nodes(_) => {
+                    prof.unreserve(j, s, len, units, &set);
+                    prof.earliest(units, len)
                 }
+            };
+            if let Some(placed) = &placed {
+                prof.reserve(j, placed.0, len, units, &placed.1);
             }
+            self.set_slot(j, placed, len, units);
         }
-        for &j in queue {
-            if self.slot(j).is_none() {
-                let (len, units) = (est.of(view, j), view.job(j).units());
-                if let Some(placed) = prof.earliest(units, len) {
-                    prof.reserve(j, placed.0, len, units, &placed.1);
-                    *self.slot(j) = Some(placed);
-                }
-            }
-        }
-        // Start every job reserved at now that fits now. With pass=per-event a job due to
-        // end at this instant may not have ended yet; whoever is reserved on its units
-        // keeps the reservation and starts in the pass after that end.
+    }
+
+    /// Starts every job reserved at now that fits now. With pass=per-event a job due to
+    /// end at this instant may not have ended yet; whoever is reserved on its units keeps
+    /// the reservation and starts in the pass after that end.
+    fn start_due(&mut self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
+        let now = view.now();
         let nodes = self.reservation == Reservation::Nodes;
         let mut free = view.free_units();
         let mut pool = if nodes { Some(view.free_pool().clone()) } else { None };
-        for &j in queue {
+        for &j in view.queue() {
             match self.slot(j).clone() {
                 Some((s, set)) if s == now => {
                     let fits = match &mut pool {
@@ -234,7 +325,8 @@ impl Policy for ConservativeBackfill {
                     };
                     if fits {
                         free -= view.job(j).units();
-                        *self.slot(j) = None;
+                        let (len, units) = (self.estimate.of(view, j), view.job(j).units());
+                        self.set_slot(j, None, len, units);
                         out.push(Decision::Start {
                             job: j,
                             units: nodes.then_some(set),

@@ -22,6 +22,48 @@ pub fn running_releases(
     view.running().map(|r| (end_of(r).max(now), r.count as i64)).collect()
 }
 
+/// The running jobs' releases `(expected end, +units)` in time order, from the engine's
+/// index by requested end (for plans with requested times): an end already past (an
+/// overrun) counts from one microsecond after `now`, as [`overrun_clamp`] says.
+pub fn requested_releases(view: &SchedView<'_>) -> Vec<(SimTime, i64)> {
+    let now = view.now();
+    let mut out = Vec::with_capacity(view.running_count() + 1);
+    let mut past = 0i64;
+    let mut past_out = false;
+    for (end, units) in view.requested_ends() {
+        if end < now {
+            past += units as i64;
+            continue;
+        }
+        if !past_out && end > now {
+            if past > 0 {
+                out.push((now.next_tick(), past));
+            }
+            past_out = true;
+        }
+        out.push((end, units as i64));
+    }
+    if !past_out && past > 0 {
+        out.push((now.next_tick(), past));
+    }
+    out
+}
+
+/// Two lists of `(time, delta)` in time order merged into one.
+pub fn merge_sorted(a: &[(SimTime, i64)], b: impl Iterator<Item = (SimTime, i64)>) -> Vec<(SimTime, i64)> {
+    let mut out = Vec::with_capacity(a.len() + b.size_hint().0);
+    let mut i = 0;
+    for x in b {
+        while i < a.len() && a[i].0 <= x.0 {
+            out.push(a[i]);
+            i += 1;
+        }
+        out.push(x);
+    }
+    out.extend_from_slice(&a[i..]);
+    out
+}
+
 /// Free units as a step function of time from an origin (`now`) to infinity.
 ///
 /// `steps[i] = (t_i, free_i)`: from `t_i` until `t_{i+1}` (or forever for the last step),
@@ -47,11 +89,22 @@ impl StepProfile {
     /// `free` units from `origin` on, changed by each `(time, delta)` (times >= origin).
     pub fn from_deltas(origin: SimTime, free: i64, mut deltas: Vec<(SimTime, i64)>) -> Self {
         deltas.sort_unstable_by_key(|d| d.0);
-        let mut steps = Vec::with_capacity(deltas.len() + 1);
+        Self::from_sorted_deltas(origin, free, deltas.len(), deltas)
+    }
+
+    /// As [`StepProfile::from_deltas`], from deltas already in time order (`hint`: about
+    /// how many).
+    pub fn from_sorted_deltas(
+        origin: SimTime,
+        free: i64,
+        hint: usize,
+        deltas: impl IntoIterator<Item = (SimTime, i64)>,
+    ) -> Self {
+        let mut steps = Vec::with_capacity(hint + 1);
         let mut v = free;
         steps.push((origin, v));
         for (t, d) in deltas {
-            debug_assert!(t >= origin);
+            debug_assert!(t >= origin && steps.last().is_none_or(|l: &(SimTime, i64)| l.0 <= t));
             v += d;
             match steps.last_mut() {
                 Some(last) if last.0 == t => last.1 = v,
@@ -66,6 +119,11 @@ impl StepProfile {
     /// The steps.
     pub fn steps(&self) -> &[(SimTime, i64)] {
         &self.steps
+    }
+
+    /// The start of the first step.
+    pub fn origin(&self) -> SimTime {
+        self.steps[0].0
     }
 
     /// Index of the step in force at `t` (t >= origin), inserting a breakpoint at `t`.
@@ -140,6 +198,46 @@ impl StepProfile {
         None
     }
 
+    /// Where a reservation `[from, to)` of `units` would move if it were lifted: the
+    /// earliest start before `from` at which `units` fit for `len` in the profile without
+    /// it, or `None` when none does (lifted, it would be put back at `from`). The answer
+    /// is [`StepProfile::earliest_fit`]'s after `unreserve(from, to, units)`, found
+    /// without changing the profile: conservative backfilling revisits every waiting job
+    /// at every release, and most cannot move.
+    pub fn earlier_fit(&self, units: u64, len: sim_core::SimDuration, from: SimTime, to: SimTime) -> Option<SimTime> {
+        let need = units as i64;
+        let credit = |t: SimTime| if from <= t && t < to { units as i64 } else { 0 };
+        let at = |t: SimTime| self.steps[self.steps.partition_point(|s| s.0 <= t).max(1) - 1].1;
+        let is_break = |t: SimTime| self.steps.binary_search_by_key(&t, |s| s.0).is_ok();
+        let n = self.steps.len();
+        // Candidates are the steps before `from` (they see no credit themselves).
+        let before = self.steps.partition_point(|s| s.0 < from);
+        let mut cand = 0;
+        'outer: while cand < before {
+            cand += self.steps[cand..before].iter().position(|s| s.1 >= need)?;
+            let t = self.steps[cand].0;
+            let end = t.saturating_add(len);
+            let mut k = cand + 1;
+            while k < n && self.steps[k].0 < end {
+                if self.steps[k].1 + credit(self.steps[k].0) < need {
+                    cand = k + 1;
+                    continue 'outer;
+                }
+                k += 1;
+            }
+            // The lifted reservation's own ends are changes of the function too.
+            let short_at = |p: SimTime, v: i64| t < p && p < end && !is_break(p) && v < need;
+            if short_at(from, at(from) + units as i64) || short_at(to, at(to)) {
+                // Past the short point: the next candidate is the first step after it.
+                let p = if short_at(from, at(from) + units as i64) { from } else { to };
+                cand = self.steps.partition_point(|s| s.0 <= p);
+                continue;
+            }
+            return Some(t);
+        }
+        None
+    }
+
     /// Whether no step has fewer than zero free units (no reservation is over-booked).
     pub fn feasible(&self) -> bool {
         self.steps.iter().all(|s| s.1 >= 0)
@@ -177,5 +275,82 @@ mod tests {
         assert_eq!(p.steps(), &[(t(0), 2), (t(10), 5)]);
         assert!(p.fits(t(10), 5, d(1000)));
         assert!(!p.fits(t(5), 5, d(10)));
+    }
+
+    /// Free units at `t` of `base` from `origin` changed by each `(from, to, delta)`.
+    fn brute(origin: SimTime, base: i64, ops: &[(SimTime, SimTime, i64)], t: SimTime) -> i64 {
+        assert!(t >= origin);
+        base + ops.iter().filter(|(a, b, _)| *a <= t && t < *b).map(|o| o.2).sum::<i64>()
+    }
+
+    /// The reference answer: candidate starts are every time the function may change, in
+    /// order; a start fits when the function is high enough at it and at every change
+    /// point inside the window.
+    fn brute_fit(origin: SimTime, base: i64, ops: &[(SimTime, SimTime, i64)], need: i64, len: u64) -> Option<SimTime> {
+        let mut pts: Vec<SimTime> = vec![origin];
+        pts.extend(ops.iter().flat_map(|o| [o.0, o.1]).filter(|&t| t >= origin && t != SimTime::MAX));
+        pts.sort();
+        pts.dedup();
+        let f = |t| brute(origin, base, ops, t);
+        pts.iter().copied().find(|&t| {
+            let end = t.saturating_add(SimDuration(len));
+            f(t) >= need && pts.iter().filter(|&&p| p > t && p < end).all(|&p| f(p) >= need)
+        })
+    }
+
+    proptest::proptest! {
+        /// The profile answers as the function it represents: values, canonical
+        /// breakpoints, earliest fits and feasibility, over many reserves and releases
+        /// .
+        #[test]
+        fn profile_matches_its_function(
+            base in 0i64..20,
+            ops in proptest::collection::vec((0u64..400, 1u64..100, -6i64..7), 0..300),
+            queries in proptest::collection::vec((0i64..25, 1u64..200), 1..20),
+        ) {
+            let origin = SimTime(10);
+            let mut p = StepProfile::new(origin, base);
+            let mut applied = Vec::new();
+            for (from, dur, delta) in ops {
+                let (a, b) = (SimTime(10 + from), SimTime(10 + from + dur));
+                p.add(a, b, delta);
+                applied.push((a, b, delta));
+            }
+            let steps = p.steps().to_vec();
+            proptest::prop_assert_eq!(steps[0].0, origin);
+            for w in steps.windows(2) {
+                proptest::prop_assert!(w[0].0 < w[1].0 && w[0].1 != w[1].1, "not canonical: {:?}", w);
+            }
+            for &(t, v) in &steps {
+                proptest::prop_assert_eq!(v, brute(origin, base, &applied, t));
+            }
+            for (need, len) in queries {
+                let want = brute_fit(origin, base, &applied, need, len);
+                proptest::prop_assert_eq!(p.earliest_fit(need.max(0) as u64, SimDuration(len)), if need < 0 { Some(origin) } else { want });
+            }
+            proptest::prop_assert_eq!(p.feasible(), steps.iter().all(|s| s.1 >= 0));
+        }
+
+        /// Where a lifted reservation would go, found without lifting it, is where
+        /// lifting it and searching again puts it.
+        #[test]
+        fn earlier_fit_is_lifting_and_searching(
+            base in 0i64..20,
+            ops in proptest::collection::vec((0u64..300, 1u64..80, -4i64..5), 0..60),
+            (from, dur, units, len) in (0u64..300, 1u64..120, 1u64..8, 1u64..150),
+        ) {
+            let origin = SimTime(10);
+            let mut p = StepProfile::new(origin, base + 8);
+            for (a, d, delta) in ops {
+                p.add(SimTime(10 + a), SimTime(10 + a + d), delta);
+            }
+            let (f, t) = (SimTime(10 + from), SimTime(10 + from + dur));
+            p.reserve(f, t, units);
+            let quick = p.earlier_fit(units, SimDuration(len), f, t);
+            let mut lifted = p.clone();
+            lifted.unreserve(f, t, units);
+            let slow = lifted.earliest_fit(units, SimDuration(len)).filter(|&x| x < f);
+            proptest::prop_assert_eq!(quick, slow);
+        }
     }
 }

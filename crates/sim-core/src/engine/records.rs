@@ -85,7 +85,17 @@ impl Engine<'_> {
             }
         }
         let gpu_energy = self.energy.totals(self.cluster);
+        let nothing_left = self.events.peek_key().is_none() && self.next_arrival_time().is_none();
         let mut unfinished = self.unfinished_reasons().into_iter().peekable();
+        // The running jobs' units go to their states, and the per-job tables the records
+        // do not need are freed before the records are made (a peak of both otherwise).
+        for (i, r) in std::mem::take(&mut self.running).into_iter().enumerate() {
+            if let Some(r) = r {
+                self.state[i].units = r.units;
+            }
+        }
+        self.rank = Vec::new();
+        self.arrival_order = Vec::new();
         let records = self
             .state
             .iter_mut()
@@ -93,10 +103,7 @@ impl Engine<'_> {
             .map(|(i, st)| {
                 let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
                 let unfinished_reason = unfinished.next_if(|(j, _)| *j == i).map(|(_, r)| r);
-                let units = match self.running.get_mut(i).and_then(Option::take) {
-                    Some(r) => r.units,
-                    None => std::mem::take(&mut st.units),
-                };
+                let units = std::mem::take(&mut st.units);
                 let b = self.bound.get(i);
                 JobRecord {
                     start: st.start,
@@ -118,15 +125,11 @@ impl Engine<'_> {
         // Nothing is left to happen (the run stops when its events run out, never spins),
         // so partial gangs still holding resources at the end can never complete.
         let partial: Vec<usize> = (0..self.holds.len()).filter(|&i| !self.holds[i].is_empty()).collect();
-        let deadlock = (!partial.is_empty() && self.events.peek_key().is_none() && self.next_arrival_time().is_none())
-            .then(|| Deadlock {
-                since: self.last_progress,
-                partial_gangs: partial.len() as u32,
-                gpus_held: partial
-                    .iter()
-                    .map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>())
-                    .sum(),
-            });
+        let deadlock = (!partial.is_empty() && nothing_left).then(|| Deadlock {
+            since: self.last_progress,
+            partial_gangs: partial.len() as u32,
+            gpus_held: partial.iter().map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>()).sum(),
+        });
         Ok(RunResult {
             records,
             passes: self.passes,
