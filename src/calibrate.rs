@@ -3,9 +3,9 @@
 
 use crate::Failure;
 use crate::cli::{ImportArgs, ProbeArgs, SampleArgs};
-use crate::output::write_finished;
 use hw_calibrate::sample::{GpuSampler, RecordedSamples, Sampled, run_sampled};
 use hw_calibrate::{CalibrateError, GpuProfile, HardwareProfile, to_toml};
+use runner::output::write_finished;
 use std::path::Path;
 use std::time::Duration;
 

@@ -376,8 +376,9 @@ pub struct RunArgs {
     /// How the replay runs.
     #[command(flatten)]
     pub sim: SimArgs,
-    /// Policy spec, `name[key=value,...]` (see `sim policies`); default `easy`, or
-    /// `kube` for an openb pod list.
+    /// Policy spec, `name[key=value,...]` (see `sim policies`); default `easy`, or a
+    /// policy that places GPUs when the jobs ask for GPUs (`kube` for openb and PAI,
+    /// `kube[order=fifo,queue=easy,gang=atomic]` otherwise), printed with the reason.
     #[arg(long)]
     pub policy: Option<String>,
     /// Master random seed.

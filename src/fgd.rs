@@ -2,10 +2,10 @@
 
 use crate::Failure;
 use crate::cli::FgdArgs;
-use crate::output::write_finished;
 use policies::fgd_protocol::{self, Pod};
 use rayon::prelude::*;
 use reports::fgd_curves::{self, CurveSample, Curves};
+use runner::output::write_finished;
 use std::path::Path;
 
 use policies::fgd_protocol::PAPER_POLICIES;

@@ -4,13 +4,12 @@
 //! policy or option, a bad flag); 1 any other failure (an output that cannot be written,
 //! a policy that makes an invalid decision).
 
+mod args;
 mod calibrate;
 mod cli;
 mod compare;
 mod fgd;
 mod generate;
-mod input;
-mod output;
 mod report;
 mod run;
 mod trace_cmd;
@@ -24,6 +23,15 @@ pub enum Failure {
     BadInput(String),
     /// Anything else: exit 1.
     Other(String),
+}
+
+impl From<runner::RunError> for Failure {
+    fn from(e: runner::RunError) -> Self {
+        match e {
+            runner::RunError::BadInput(m) => Failure::BadInput(m),
+            runner::RunError::Other(m) => Failure::Other(m),
+        }
+    }
 }
 
 fn main() -> ExitCode {

@@ -2,9 +2,10 @@
 //! format without a cluster, and writing what it says.
 
 use crate::Failure;
+use crate::args::format_of;
 use crate::cli::{ConvertArgs, ConvertTo, FitArgs, GpuMemoryArg, StatsArgs};
-use crate::input::{accounting, format_of, import_options};
-use crate::output;
+use runner::input::{import_options, refuse_empty};
+use runner::output;
 use sim_core::Job;
 use std::io::Write;
 use std::path::Path;
@@ -66,7 +67,7 @@ fn import(
     app_runtime: &[String],
 ) -> Result<traces::Imported, Failure> {
     let opts = import_options(pai_jobs, app_runtime)?;
-    crate::input::refuse_empty(file)?;
+    refuse_empty(file)?;
     traces::import(file, format.map(format_of), &opts).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
@@ -79,7 +80,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     // The machine: the cluster given, else the size the file states (no GPUs known).
     let (units, gpus, from) = match &a.cluster {
         Some(p) => {
-            let c = crate::input::load_cluster(p)?;
+            let c = runner::input::load_cluster(p)?.cluster;
             (Some(c.total_units()), Some(c.total_gpus()), format!("from {}", p.display()))
         }
         None => (imported.units, None, "from the file".to_string()),
@@ -99,7 +100,11 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         });
         println!("{}", serde_json::to_string_pretty(&v).map_err(|e| Failure::Other(e.to_string()))?);
     } else {
-        println!("{} ({} format)", accounting(&name, &imported), imported.format.name());
+        println!(
+            "{} ({} format)",
+            runner::input::accounting(&name, imported.rows, imported.jobs.len(), &imported.skipped),
+            imported.format.name()
+        );
         match (units, gpus) {
             (Some(u), Some(g)) => println!("machine            {u} units, {g} GPUs ({from})"),
             (Some(u), None) => println!("machine            {u} units ({from})"),
@@ -124,12 +129,15 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
             let name = path.display().to_string();
             let imported = import(path, c.input.format, &c.input.pai_jobs, &c.input.app_runtime)?;
             if imported.skipped.total() > 0 {
-                eprintln!("{}", accounting(&name, &imported));
+                eprintln!(
+                    "{}",
+                    runner::input::accounting(&name, imported.rows, imported.jobs.len(), &imported.skipped)
+                );
             }
             // The machine: --cluster, else --procs, else what the file states.
             let machine = match &c.input.cluster {
                 Some(p) => {
-                    let cl = crate::input::load_cluster(p)?;
+                    let cl = runner::input::load_cluster(p)?.cluster;
                     Machine { procs: Some(cl.total_units()), nodes: Some(cl.node_count() as u64) }
                 }
                 None if c.input.procs.is_some() => Machine { procs: c.input.procs, nodes: None },
@@ -138,7 +146,8 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
             (imported.jobs, machine, name, imported.format)
         }
         None => {
-            let (w, name) = crate::input::load(&c.input, c.seed, true)?;
+            let l = runner::input::load(&crate::args::input(&c.input), c.seed, &mut |_| {})?;
+            let (w, name) = (l.workload, l.name);
             let machine = Machine { procs: Some(w.units), nodes: Some(w.cluster.node_count() as u64) };
             (w.jobs, machine, name, w.format)
         }

@@ -2,7 +2,7 @@
 //! `examples/models/hpc.toml` and from `examples/models/gpu.toml`, written as SWF and as
 //! native JSON Lines into a byte counter. Streaming: memory stays constant whatever the
 //! job count (`/usr/bin/time -v sim gen --jobs 10000000 ...` measures the peak RSS; see
-//! the README).
+//! docs/benchmarks.md).
 //!
 //! `cargo bench -p benches --bench generate`
 

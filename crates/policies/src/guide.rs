@@ -296,7 +296,7 @@
 //! The build function also receives the run's master seed (`_` here; `kube` uses it for
 //! seeded tie-breaking). That is all the wiring: [`crate::build`] finds the entry by
 //! name, `sim run --policy` and `sim compare --policies` take it, and `sim policies`
-//! lists it with its options. Add a row to the policies table in `README.md` too.
+//! lists it with its options. Add a row to the policies table in `docs/policies.md` too.
 //!
 //! ## 7. Testing it
 //!

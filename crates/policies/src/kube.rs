@@ -1,6 +1,7 @@
 //! Kubernetes-style scheduling: pods one at a time through the placement framework.
 
-use crate::options::{OptionInfo, canonical};
+use crate::kueue::KueueAdmission;
+use crate::options::{Chosen, OptionInfo, canonical};
 use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
 use crate::profile::overrun_clamp;
@@ -13,6 +14,7 @@ use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitR
 use sim_core::rng::{RngStreams, SimRng};
 use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 /// `score=...`: the placement (filters + score + GPU choice).
 pub const SCORE: OptionInfo = OptionInfo {
@@ -88,6 +90,113 @@ pub const TOPOLOGY: OptionInfo = OptionInfo {
           anywhere — choosing the fullest domain that fits (Slurm topology/tree, --switches)",
 };
 
+/// An option of `kube` read as an enum: [`KubeChoice::ALL`] lists its values in the order
+/// of the option's `values` (the first is the default), so a checked spec's index maps to
+/// a value and a value back to its index for [`canonical`].
+trait KubeChoice: Copy + PartialEq + 'static {
+    /// The option.
+    const OPTION: OptionInfo;
+    /// Every value, in the order of `OPTION.values`.
+    const ALL: &'static [Self];
+
+    /// The value a checked spec chose (its default when not given).
+    fn chosen(c: &Chosen<'_>) -> Self {
+        Self::ALL[c.index(Self::OPTION)]
+    }
+
+    /// Its index in `OPTION.values`.
+    fn index(self) -> usize {
+        Self::ALL.iter().position(|v| *v == self).expect("every value is listed in ALL")
+    }
+
+    /// Its name in specs.
+    fn name(self) -> &'static str {
+        Self::OPTION.values[self.index()]
+    }
+
+    /// The option and the value's index, for [`canonical`].
+    fn pair(self) -> (OptionInfo, usize) {
+        (Self::OPTION, self.index())
+    }
+}
+
+impl KubeChoice for MemoryFit {
+    const OPTION: OptionInfo = MEMORY;
+    const ALL: &'static [Self] = &[MemoryFit::Oblivious, MemoryFit::Aware];
+}
+
+/// `order=`: the order pods are tried in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// `priority`: Kubernetes PrioritySort, higher priority first, then arrival.
+    Priority,
+    /// `fifo`: arrival order.
+    Fifo,
+}
+
+impl KubeChoice for Order {
+    const OPTION: OptionInfo = ORDER;
+    const ALL: &'static [Self] = &[Order::Priority, Order::Fifo];
+}
+
+/// `queue=`: what a pod that fits nowhere does to the pods after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queue {
+    /// `skip`: it is passed over (Kubernetes).
+    Skip,
+    /// `fcfs`: it ends the pass.
+    Fcfs,
+    /// `easy`: the first such pod gets a reservation later pods may not delay.
+    Easy,
+    /// `conservative`: every waiting pod gets a reservation.
+    Conservative,
+}
+
+impl KubeChoice for Queue {
+    const OPTION: OptionInfo = QUEUE;
+    const ALL: &'static [Self] = &[Queue::Skip, Queue::Fcfs, Queue::Easy, Queue::Conservative];
+}
+
+/// `gang=`: how the tasks of a job of several are bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GangMode {
+    /// `atomic`: all in one decision or none.
+    Atomic,
+    /// `none`: pod at a time, each task held as it fits until the gang is complete.
+    PodAtATime,
+    /// `permit-wait`: pod at a time, a partial gang released after `timeout`.
+    PermitWait,
+    /// `kueue`: pod at a time once Kueue admitted the job whole against the quota.
+    Kueue,
+}
+
+impl KubeChoice for GangMode {
+    const OPTION: OptionInfo = GANG;
+    const ALL: &'static [Self] = &[GangMode::Atomic, GangMode::PodAtATime, GangMode::PermitWait, GangMode::Kueue];
+}
+
+impl GangMode {
+    /// Whether a gang's tasks are bound as they fit and hold their resources until the
+    /// whole gang runs (every mode but `atomic`).
+    fn holds_parts(self) -> bool {
+        self != GangMode::Atomic
+    }
+}
+
+/// `topology=`: where a gang's tasks may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology {
+    /// `none`: wherever the placement puts them.
+    None,
+    /// `tree`: under the lowest common switch, rack or zone that fits the gang.
+    Tree,
+}
+
+impl KubeChoice for Topology {
+    const OPTION: OptionInfo = TOPOLOGY;
+    const ALL: &'static [Self] = &[Topology::None, Topology::Tree];
+}
+
 /// What a pod's cached scores depend on besides its node: milli-CPU, memory, GPUs,
 /// milli-GPU, declared GPU memory, GPU models.
 type PodShape = (u64, u64, u32, u32, u64, Vec<String>);
@@ -106,12 +215,13 @@ pub const PERMIT_TIMEOUT_SECS: u64 = 60;
 /// far, rebuilt each time that number doubles.
 pub struct KubeScheduler {
     placement: Placement,
-    score: usize,
+    /// `score=`: the placement's name in [`PLACEMENTS`].
+    score: &'static str,
     memory: MemoryFit,
-    order: usize,
-    queue: usize,
-    gang: usize,
-    topology: usize,
+    order: Order,
+    queue: Queue,
+    gang: GangMode,
+    topology: Topology,
     label: Option<String>,
     cx: PlaceCx,
     type_ids: std::collections::HashMap<PodShape, u32>,
@@ -128,10 +238,31 @@ pub struct KubeScheduler {
     timeout: Option<u64>,
     quota: Option<u64>,
     /// Kueue's admission (`gang=kueue`), made at the first pass.
-    kueue: Option<crate::kueue::KueueAdmission>,
+    kueue: Option<KueueAdmission>,
     /// With a decision log: the kind of reason last logged for each unplaced pod (its
     /// explanation without the counts), so a pod is logged again only when it changes.
     logged_wait: std::collections::HashMap<JobId, String>,
+}
+
+/// What a placement pass (`queue=skip|fcfs|easy`) carries from one pod to the next.
+struct Pass {
+    /// The nodes up.
+    up: Vec<bool>,
+    /// The nodes up and not reserved (set with the reservation).
+    unreserved: Vec<bool>,
+    /// The pass's own copy of the ledger, kept between passes and brought in line with
+    /// the engine's by copying the nodes that changed; placements of the pass see the
+    /// bindings made before them there.
+    scratch: Ledger,
+    /// Jobs bound in this pass, for the reservation's release profile.
+    bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)>,
+    /// EASY's reservation: its shadow time and the nodes it holds.
+    reservation: Option<(SimTime, Vec<u32>)>,
+    /// Most tasks of a pod type that still fit (on the nodes allowed to fenced jobs or
+    /// all), learnt from failed placements of pods without constraints. Constraints
+    /// other than tolerations only take nodes away, so a job of more tasks fails too,
+    /// with or without them; later bindings of the pass only lower what fits.
+    fits_at_most: BTreeMap<(u32, bool), usize>,
 }
 
 impl KubeScheduler {
@@ -141,17 +272,17 @@ impl KubeScheduler {
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
         let c = crate::options::check(spec, Self::OPTIONS)?;
-        let score = c.index(SCORE);
-        let memory = [MemoryFit::Oblivious, MemoryFit::Aware][c.index(MEMORY)];
-        let placement = Placement::by_name(PLACEMENTS[score], memory).expect("listed placement");
+        let score = PLACEMENTS[c.index(SCORE)];
+        let memory = MemoryFit::chosen(&c);
+        let placement = Placement::by_name(score, memory).expect("listed placement");
         Ok(KubeScheduler {
             placement,
             score,
             memory,
-            order: c.index(ORDER),
-            queue: c.index(QUEUE),
-            gang: c.index(GANG),
-            topology: c.index(TOPOLOGY),
+            order: Order::chosen(&c),
+            queue: Queue::chosen(&c),
+            gang: GangMode::chosen(&c),
+            topology: Topology::chosen(&c),
             label: None,
             type_ids: std::collections::HashMap::new(),
             cx: PlaceCx::new(FragMeter::default()),
@@ -191,13 +322,13 @@ impl KubeScheduler {
         let mut k = KubeScheduler::from_spec(&PolicySpec { name: "kube".into(), options }, seed)?;
         let label = format!(
             "{}+placement[{}]+gang[{}]+topology[{}]",
-            QUEUE.values[k.queue],
+            k.queue.name(),
             placement.name(),
-            GANG.values[k.gang],
-            TOPOLOGY.values[k.topology]
+            k.gang.name(),
+            k.topology.name()
         );
         k.placement = placement;
-        k.order = 1;
+        k.order = Order::Fifo;
         k.label = Some(label);
         Ok(k)
     }
@@ -250,15 +381,16 @@ impl Policy for KubeScheduler {
             let n = self.numbers();
             return if n.is_empty() { l.clone() } else { format!("{l}+[{n}]") };
         }
+        let score = SCORE.values.iter().position(|v| *v == self.score).expect("a listed placement");
         let c = canonical(
             "kube",
             &[
-                (SCORE, self.score),
-                (MEMORY, self.memory as usize),
-                (ORDER, self.order),
-                (QUEUE, self.queue),
-                (GANG, self.gang),
-                (TOPOLOGY, self.topology),
+                (SCORE, score),
+                self.memory.pair(),
+                self.order.pair(),
+                self.queue.pair(),
+                self.gang.pair(),
+                self.topology.pair(),
             ],
         );
         let n = self.numbers();
@@ -270,13 +402,8 @@ impl Policy for KubeScheduler {
     }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
-        if self.gang == 3 && self.kueue.is_none() {
-            let (gpu, cpu) =
-                view.ledger().nodes().iter().fold((0, 0), |(g, c), n| {
-                    (g + n.gpus.len() as u64 * sim_core::ledger::MILLI as u64, c + n.cpu_milli)
-                });
-            let timeout = SimDuration::from_secs(self.timeout.unwrap_or(crate::kueue::PODS_READY_TIMEOUT_SECS));
-            self.kueue = Some(crate::kueue::KueueAdmission::new(timeout, self.quota.unwrap_or(100), gpu, cpu));
+        if self.gang == GangMode::Kueue && self.kueue.is_none() {
+            self.kueue = Some(KueueAdmission::for_cluster(view.ledger().nodes(), self.timeout, self.quota));
         }
         // Labels and taints a controller changed invalidate what was learnt from them.
         self.cx.sync_meta(view.ledger().meta_epoch());
@@ -284,8 +411,33 @@ impl Policy for KubeScheduler {
             // Nothing arrived and nothing was freed: every waiting pod still fits nowhere.
             return;
         }
-        for &j in &info.queued {
-            // Count each pod once: requeued pods (retries, node failures) come back here.
+        self.learn_pod_types(view, &info.queued);
+        let queue = self.ordered_queue(view);
+        if let Some(k) = &mut self.kueue {
+            k.step(view, &queue, out);
+        }
+        if self.queue == Queue::Conservative {
+            self.conservative(view, &queue, out);
+            if view.logging() {
+                self.log_unplaced(view, view.ledger(), &queue, out);
+            }
+            return;
+        }
+        self.place_in_order(view, &queue, out);
+    }
+
+    fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
+        self.explain(view, view.ledger(), job)
+    }
+}
+
+/// The steps of a pass.
+impl KubeScheduler {
+    /// Counts each arrived pod once by type (requeued pods — retries, node failures —
+    /// come back in `queued`) and rebuilds the FGD score's typical pods from those
+    /// counts each time the number of pods seen doubles.
+    fn learn_pod_types(&mut self, view: &SchedView<'_>, queued: &[JobId]) {
+        for &j in queued {
             if self.counted.len() <= j.idx() {
                 self.counted.resize(j.idx() + 1, false);
             }
@@ -300,149 +452,203 @@ impl Policy for KubeScheduler {
             self.cx.clear_cache();
             self.rebuilt_at = self.seen;
         }
+    }
+
+    /// The waiting pods in the order they are tried (`order=`).
+    fn ordered_queue(&self, view: &SchedView<'_>) -> Vec<JobId> {
         let mut queue: Vec<JobId> = view.queue().to_vec();
-        if self.order == 0 {
+        if self.order == Order::Priority {
             // PrioritySort: higher priority first; the queue is already in arrival order.
             queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority));
         }
-        if let Some(k) = &mut self.kueue {
-            k.step(view, &queue, out);
-        }
-        if self.queue == 3 {
-            self.conservative(view, &queue, out);
-            if view.logging() {
-                self.log_unplaced(view, view.ledger(), &queue, out);
+        queue
+    }
+
+    /// `queue=skip|fcfs|easy`: each pod of `queue` in turn placed on the pass's copy of
+    /// the ledger ([`KubeScheduler::place_pod`]), until `queue=fcfs` meets one that fits
+    /// nowhere.
+    fn place_in_order(&mut self, view: &SchedView<'_>, queue: &[JobId], out: &mut Vec<Decision>) {
+        let mut pass = self.begin_pass(view);
+        for (k, &j) in queue.iter().enumerate() {
+            let last = k + 1 == queue.len();
+            if self.place_pod(view, &mut pass, j, last, out).is_break() {
+                break;
             }
-            return;
         }
+        if view.logging() {
+            self.log_unplaced(view, &pass.scratch, queue, out);
+        }
+        self.scratch = pass.scratch;
+    }
+
+    /// A placement pass's start: the score cache in line with the engine's ledger, and
+    /// the pass's copy of it.
+    fn begin_pass(&mut self, view: &SchedView<'_>) -> Pass {
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
-        // The nodes up and not reserved (set with the reservation).
-        let mut unreserved: Vec<bool> = Vec::new();
         if !self.cx.has_cache() {
             let n = view.ledger().nodes().len();
             let cx = std::mem::take(&mut self.cx);
             self.cx = cx.with_cache(n, 4);
         }
         self.cx.sync(view.ledger().versions());
-        // The pass's own copy of the ledger, kept between passes and brought in line with
-        // the engine's by copying the nodes that changed; placements of the pass see the
-        // bindings made before them there.
-        let base = view.ledger();
         let mut scratch = std::mem::replace(&mut self.scratch, Ledger::empty());
-        scratch.sync_from(base);
-        let now = view.now();
-        // Jobs bound in this pass, for the reservation's release profile.
-        let mut bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)> = Vec::new();
-        let mut reservation: Option<(SimTime, Vec<u32>)> = None;
-        // Most tasks of a pod type that still fit (on the nodes allowed to fenced jobs or
-        // all), learnt from failed placements of pods without constraints. Constraints
-        // other than tolerations only take nodes away, so a job of more tasks fails too,
-        // with or without them; later bindings of the pass only lower what fits.
-        let mut fits_at_most: BTreeMap<(u32, bool), usize> = BTreeMap::new();
-        for (k, &j) in queue.iter().enumerate() {
-            let last = k + 1 == queue.len();
-            let job = view.job(j);
-            let ends_before = reservation.as_ref().is_some_and(|(t, _)| now + view.requested(j) <= *t);
-            let fenced = reservation.is_some() && !ends_before;
-            let ty = self.type_of(j, job);
-            let key = (ty, fenced);
-            let unconstrained = job.constraints.is_none();
-            let only_restricts = job.constraints.as_ref().is_none_or(|c| c.tolerations.is_empty());
-            let fit = fits_at_most.get(&key).copied().filter(|_| only_restricts);
-            if self.kueue.as_ref().is_some_and(|k| !k.admitted(j)) {
-                continue;
-            }
-            let holds_parts = self.gang > 0 && job.tasks > 1;
-            if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.needed_tasks() as usize) {
-                continue;
-            }
-            let allowed: &[bool] = if fenced { &unreserved } else { &up };
-            if holds_parts {
-                // Pod at a time: bind what fits now; the tasks wait for the rest.
-                let left = job.tasks as usize - view.held(j).len();
-                let ledger = &mut scratch;
-                let placed = self.bind_some(ledger, job, ty, left, allowed);
-                if placed.len() < left && unconstrained {
-                    fits_at_most.insert(key, 0);
-                }
-                if !placed.is_empty() {
-                    let timeout =
-                        (self.gang == 2).then(|| SimDuration::from_secs(self.timeout.unwrap_or(PERMIT_TIMEOUT_SECS)));
-                    out.push(Decision::Hold { job: j, binding: placed, timeout });
-                }
-                continue;
-            }
-            let bound = if job.tasks == 1 {
-                let nodes = scratch.nodes();
-                match self.place_one(nodes, job, ty, allowed) {
-                    Some(b) => {
-                        if !last {
-                            self.keep(&mut scratch, job, &b);
-                        }
-                        Ok(vec![b])
-                    }
-                    None => Err(0),
-                }
-            } else {
-                self.bind(&mut scratch, job, ty, allowed)
-            };
-            match bound {
-                Ok(binding) => {
-                    if self.queue == 2 && reservation.is_none() {
-                        // Only EASY's reservation, not yet made, reads them.
-                        bound_now.push((now + view.requested(j), j, binding.clone()));
-                    }
-                    let reason = if fenced || ends_before {
-                        match &reservation {
-                            Some((t, _)) if ends_before => StartReason::BackfillEndsBeforeShadow { shadow: *t },
-                            _ => StartReason::BackfillPlacementNow,
-                        }
-                    } else {
-                        StartReason::Placed
-                    };
-                    out.push(Decision::Bind { job: j, binding, reason });
-                }
-                Err(fit) => {
-                    if unconstrained {
-                        fits_at_most.insert(key, fit);
-                    }
-                    match self.queue {
-                        1 => {
-                            if view.logging() {
-                                let free = view.free_units();
-                                out.push(Decision::Wait { job: j, reason: WaitReason::DoesNotFit { free } });
-                            }
-                            break;
-                        }
-                        2 if reservation.is_none() => {
-                            reservation = self.reserve(view, &scratch, &bound_now, job, ty, &up);
-                            if let Some((_, nodes)) = &reservation {
-                                unreserved = up.clone();
-                                for &n in nodes {
-                                    unreserved[n as usize] = false;
-                                }
-                            }
-                            if let (Some((at, _)), true) = (&reservation, view.logging()) {
-                                let free = view.free_units();
-                                out.push(Decision::Wait { job: j, reason: WaitReason::HeadReserved { at: *at, free } });
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
+        scratch.sync_from(view.ledger());
+        Pass {
+            up,
+            unreserved: Vec::new(),
+            scratch,
+            bound_now: Vec::new(),
+            reservation: None,
+            fits_at_most: BTreeMap::new(),
         }
-        if view.logging() {
-            self.log_unplaced(view, &scratch, &queue, out);
-        }
-        self.scratch = scratch;
     }
 
-    fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
-        self.explain(view, view.ledger(), job)
+    /// Pod `j` in a placement pass: passed over when Kueue has not admitted it or a pod
+    /// of its type already failed to fit, held task by task (a gang pod at a time), or
+    /// bound whole; otherwise it fits nowhere ([`KubeScheduler::unplaced`]). `Break`
+    /// ends the pass. `last`: no pod comes after it.
+    fn place_pod(
+        &mut self,
+        view: &SchedView<'_>,
+        pass: &mut Pass,
+        j: JobId,
+        last: bool,
+        out: &mut Vec<Decision>,
+    ) -> ControlFlow<()> {
+        let job = view.job(j);
+        let now = view.now();
+        let ends_before = pass.reservation.as_ref().is_some_and(|(t, _)| now + view.requested(j) <= *t);
+        let fenced = pass.reservation.is_some() && !ends_before;
+        let ty = self.type_of(j, job);
+        let key = (ty, fenced);
+        let only_restricts = job.constraints.as_ref().is_none_or(|c| c.tolerations.is_empty());
+        let fit = pass.fits_at_most.get(&key).copied().filter(|_| only_restricts);
+        if self.kueue.as_ref().is_some_and(|k| !k.admitted(j)) {
+            return ControlFlow::Continue(());
+        }
+        let holds_parts = self.gang.holds_parts() && job.tasks > 1;
+        if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.needed_tasks() as usize) {
+            return ControlFlow::Continue(());
+        }
+        if holds_parts {
+            self.hold_parts(view, pass, j, ty, fenced, out);
+            return ControlFlow::Continue(());
+        }
+        match self.bind_pod(pass, job, ty, fenced, last) {
+            Ok(binding) => {
+                if self.queue == Queue::Easy && pass.reservation.is_none() {
+                    // Only EASY's reservation, not yet made, reads them.
+                    pass.bound_now.push((now + view.requested(j), j, binding.clone()));
+                }
+                let reason = if fenced || ends_before {
+                    match &pass.reservation {
+                        Some((t, _)) if ends_before => StartReason::BackfillEndsBeforeShadow { shadow: *t },
+                        _ => StartReason::BackfillPlacementNow,
+                    }
+                } else {
+                    StartReason::Placed
+                };
+                out.push(Decision::Bind { job: j, binding, reason });
+                ControlFlow::Continue(())
+            }
+            Err(fit) => {
+                if job.constraints.is_none() {
+                    pass.fits_at_most.insert(key, fit);
+                }
+                self.unplaced(view, pass, j, ty, out)
+            }
+        }
+    }
+
+    /// A gang pod at a time (`gang=none|permit-wait|kueue`): binds what fits now of its
+    /// tasks not yet held; they hold their resources while they wait for the rest (with
+    /// `gang=permit-wait`, at most `timeout`).
+    fn hold_parts(
+        &mut self,
+        view: &SchedView<'_>,
+        pass: &mut Pass,
+        j: JobId,
+        ty: u32,
+        fenced: bool,
+        out: &mut Vec<Decision>,
+    ) {
+        let job = view.job(j);
+        let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
+        let left = job.tasks as usize - view.held(j).len();
+        let placed = self.bind_some(&mut pass.scratch, job, ty, left, allowed);
+        if placed.len() < left && job.constraints.is_none() {
+            pass.fits_at_most.insert((ty, fenced), 0);
+        }
+        if !placed.is_empty() {
+            let timeout = (self.gang == GangMode::PermitWait)
+                .then(|| SimDuration::from_secs(self.timeout.unwrap_or(PERMIT_TIMEOUT_SECS)));
+            out.push(Decision::Hold { job: j, binding: placed, timeout });
+        }
+    }
+
+    /// Binds every task of `job` on the pass's copy of the ledger, on the nodes not
+    /// reserved if `fenced`, or nothing (`Err`: how many fitted). A single pod that is the
+    /// queue's `last` is not taken on the copy: no later placement of the pass reads it.
+    fn bind_pod(
+        &mut self,
+        pass: &mut Pass,
+        job: &Job,
+        ty: u32,
+        fenced: bool,
+        last: bool,
+    ) -> Result<Vec<TaskBinding>, usize> {
+        let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
+        if job.tasks != 1 {
+            return self.bind(&mut pass.scratch, job, ty, allowed);
+        }
+        let b = self.place_one(pass.scratch.nodes(), job, ty, allowed).ok_or(0usize)?;
+        if !last {
+            self.keep(&mut pass.scratch, job, &b);
+        }
+        Ok(vec![b])
+    }
+
+    /// Pod `j`, bound in no way: `queue=fcfs` ends the pass there (`Break`); under
+    /// `queue=easy` the first such pod gets the reservation
+    /// ([`KubeScheduler::reserve`]) whose nodes later pods keep off unless they end
+    /// before it; `queue=skip` passes over it.
+    fn unplaced(
+        &mut self,
+        view: &SchedView<'_>,
+        pass: &mut Pass,
+        j: JobId,
+        ty: u32,
+        out: &mut Vec<Decision>,
+    ) -> ControlFlow<()> {
+        match self.queue {
+            Queue::Fcfs => {
+                if view.logging() {
+                    let free = view.free_units();
+                    out.push(Decision::Wait { job: j, reason: WaitReason::DoesNotFit { free } });
+                }
+                ControlFlow::Break(())
+            }
+            Queue::Easy if pass.reservation.is_none() => {
+                let job = view.job(j);
+                pass.reservation = self.reserve(view, &pass.scratch, &pass.bound_now, job, ty, &pass.up);
+                if let Some((_, nodes)) = &pass.reservation {
+                    pass.unreserved = pass.up.clone();
+                    for &n in nodes {
+                        pass.unreserved[n as usize] = false;
+                    }
+                }
+                if let (Some((at, _)), true) = (&pass.reservation, view.logging()) {
+                    let free = view.free_units();
+                    out.push(Decision::Wait { job: j, reason: WaitReason::HeadReserved { at: *at, free } });
+                }
+                ControlFlow::Continue(())
+            }
+            Queue::Skip | Queue::Easy | Queue::Conservative => ControlFlow::Continue(()),
+        }
     }
 }
 
+/// Why pods wait, for the decision log.
 impl KubeScheduler {
     /// Why waiting job `j` is not placed on `ledger`: not admitted by Kueue, the filters
     /// that reject every node for one of its pods (kube-scheduler's `FailedScheduling`
@@ -619,7 +825,7 @@ impl KubeScheduler {
     /// one zone.
     /// `Err` tells how many of its tasks fit anywhere allowed.
     fn bind(&mut self, ledger: &mut Ledger, job: &Job, ty: u32, allowed: &[bool]) -> Result<Vec<TaskBinding>, usize> {
-        if self.topology == 1 && job.tasks > 1 {
+        if self.topology == Topology::Tree && job.tasks > 1 {
             for key in ["switch", "rack", "zone"] {
                 // Each allowed node's domain, and the domains fullest first (least milli-GPU
                 // free, then least milli-CPU free), ties by name.
@@ -735,5 +941,30 @@ impl KubeScheduler {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each enum lists the values of its option, in their order, once.
+    fn lists_its_option<T: KubeChoice + std::fmt::Debug>() {
+        assert_eq!(T::ALL.len(), T::OPTION.values.len(), "{}", T::OPTION.key);
+        for (i, v) in T::ALL.iter().enumerate() {
+            assert_eq!(v.index(), i, "{v:?}");
+            assert_eq!(v.name(), T::OPTION.values[i]);
+        }
+    }
+
+    #[test]
+    fn enums_follow_the_option_tables() {
+        lists_its_option::<MemoryFit>();
+        lists_its_option::<Order>();
+        lists_its_option::<Queue>();
+        lists_its_option::<GangMode>();
+        lists_its_option::<Topology>();
+        assert_eq!(GangMode::PodAtATime.name(), "none");
+        assert_eq!(Queue::Conservative.name(), "conservative");
     }
 }

@@ -1,4 +1,4 @@
-//! Kueue's admission in front of a pod-at-a-time scheduler (real-schedulers.md §C2): a
+//! Kueue's admission in front of a pod-at-a-time scheduler (Kueue v1beta1; docs/sources.md#kueue): a
 //! job (Kueue's Workload) is admitted whole when the ClusterQueue's quota has room for
 //! all of its tasks; only then are its pods placed, one at a time. If they are not all
 //! running `waitForPodsReady.timeout` after the admission, the job is evicted — its
@@ -15,6 +15,7 @@
 //! not stop later jobs being admitted.
 
 use sim_core::job::{Job, JobId};
+use sim_core::ledger::{MILLI, NodeUse};
 use sim_core::policy::{Decision, SchedView};
 use sim_core::{SimDuration, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,6 +57,16 @@ impl KueueAdmission {
             admitted: BTreeMap::new(),
             evicted: BTreeMap::new(),
         }
+    }
+
+    /// A queue for the cluster of `nodes`: its quota `percent` (default 100) of their GPUs
+    /// and CPUs, its `waitForPodsReady.timeout` `timeout_secs` (default
+    /// [`PODS_READY_TIMEOUT_SECS`]).
+    pub fn for_cluster(nodes: &[NodeUse], timeout_secs: Option<u64>, percent: Option<u64>) -> Self {
+        let (gpu, cpu) =
+            nodes.iter().fold((0, 0), |(g, c), n| (g + n.gpus.len() as u64 * MILLI as u64, c + n.cpu_milli));
+        let timeout = SimDuration::from_secs(timeout_secs.unwrap_or(PODS_READY_TIMEOUT_SECS));
+        Self::new(timeout, percent.unwrap_or(100), gpu, cpu)
     }
 
     /// What a job asks of the quota: milli-GPU and milli-CPU of all its tasks, or of its

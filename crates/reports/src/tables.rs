@@ -2,7 +2,7 @@
 //! completion time, outcome counts, and Jain's fairness index, from a run's frame
 //! ([`JobRow`]s).
 //!
-//! Definitions follow `docs/real-schedulers.md` §G ("Metrics the field reports") and
+//! Definitions follow the field's usual ones (sources in `docs/sources.md#metrics`) and
 //! `summary.json` ([`crate::summary`]):
 //!
 //! * **wait** = `start − submit` (jobs that started);
@@ -273,8 +273,7 @@ pub fn all_groups(rows: &[JobRow]) -> Vec<GroupRow> {
 
 /// Jain's fairness index (Jain, Chiu, Hawe, "A Quantitative Measure of Fairness and
 /// Discrimination for Resource Allocation in Shared Computer Systems", DEC-TR-301, 1984),
-/// `J = (Σx)² / (n·Σx²)`, as `docs/real-schedulers.md` §G defines it "over per-user …
-/// slowdown".
+/// `J = (Σx)² / (n·Σx²)`, here over per-user slowdowns (see `docs/sources.md#metrics`).
 ///
 /// Here `x` is each user's mean bounded slowdown (τ = 10 s) over its jobs that ran, and
 /// `n` the users with at least one such job: users are the tenants whose service is

@@ -16,7 +16,7 @@
 //! * **waiting** over `[submit, start)`; a job that never starts waits to the window's
 //!   end — except a `rejected` job, refused at submission, which never queues.
 //!
-//! Utilisation follows `docs/real-schedulers.md` §G ("allocated GPU-h / available GPU-h")
+//! Utilisation follows the usual definition, allocated over available capacity (`docs/sources.md#metrics`),
 //! and `summary.json` (`Σ run × units / (machine units × makespan)`): the bucket-weighted
 //! mean of `units_allocated` over a run whose last event is an end is `summary.json`'s
 //! `utilization`.

@@ -68,7 +68,7 @@ impl NodeSpec {
     }
 }
 
-/// How the GPUs of a node pool are shared between jobs (real-schedulers.md §B7).
+/// How the GPUs of a node pool are shared between jobs (docs/sources.md#gpu-sharing-and-gpu-memory).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GpuSharing {

@@ -1,6 +1,7 @@
 //! Placement constraints of a pod, as Kubernetes writes them: node selector, node
 //! affinity (required terms ORed, expressions ANDed, preferred terms weighted 1–100),
-//! and tolerations of node taints (real-schedulers.md §B3–B4).
+//! and tolerations of node taints (Kubernetes docs "Assigning Pods to Nodes", "Taints and
+//! Tolerations"; see docs/sources.md#node-affinity-and-taints).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

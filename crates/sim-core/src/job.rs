@@ -212,22 +212,30 @@ impl Job {
 }
 
 /// The jobs of a run: the input's, borrowed, then those controllers submitted during the
-/// run ([`crate::controller::Action::Submit`]), owned. Job ids run through both: the
-/// input's are `0..n`, submitted jobs follow in submission order.
+/// run ([`crate::controller::Action::Submit`]). Job ids run through both: the input's are
+/// `0..n`, submitted jobs follow in submission order. Until a job is submitted nothing is
+/// copied; the first submission copies the input once, so every job can be handed out
+/// as one slice ([`JobStore::all`]) and indexed without a branch.
 #[derive(Clone, Debug, Default)]
 pub struct JobStore<'a> {
     input: &'a [Job],
-    submitted: Vec<Job>,
+    /// Empty until a job is submitted; then the input's jobs and the submitted ones.
+    owned: Vec<Job>,
 }
 
 impl<'a> JobStore<'a> {
     /// The input's jobs, nothing submitted yet.
     pub fn new(input: &'a [Job]) -> Self {
-        JobStore { input, submitted: Vec::new() }
+        JobStore { input, owned: Vec::new() }
+    }
+    /// Every job so far, in id order.
+    #[inline]
+    pub fn all(&self) -> &[Job] {
+        if self.owned.is_empty() { self.input } else { &self.owned }
     }
     /// Every job so far.
     pub fn len(&self) -> usize {
-        self.input.len() + self.submitted.len()
+        self.all().len()
     }
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
@@ -235,23 +243,24 @@ impl<'a> JobStore<'a> {
     }
     /// Job `i`, if it exists.
     pub fn get(&self, i: usize) -> Option<&Job> {
-        match self.input.get(i) {
-            Some(j) => Some(j),
-            None => self.submitted.get(i - self.input.len()),
-        }
+        self.all().get(i)
     }
     /// Adds a submitted job; returns its id.
     pub fn push(&mut self, job: Job) -> JobId {
-        self.submitted.push(job);
-        JobId((self.len() - 1) as u32)
+        if self.owned.is_empty() {
+            self.owned = self.input.to_vec();
+        }
+        self.owned.push(job);
+        JobId((self.owned.len() - 1) as u32)
     }
     /// The jobs controllers submitted, in order.
     pub fn submitted(&self) -> &[Job] {
-        &self.submitted
+        self.owned.get(self.input.len()..).unwrap_or(&[])
     }
     /// Takes the submitted jobs out.
     pub fn take_submitted(&mut self) -> Vec<Job> {
-        std::mem::take(&mut self.submitted)
+        let n = self.input.len().min(self.owned.len());
+        self.owned.split_off(n)
     }
 }
 
@@ -259,25 +268,6 @@ impl std::ops::Index<usize> for JobStore<'_> {
     type Output = Job;
     #[inline]
     fn index(&self, i: usize) -> &Job {
-        if i < self.input.len() { &self.input[i] } else { &self.submitted[i - self.input.len()] }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde::de::IntoDeserializer;
-    use serde::de::value::{Error, StrDeserializer};
-
-    /// `name`, `FromStr` and serde's names agree, so no format keeps its own table.
-    #[test]
-    fn kind_names_agree_with_serde() {
-        for k in JobKind::ALL {
-            let de: StrDeserializer<'_, Error> = k.name().into_deserializer();
-            assert_eq!(JobKind::deserialize(de).unwrap(), k);
-            assert_eq!(k.name().parse::<JobKind>().unwrap(), k);
-        }
-        let e = "training".parse::<JobKind>().unwrap_err();
-        assert_eq!(e.to_string(), "expected batch, dl_train, inference or interactive, found 'training'");
+        &self.all()[i]
     }
 }

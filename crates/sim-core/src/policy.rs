@@ -207,7 +207,7 @@ pub struct RunningJob {
 pub struct SchedView<'a> {
     pub(crate) now: SimTime,
     pub(crate) cluster: &'a Cluster,
-    pub(crate) jobs: &'a crate::job::JobStore<'a>,
+    pub(crate) jobs: &'a [Job],
     pub(crate) queue: &'a [JobId],
     pub(crate) running: &'a [Option<RunningJob>],
     pub(crate) running_by_start: &'a BTreeSet<(u64, JobId)>,

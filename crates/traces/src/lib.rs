@@ -203,6 +203,73 @@ pub fn is_blank_file(path: &Path) -> Result<bool, TraceError> {
     }
 }
 
+/// How [`open`] reads a trace: everything that is not in the file.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Its format; detected from the name, else the first bytes, when `None`.
+    pub format: Option<Format>,
+    /// Machine size in processors, overriding an SWF or Batsim file's.
+    pub procs: Option<u64>,
+    /// The cluster to replay on: it replaces the machine the trace describes, and the
+    /// formats that describe none (native, openb without a node list, the operators')
+    /// need it.
+    pub cluster: Option<Cluster>,
+    /// The node list of an openb pod list, when no cluster is given.
+    pub nodes: Option<std::path::PathBuf>,
+    /// How an openb node list's GPUs are shared.
+    pub sharing: sim_core::GpuSharing,
+    /// What the importers need beyond the file (a PAI job table, Sia run times).
+    pub import: ImportOptions,
+}
+
+/// Reads a trace of any format into a workload on its cluster: the one entry point for
+/// replays. SWF and Batsim give their own machine (`procs` overrides its size), an openb
+/// pod list its node list; `cluster` replaces either and is required by the other
+/// formats (a missing one is an error saying so).
+pub fn open(path: &Path, opts: &LoadOptions) -> Result<Workload, TraceError> {
+    let name = path.display().to_string();
+    let format = opts.format.unwrap_or_else(|| detect_file_format(path));
+    let needs = |what: String| TraceError::malformed(&name, None, None, what);
+    let mut w = match (format, &opts.cluster) {
+        (Format::Native, Some(c)) => load_native(path, c.clone())?,
+        (Format::Openb, Some(c)) => load_openb_on(path, c.clone())?,
+        (Format::Openb, None) => match &opts.nodes {
+            Some(nodes) => load_openb(path, nodes, opts.sharing)?,
+            None => {
+                return Err(needs(
+                    "an openb pod list needs its nodes: --nodes NODES.csv or --cluster CLUSTER.toml".into(),
+                ));
+            }
+        },
+        (Format::Swf | Format::Batsim, _) => load(path, Some(format), opts.procs)?,
+        (f, Some(c)) => imported_on(import(path, Some(f), &opts.import)?, &name, c.clone())?,
+        (Format::Native, None) => {
+            return Err(needs("a native workload needs its cluster: --cluster CLUSTER.toml".into()));
+        }
+        (f, None) => {
+            return Err(needs(format!(
+                "a {} trace does not describe the machine: give it --cluster CLUSTER.toml",
+                f.name()
+            )));
+        }
+    };
+    if let (Some(c), Format::Swf | Format::Batsim) = (&opts.cluster, format) {
+        w.units = c.total_units();
+        w.cluster = c.clone();
+    }
+    Ok(w)
+}
+
+/// As [`open`], for a trace held in memory (the embedded default): SWF or Batsim.
+pub fn open_bytes(bytes: &'static [u8], name: &str, opts: &LoadOptions) -> Result<Workload, TraceError> {
+    let mut w = load_bytes(bytes, name, opts.format, opts.procs)?;
+    if let Some(c) = &opts.cluster {
+        w.units = c.total_units();
+        w.cluster = c.clone();
+    }
+    Ok(w)
+}
+
 /// Reads an openb pod list and its node list: the pods as jobs (submitted at creation,
 /// running until deletion) on the nodes' cluster, every pool sharing its GPUs as
 /// `sharing`.

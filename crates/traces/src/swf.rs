@@ -2,7 +2,7 @@
 //!
 //! 18 whitespace-separated fields per job line; `;` starts a header comment
 //! (`; MaxProcs: 100`). `-1` means unknown. Conversion to schedlab jobs follows the
-//! usual replay conventions (../shared/docs/hpc-simulators.md §3):
+//! usual replay conventions (SWF v2.2, <https://www.cs.huji.ac.il/labs/parallel/workload/swf.html>):
 //! processors = requested (field 8) if > 0, else allocated (field 5);
 //! requested time = field 9 if > 0, else the run time; run time -1 is "missing" and such a
 //! job is rejected by the engine, as is a job with no processors.

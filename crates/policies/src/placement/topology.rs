@@ -1,6 +1,7 @@
 //! Inter-pod affinity and anti-affinity (Kubernetes `InterPodAffinity`) and topology
-//! spread (`PodTopologySpread`), over the domains of a topology key (real-schedulers.md
-//! §B3, §B5). Both need the whole cluster, so they are prepared once per pod (the
+//! spread (`PodTopologySpread`), over the domains of a topology key (Kubernetes docs
+//! "Assigning Pods to Nodes", "Pod Topology Spread Constraints"; see
+//! docs/sources.md#pod-affinity-and-spread). Both need the whole cluster, so they are prepared once per pod (the
 //! framework's PreFilter/PreScore), then asked per node.
 
 use sim_core::constraints::{PodAffinityTerm, PodConstraints, SpreadConstraint, WhenUnsatisfiable, selector_matches};

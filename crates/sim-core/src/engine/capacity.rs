@@ -153,6 +153,7 @@ impl Engine<'_> {
             self.capacity += cores as u64;
         }
         self.info.capacity_changed = true;
+        self.observe(self.interests.nodes, || crate::controller::Observed::NodeChanged { node, state: to });
         if let Some(log) = self.log.as_deref_mut() {
             let state = match to {
                 NodeState::Up => "up",

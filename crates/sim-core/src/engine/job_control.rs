@@ -92,7 +92,7 @@ impl Engine<'_> {
         }
         self.running[j.idx()] =
             Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need, binding });
-        self.observe(Observed::Started { job: j });
+        self.observe(self.interests.starts, || Observed::Started { job: j });
         Ok(())
     }
 
@@ -143,7 +143,7 @@ impl Engine<'_> {
             st.phase = Phase::BackingOff;
             self.commit_saved(j);
             self.killed.insert(j, r.units);
-            self.observe(Observed::AttemptKilled { job: j, kills });
+            self.observe(self.interests.kills, || Observed::AttemptKilled { job: j, kills });
             return Ok(());
         }
         let requested = self.requested(j);
@@ -161,11 +161,12 @@ impl Engine<'_> {
         st.phase = Phase::Done;
         st.end = Some(self.now);
         st.outcome = Some(outcome);
+        self.ended += 1;
         st.end_event = None;
         if let Some(log) = self.log.as_deref_mut() {
             log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: outcome.name() })?;
         }
-        self.observe(Observed::Ended { job: j });
+        self.observe(self.interests.ends, || Observed::Ended { job: j });
         Ok(())
     }
 
@@ -173,6 +174,9 @@ impl Engine<'_> {
     /// the share of it that checkpoints of earlier attempts saved.
     pub(super) fn attempt_runtime(&self, j: JobId) -> SimDuration {
         let full = self.effective_runtime(j);
+        if self.saved.is_empty() {
+            return full;
+        }
         match self.saved.get(&j) {
             Some(s) if s.before > 0 => {
                 let base = self.jobs[j.idx()].runtime.unwrap_or_default().0.max(1) as u128;

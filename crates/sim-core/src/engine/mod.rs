@@ -15,8 +15,10 @@
 //!    * class 0, [`EventClass::JobEnd`]: a running attempt ends — completed, failed (as
 //!      the trace says), killed at its time limit (`walltime_kill`), or killed for running
 //!      out of GPU memory; ends come first so what they free is seen by everything after;
-//!    * class 1, [`EventClass::NodeChange`]: a node event of the input goes down (its
-//!      jobs are requeued, held tasks released), drains or comes up;
+//!    * class 1, [`EventClass::Controller`]: a controller's timer
+//!      ([`crate::controller::Action::WakeAt`]) — among them the node events given as
+//!      input (the `node-events` controller: a node goes down, its jobs requeued and held
+//!      tasks released, drains or comes up) — and the actions it returns, applied at once;
 //!    * class 2, [`EventClass::JobArrival`]: a job re-enters the queue after its
 //!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a partial
 //!      gang reaches its permit timeout and releases its tasks (`HoldTimeout`); a pass a
@@ -24,13 +26,18 @@
 //! 3. submits the jobs whose submission time is `t`, in input order (a job is rejected
 //!    at once when it can never run: no processors, no or zero run time, larger than the
 //!    machine, GPU models no node has under a policy that binds GPUs);
-//! 4. runs a scheduling pass when the queue is not empty: the policy sees a read-only
+//! 4. delivers to the controllers what they observed (arrivals, ends, killed attempts,
+//!    node changes), in the order it happened, and applies their actions;
+//! 5. runs a scheduling pass when the queue is not empty: the policy sees a read-only
 //!    view and returns decisions, applied one by one in the order returned, each checked
 //!    (an invalid one stops the run with [`EngineError::InvalidDecision`]); the pass is
-//!    repeated at `t` while the policy preempts (at most [`MAX_PASSES_PER_INSTANT`]).
+//!    repeated at `t` while the policy preempts (at most [`MAX_PASSES_PER_INSTANT`]);
+//! 6. delivers what the pass made happen (starts) to the controllers; when their
+//!    actions changed anything, steps 4–6 run again at `t` (at most
+//!    [`MAX_CONTROL_ROUNDS`] times).
 //!
 //! A policy with [`crate::policy::PassMode::PerEvent`] gets steps 2–3 one event (or
-//! arrival) at a time, each followed by a pass. A run ends when no event or arrival is
+//! arrival) at a time, each followed by steps 4–6. A run ends when no event or arrival is
 //! left, or at the horizon; every job then has exactly one outcome ([`RunResult`]).
 //!
 //! ## Parts
@@ -38,7 +45,8 @@
 //! * `run_loop.rs` — the loop above, arrivals and the pass;
 //! * `capacity.rs` — processor units and node states;
 //! * `gangs.rs` — binding jobs to nodes and GPUs, gangs held in parts;
-//! * `job_control.rs` — starting, ending, out-of-memory retries, requeues;
+//! * `job_control.rs` — starting, ending, out-of-memory kills, checkpoints, requeues;
+//! * `control.rs` — controllers: starting them, their timers, observations, actions;
 //! * `energy.rs`, `sampling.rs` — the observers;
 //! * `records.rs` — the records and figures of a finished run;
 //! * `config.rs`, `describe.rs` — settings and errors, the decision log's words.
@@ -50,7 +58,7 @@ macro_rules! sched_view {
         $crate::policy::SchedView {
             now: $e.now,
             cluster: $e.cluster,
-            jobs: &$e.jobs,
+            jobs: $e.jobs.all(),
             queue: &$e.queue,
             running: &$e.running,
             running_by_start: &$e.running_by_start,
@@ -221,6 +229,8 @@ struct Engine<'a> {
     killed: BTreeMap<JobId, crate::units::UnitSet>,
     /// Evictions in their grace period: why, by job.
     evicting: BTreeMap<JobId, String>,
+    /// Jobs with an outcome (when all have one, nothing is left to explain at the end).
+    ended: usize,
     /// Progress saved by checkpoints, for the jobs that have any.
     saved: BTreeMap<JobId, job_control::Saved>,
 }
@@ -296,6 +306,7 @@ impl<'a> Engine<'a> {
             killed: BTreeMap::new(),
             evicting: BTreeMap::new(),
             saved: BTreeMap::new(),
+            ended: 0,
         })
     }
 

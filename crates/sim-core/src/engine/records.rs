@@ -47,6 +47,9 @@ impl Engine<'_> {
         // Events or arrivals left: the horizon stopped the run, not a lack of anything to do.
         let at_horizon = self.events.peek_key().is_some() || self.next_arrival_time().is_some();
         let mut out = Vec::new();
+        if self.ended == self.state.len() {
+            return out;
+        }
         for i in 0..self.state.len() {
             if self.state[i].outcome.is_some() {
                 continue;
@@ -86,14 +89,15 @@ impl Engine<'_> {
         }
         let gpu_energy = self.energy.totals(self.cluster);
         let nothing_left = self.events.peek_key().is_none() && self.next_arrival_time().is_none();
-        let mut unfinished = self.unfinished_reasons().into_iter().peekable();
+        let mut unfinished = self.unfinished_reasons().into_iter();
         // The running jobs' units go to their states, and the per-job tables the records
         // do not need are freed before the records are made (a peak of both otherwise).
-        for (i, r) in std::mem::take(&mut self.running).into_iter().enumerate() {
-            if let Some(r) = r {
-                self.state[i].units = r.units;
+        for &(_, j) in &self.running_by_start {
+            if let Some(r) = self.running[j.idx()].take() {
+                self.state[j.idx()].units = r.units;
             }
         }
+        self.running = Vec::new();
         self.rank = Vec::new();
         self.arrival_order = Vec::new();
         let records = self
@@ -102,7 +106,7 @@ impl Engine<'_> {
             .enumerate()
             .map(|(i, st)| {
                 let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
-                let unfinished_reason = unfinished.next_if(|(j, _)| *j == i).map(|(_, r)| r);
+                let unfinished_reason = if st.outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
                 let units = std::mem::take(&mut st.units);
                 let b = self.bound.get(i);
                 JobRecord {

@@ -112,6 +112,7 @@ impl Engine<'_> {
         if let Some(reason) = reject {
             st.phase = Phase::Done;
             st.outcome = Some(Outcome::Rejected(reason));
+            self.ended += 1;
             if let Some(log) = self.log.as_deref_mut() {
                 log.record(self.now, &LogEvent::Reject { job: &job.trace_id, reason: reason.as_str() })?;
             }
@@ -126,7 +127,7 @@ impl Engine<'_> {
             )?;
         }
         self.enqueue(j);
-        self.observe(Observed::Arrived { job: j });
+        self.observe(self.interests.arrivals, || Observed::Arrived { job: j });
         Ok(())
     }
 
@@ -146,7 +147,9 @@ impl Engine<'_> {
     /// pass gave them something to observe and their actions changed anything.
     fn settle(&mut self) -> Result<(), EngineError> {
         for _ in 0..super::MAX_CONTROL_ROUNDS {
-            self.deliver()?;
+            if !self.observed.is_empty() {
+                self.deliver()?;
+            }
             self.pass()?;
             if self.observed.is_empty() || !self.deliver()? {
                 return Ok(());

@@ -1,0 +1,123 @@
+//! One trace under several policies and seeds, replayed in parallel: each run writes its
+//! own folder, then the comparison and the report are built from them.
+
+use crate::RunError;
+use crate::input::{Input, Loaded};
+use crate::run::RunOptions;
+use rayon::prelude::*;
+use std::path::Path;
+
+/// The list of run folders a comparison leaves in its output, in its order (the first
+/// policy is the comparison's baseline).
+pub const RUNS_LIST: &str = "runs.txt";
+
+/// Splits a list of policy specs at the commas outside `[...]`.
+pub fn split_specs(s: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
+    for c in s.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// A run folder's name: the policy spec with its punctuation made safe, and the seed.
+pub fn folder_name(spec: &str, seed: u64) -> String {
+    let safe: String = spec.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    format!("{}__seed{seed}", safe.trim_end_matches('_'))
+}
+
+/// Checks every spec before any run starts: each builds, and no policy comes twice (the
+/// same canonical spec, or two specs that would share a run folder).
+pub fn check_specs(specs: &[String], base: &RunOptions) -> Result<(), RunError> {
+    let bad = RunError::BadInput;
+    if specs.is_empty() {
+        return Err(bad("--policies: expected at least one policy spec".into()));
+    }
+    let mut seen: Vec<(String, String, &str)> = Vec::new();
+    for p in specs {
+        let built = policies::compose(p, base.placement.as_deref(), base.gang.as_deref(), base.topology.as_deref(), 0)
+            .map_err(|e| bad(format!("--policies: '{p}': {e}")))?;
+        let (canonical, folder) = (built.spec(), folder_name(p, 0));
+        if let Some((c, _, first)) = seen.iter().find(|(c, f, _)| *c == canonical || *f == folder) {
+            let what = if *c == canonical {
+                format!("is the same policy as '{first}' ({canonical})")
+            } else {
+                format!("would share a run folder with '{first}'")
+            };
+            return Err(bad(format!("--policies: '{p}' {what}: list each policy once")));
+        }
+        seen.push((canonical, folder, p));
+    }
+    Ok(())
+}
+
+/// Replays every `(spec, seed)` of `plan` on the workload `loaded_for(seed)` gives, in
+/// parallel on `threads` threads (0: one per core), each into `out/<folder_name>` with
+/// `base`'s other settings; `done` is called after each run. Results come back in plan
+/// order, so nothing depends on the thread count. Then writes the report and the list of
+/// runs into `out`, and returns the runs read back.
+pub fn compare<'l>(
+    plan: &[(String, u64)],
+    base: &RunOptions,
+    loaded_for: &(dyn Fn(u64) -> &'l Loaded + Sync),
+    out: &Path,
+    threads: usize,
+    done: &(dyn Fn() + Sync),
+) -> Result<Vec<crate::report::RunData>, RunError> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", out.display())))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| RunError::Other(format!("thread pool: {e}")))?;
+    let results: Vec<Result<(), RunError>> = pool.install(|| {
+        plan.par_iter()
+            .map(|(spec, seed)| {
+                let o = RunOptions {
+                    policy: Some(spec.clone()),
+                    seed: *seed,
+                    out: out.join(folder_name(spec, *seed)),
+                    log: false,
+                    jobs_format: crate::run::JobsFormat::Default,
+                    ..base.clone()
+                };
+                let r = crate::run::run(&o, loaded_for(*seed), None).and_then(|done| {
+                    crate::output::remove_stale(&o.out, &done.written, true)
+                        .map_err(|e| RunError::Other(format!("{}: removing stale files: {e}", o.out.display())))
+                });
+                done();
+                r
+            })
+            .collect()
+    });
+    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    let runs: Vec<crate::report::RunData> = plan
+        .iter()
+        .map(|(spec, seed)| crate::report::read_run(&out.join(folder_name(spec, *seed))))
+        .collect::<Result<_, _>>()?;
+    let written = crate::report::write_report(out, &runs)?;
+    crate::output::remove_stale(out, &written, false)
+        .map_err(|e| RunError::Other(format!("{}: removing an earlier report's files: {e}", out.display())))?;
+    let list: String = plan.iter().map(|(spec, seed)| folder_name(spec, *seed) + "\n").collect();
+    let path = out.join(RUNS_LIST);
+    let f = crate::output::write_finished(&path, |w| w.write_all(list.as_bytes()))
+        .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+    f.rename().map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+    Ok(runs)
+}
+
+/// Whether a comparison needs the workload read once per seed: only when the seed
+/// changes it (synthetic GPU memory).
+pub fn seeded_input(i: &Input) -> bool {
+    i.synthetic_gpu_memory
+}

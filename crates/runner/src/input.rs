@@ -1,0 +1,189 @@
+//! Reading the workload and the cluster: an [`Input`] (what the command line names)
+//! through [`traces::open`] into a [`Loaded`] workload, with the notes a user should see.
+
+use crate::RunError;
+use std::path::{Path, PathBuf};
+use traces::{Format, ImportOptions, Workload};
+
+/// The embedded default trace: the first 3,000 jobs of the Parallel Workloads Archive's
+/// KTH-SP2 log (cleaned version 2.1), donated by Lars Malinowsky (KTH); see data/README.md.
+pub const DEFAULT_TRACE: &[u8] = include_bytes!("../../../data/KTH-SP2-1996-2.1-cln.first3000.swf.gz");
+/// Its name in outputs.
+pub const DEFAULT_TRACE_NAME: &str = "embedded:KTH-SP2-1996-2.1-cln.first3000.swf.gz";
+
+/// Where the workload and the cluster come from.
+#[derive(Clone, Debug, Default)]
+pub struct Input {
+    /// The trace file; the embedded default when `None`.
+    pub trace: Option<PathBuf>,
+    /// Its format; detected from the name or content when `None`.
+    pub format: Option<Format>,
+    /// Machine size in processors (SWF, Batsim).
+    pub procs: Option<u64>,
+    /// An openb pod list's node list.
+    pub nodes: Option<PathBuf>,
+    /// A cluster configuration (TOML).
+    pub cluster: Option<PathBuf>,
+    /// How an openb node list's GPUs are shared (default shared).
+    pub sharing: Option<sim_core::GpuSharing>,
+    /// Draw declared and peak GPU memory per job from the seed (`traces::gpumem`).
+    pub synthetic_gpu_memory: bool,
+    /// A PAI task table's job table.
+    pub pai_jobs: Option<PathBuf>,
+    /// Run times of Sia/Pollux applications, `APP=SECONDS`.
+    pub app_runtimes: Vec<String>,
+}
+
+/// A workload read, on its cluster.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The jobs and the cluster.
+    pub workload: Workload,
+    /// The trace's name in outputs.
+    pub name: String,
+    /// The controller specs of the cluster configuration's `[[controller]]` tables.
+    pub controllers: Vec<String>,
+}
+
+fn bad(m: String) -> RunError {
+    RunError::BadInput(m)
+}
+
+/// The importers' options from a PAI job table and `APP=SECONDS` run times.
+pub fn import_options(pai_jobs: &Option<PathBuf>, app_runtimes: &[String]) -> Result<ImportOptions, RunError> {
+    let mut runtimes = std::collections::BTreeMap::new();
+    for a in app_runtimes {
+        let err = || bad(format!("--app-runtime '{a}': expected APP=SECONDS, e.g. cifar10=3600"));
+        let (app, secs) = a.split_once('=').ok_or_else(err)?;
+        let us = sim_core::time::parse_secs_micros(secs.trim()).map_err(|_| err())?;
+        if app.trim().is_empty() || us == 0 {
+            return Err(err());
+        }
+        runtimes.insert(app.trim().to_string(), sim_core::SimDuration(us));
+    }
+    Ok(ImportOptions { pai_jobs: pai_jobs.clone(), app_runtimes: runtimes })
+}
+
+/// A line saying how the rows of an imported trace were accounted for.
+pub fn accounting(name: &str, rows: u64, jobs: usize, skipped: &traces::import::Skipped) -> String {
+    let mut s = format!("{name}: {rows} rows: {jobs} jobs");
+    if skipped.total() > 0 {
+        let reasons: Vec<String> = skipped.0.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        s.push_str(&format!(", {} skipped ({})", skipped.total(), reasons.join(", ")));
+    }
+    s
+}
+
+/// Refuses a trace file that holds nothing (or only white space): `FILE: no jobs
+/// (empty file)`, whatever its name says its format is.
+pub fn refuse_empty(path: &Path) -> Result<(), RunError> {
+    if traces::is_blank_file(path).map_err(|e| bad(e.to_string()))? {
+        return Err(bad(format!("{}: no jobs (empty file)", path.display())));
+    }
+    Ok(())
+}
+
+/// Reads a cluster configuration whole: the cluster, its switches and its controllers.
+/// `gpus.profile` references are resolved by [`hw_calibrate::resolve_gpu`]: a profile
+/// file relative to the configuration's folder, or a shipped profile by model name.
+pub fn load_cluster(path: &Path) -> Result<traces::cluster_toml::ClusterConfig, RunError> {
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let resolve = |r: &str| hw_calibrate::resolve_gpu(r, &dir).map_err(|e| e.to_string());
+    traces::cluster_toml::load_with(path, &resolve).map_err(|e| bad(e.to_string()))
+}
+
+/// The trace's format, from the input, else its name, else its first bytes.
+pub fn detected(i: &Input) -> Option<Format> {
+    let path = i.trace.as_ref()?;
+    i.format.or_else(|| Some(traces::detect_file_format(path)))
+}
+
+/// Loads the workload and cluster `i` names (or the embedded default); `notes` gets what
+/// the user should read (rows skipped, flags that do nothing, GPU models the cluster
+/// lacks).
+pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loaded, RunError> {
+    if i.procs == Some(0) {
+        return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
+    }
+    let config = i.cluster.as_deref().map(load_cluster).transpose()?;
+    let opts = traces::LoadOptions {
+        format: i.format,
+        procs: i.procs,
+        cluster: config.as_ref().map(|c| c.cluster.clone()),
+        nodes: i.nodes.clone(),
+        sharing: i.sharing.unwrap_or(sim_core::GpuSharing::Shared),
+        import: import_options(&i.pai_jobs, &i.app_runtimes)?,
+    };
+    let (mut workload, name) = match &i.trace {
+        Some(path) => {
+            refuse_empty(path)?;
+            (traces::open(path, &opts).map_err(|e| bad(e.to_string()))?, path.display().to_string())
+        }
+        None => (
+            traces::open_bytes(DEFAULT_TRACE, DEFAULT_TRACE_NAME, &opts).map_err(|e| bad(e.to_string()))?,
+            DEFAULT_TRACE_NAME.to_string(),
+        ),
+    };
+    if workload.format.needs_cluster() && workload.format != Format::Native && workload.format != Format::Openb {
+        let rows = workload.jobs.len() as u64 + workload.skipped.total();
+        notes(accounting(&name, rows, workload.jobs.len(), &workload.skipped));
+    }
+    if workload.jobs.is_empty() {
+        let skipped = workload.skipped.total();
+        let why = if skipped > 0 { format!("all {skipped} rows skipped") } else { "no job lines".into() };
+        return Err(bad(format!("{name}: no jobs ({why})")));
+    }
+    prepare(&mut workload, i, seed, &name, notes);
+    Ok(Loaded { workload, name, controllers: config.map(|c| c.controllers).unwrap_or_default() })
+}
+
+/// What a read workload gets before a replay: the shipped GPU profiles' power, the
+/// trace's GPU model names spelled as the cluster spells them, synthetic GPU memory.
+fn prepare(workload: &mut Workload, i: &Input, seed: u64, name: &str, notes: &mut dyn FnMut(String)) {
+    // GPUs named but not given a profile take the shipped one's power (energy model).
+    hw_calibrate::attach_power(&mut workload.cluster);
+    // The trace's GPU model names, as the cluster spells them (`a100` → `A100-SXM4-80GB`).
+    let unmatched = hw_calibrate::models::map_job_models(&workload.cluster, &mut workload.jobs);
+    if let Some(w) = unmatched.warning(workload.jobs.len(), &workload.cluster) {
+        notes(format!("warning: {name}: {w}"));
+    }
+    if i.synthetic_gpu_memory {
+        traces::gpumem::GpuMemoryModel::default().assign(&mut workload.jobs, seed);
+    }
+    for w in unused_flags(i, workload.format, &workload.jobs) {
+        notes(format!("warning: {w}"));
+    }
+}
+
+/// The input flags given that do nothing for this input (a flag silently ignored reads
+/// as if it had an effect): one line each.
+pub fn unused_flags(i: &Input, format: Format, jobs: &[sim_core::Job]) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = format.name();
+    let openb_nodes = format == Format::Openb && i.cluster.is_none();
+    if i.nodes.is_some() && !openb_nodes {
+        let why = if format == Format::Openb { "--cluster replaces it" } else { "only an openb pod list reads it" };
+        out.push(format!("--nodes is ignored: {why}"));
+    }
+    if i.sharing.is_some() && !openb_nodes {
+        out.push(
+            "--gpu-sharing is ignored: it applies to an openb node list (--nodes); a cluster configuration \
+             sets `sharing` per pool"
+                .into(),
+        );
+    }
+    if i.synthetic_gpu_memory && !jobs.iter().any(|j| j.task.gpus > 0) {
+        out.push("--gpu-memory synthetic does nothing: no job asks for GPUs".into());
+    }
+    if i.procs.is_some() && (i.cluster.is_some() || !matches!(format, Format::Swf | Format::Batsim)) {
+        let why = if i.cluster.is_some() { "--cluster gives the machine" } else { "only SWF and Batsim size it" };
+        out.push(format!("--procs is ignored for this {name} input: {why}"));
+    }
+    if i.pai_jobs.is_some() && format != Format::Pai {
+        out.push(format!("--pai-jobs is ignored: the trace is {name}, not a PAI task table"));
+    }
+    if !i.app_runtimes.is_empty() && format != Format::Sia {
+        out.push(format!("--app-runtime is ignored: the trace is {name}, not a Sia/Pollux workload"));
+    }
+    out
+}

@@ -1,0 +1,316 @@
+//! One replay: the policy and controllers built from their specs, the workload
+//! simulated, the run folder written.
+
+use crate::RunError;
+use crate::input::Loaded;
+use crate::output::{AtomicFile, Finished, write_finished};
+use reports::{RunMeta, Summary};
+use sim_core::log::{LogEvent, LogSink};
+use sim_core::{Hooks, RunResult, SimConfig, SimDuration, SimTime};
+use std::io::Write;
+use std::path::PathBuf;
+use traces::Workload;
+
+/// Layouts of the per-job table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JobsFormat {
+    /// schedlab's `jobs.csv`.
+    #[default]
+    Default,
+    /// Batsim's `out_jobs.csv` columns (for evalys).
+    Batsim,
+}
+
+/// How one replay runs and where it writes.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Policy spec, `name[key=value,...]`; [`default_spec`] when `None`.
+    pub policy: Option<String>,
+    /// A placement to compose the policy with (`bestfit,nodeaffinity=2`).
+    pub placement: Option<String>,
+    /// A gang mode to compose it with.
+    pub gang: Option<String>,
+    /// A topology rule to compose it with.
+    pub topology: Option<String>,
+    /// Controller specs, attached after the cluster configuration's.
+    pub controllers: Vec<String>,
+    /// Master seed.
+    pub seed: u64,
+    /// Kill jobs at their requested time.
+    pub walltime_kill: bool,
+    /// Stop at this time.
+    pub horizon: Option<SimTime>,
+    /// Out-of-memory kills before a job ends `oom_killed`.
+    pub oom_retries: u32,
+    /// When after its start a job that runs out of GPU memory is killed.
+    pub oom_after: SimDuration,
+    /// How much longer (percent) distributed training runs across leaf switches.
+    pub cross_switch_slowdown_pct: u32,
+    /// GPU utilization (percent) of jobs that do not say, for the energy model.
+    pub gpu_util_pct: u16,
+    /// The run folder.
+    pub out: PathBuf,
+    /// Write the decision log.
+    pub log: bool,
+    /// Layout of the per-job table.
+    pub jobs_format: JobsFormat,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            policy: None,
+            placement: None,
+            gang: None,
+            topology: None,
+            controllers: Vec::new(),
+            seed: 0,
+            walltime_kill: false,
+            horizon: None,
+            oom_retries: 6,
+            oom_after: SimDuration::from_secs(120),
+            cross_switch_slowdown_pct: 0,
+            gpu_util_pct: 100,
+            out: PathBuf::from("sim-out"),
+            log: false,
+            jobs_format: JobsFormat::Default,
+        }
+    }
+}
+
+/// What a replay produced: its summary and the files written (relative to the run folder).
+pub struct Replayed {
+    /// `summary.json`'s contents.
+    pub summary: Summary,
+    /// The files written, relative to the run folder.
+    pub written: Vec<String>,
+}
+
+/// The policy spec used when none is given, and why when it is not `easy`: `easy`
+/// counts processors and ignores GPUs, so a workload whose jobs ask for GPUs gets a
+/// policy that places them on nodes and GPUs — `kube` (pods one at a time, as the
+/// Kubernetes clusters of openb and PAI ran them) for the formats of Kubernetes clusters,
+/// else EASY backfilling over nodes with whole gangs, as Slurm schedules GRES jobs
+/// (`kube[order=fifo,queue=easy,gang=atomic]`). With a placement, gang or topology,
+/// `easy` composed with them. Before the workload is read (`None`), `openb` says whether
+/// the input is an openb pod list, the only format known to be a GPU workload by then.
+pub fn default_spec(o: &RunOptions, w: Option<&Workload>, openb: bool) -> (String, Option<String>) {
+    let composed = o.placement.is_some() || o.gang.is_some() || o.topology.is_some();
+    let kube_format = |f: traces::Format| matches!(f, traces::Format::Openb | traces::Format::Pai);
+    let gpu_jobs = match w {
+        Some(w) => w.jobs.iter().filter(|j| j.task.gpus > 0).count(),
+        None => usize::from(openb),
+    };
+    if composed || gpu_jobs == 0 {
+        return ("easy".into(), None);
+    }
+    let (spec, style) = match w.map(|w| w.format) {
+        Some(f) if !kube_format(f) => {
+            ("kube[order=fifo,queue=easy,gang=atomic]", "EASY backfilling over GPU nodes, as Slurm")
+        }
+        _ => ("kube", "Kubernetes' scheduler, as the trace's cluster ran"),
+    };
+    let of = w.map_or(String::new(), |w| format!(" ({gpu_jobs} of {})", w.jobs.len()));
+    (spec.into(), Some(format!("{style}: the jobs ask for GPUs{of} and easy counts processors only")))
+}
+
+/// The policy `o` asks for (default: [`default_spec`]) composed with its placement, gang
+/// mode and topology rule.
+pub fn policy(
+    o: &RunOptions,
+    w: Option<&Workload>,
+    openb: bool,
+) -> Result<Box<dyn sim_core::policy::Policy>, RunError> {
+    let bad = RunError::BadInput;
+    let spec = o.policy.clone().unwrap_or_else(|| default_spec(o, w, openb).0);
+    if let Some(p) = &o.placement {
+        policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
+    }
+    policies::compose(&spec, o.placement.as_deref(), o.gang.as_deref(), o.topology.as_deref(), o.seed)
+        .map_err(|e| bad(format!("--policy: {e}")))
+}
+
+/// The controllers of a run: `from_cluster` (the cluster configuration's
+/// `[[controller]]` tables), then `o`'s, each built with the run's seed and its position.
+pub fn controllers(
+    o: &RunOptions,
+    from_cluster: &[String],
+) -> Result<Vec<Box<dyn sim_core::controller::Controller>>, RunError> {
+    from_cluster
+        .iter()
+        .chain(&o.controllers)
+        .enumerate()
+        .map(|(i, s)| {
+            controllers::build(s, o.seed, i).map_err(|e| RunError::BadInput(format!("--controller '{s}': {e}")))
+        })
+        .collect()
+}
+
+/// Below this offered load a replay says little about the policy: the cluster idles.
+pub const LOW_LOAD: f64 = 0.01;
+
+/// A warning when the workload offers the cluster less than [`LOW_LOAD`] of its
+/// capacity (its GPUs when jobs ask for GPUs, else its cores) over the time it needs at
+/// the least (see [`traces::stats::offered_load`]): typically a snapshot trace, such as
+/// openb's pod lists, replayed on its whole cluster.
+pub fn low_load_warning(w: &Workload) -> Option<String> {
+    let (core, gpu) = traces::stats::offered_load(&w.jobs, w.units, w.cluster.total_gpus());
+    let gpu_jobs = w.jobs.iter().any(|j| j.task.gpus > 0);
+    let (load, what) = if gpu_jobs { (gpu?, "GPU") } else { (core?, "core") };
+    (load < LOW_LOAD).then(|| {
+        format!(
+            "the jobs offer {:.2} % of the cluster's {what} capacity over their span: the cluster mostly idles, and \
+             waits and utilization say little about the policy (a snapshot trace replayed on its whole cluster?)",
+            load * 100.0
+        )
+    })
+}
+
+/// What a user should read before a replay of `l` under `o`: the policy chosen by
+/// default and why, a workload that leaves the cluster idle, GPU jobs under a policy that
+/// ignores GPUs.
+pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
+    let mut out = Vec::new();
+    if let (None, (spec, Some(why))) = (&o.policy, default_spec(o, Some(&l.workload), false)) {
+        out.push(format!("policy: {spec} ({why}; --policy chooses another)"));
+    }
+    if let Some(w) = low_load_warning(&l.workload) {
+        out.push(format!("warning: {}: {w}", l.name));
+    }
+    let gpu_jobs = l.workload.jobs.iter().filter(|j| j.task.gpus > 0).count();
+    if gpu_jobs > 0 && !policy(o, Some(&l.workload), false)?.binds_nodes() {
+        out.push(format!(
+            "warning: {}: {gpu_jobs} jobs ask for GPUs and this policy counts processors only: their GPUs are \
+             neither placed nor limited by the cluster's (GPU allocation can exceed 1)",
+            l.name
+        ));
+    }
+    Ok(out)
+}
+
+/// The engine's settings for `o` on `w`.
+fn sim_config(o: &RunOptions, w: &Workload) -> SimConfig {
+    SimConfig {
+        walltime_kill: o.walltime_kill,
+        horizon: o.horizon,
+        node_events: Vec::new(),
+        // Unit identities are only reported by the Batsim layout (allocated_resources).
+        track_units: o.jobs_format == JobsFormat::Batsim,
+        oom_retries: o.oom_retries,
+        oom_after: o.oom_after,
+        cross_switch_slowdown_permille: o.cross_switch_slowdown_pct.saturating_mul(10),
+        gpu_util_permille: o.gpu_util_pct.min(100) * 10,
+        // GPU fragmentation about 500 times over the submission span (GPU clusters only).
+        gpu_sample_every: (w.cluster.total_gpus() > 0).then(|| {
+            let first = w.jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
+            let last = w.jobs.iter().map(|j| j.submit.0).max().unwrap_or(0);
+            SimDuration(((last - first) / reports::fragmentation::SAMPLES).max(1_000_000))
+        }),
+    }
+}
+
+/// The decision log as JSON Lines, each entry with its time `t` in seconds.
+struct JsonLines<'a> {
+    out: &'a mut dyn Write,
+}
+
+impl LogSink for JsonLines<'_> {
+    fn record(&mut self, now: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()> {
+        let mut v = serde_json::to_value(ev).map_err(std::io::Error::other)?;
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("t".into(), serde_json::Value::String(sim_core::time::secs_string(now.0)));
+        }
+        serde_json::to_writer(&mut *self.out, &v).map_err(std::io::Error::other)?;
+        self.out.write_all(b"\n")
+    }
+}
+
+/// Replays `l` under `o` and writes the run folder `o.out` (`jobs.csv`, `summary.json`,
+/// `frame.csv`, `fragmentation.csv` on GPU clusters, `decisions.jsonl` with `log`), each
+/// whole or not at all. `progress` is told how many jobs were submitted now and then.
+pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<Replayed, RunError> {
+    let w = &l.workload;
+    let mut policy = policy(o, Some(w), false)?;
+    let controllers = controllers(o, &l.controllers)?;
+    let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
+    std::fs::create_dir_all(&o.out)
+        .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", o.out.display())))?;
+    let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
+    let mut log_file = if o.log {
+        Some(AtomicFile::create(&o.out.join("decisions.jsonl")).map_err(|e| io_err("decisions.jsonl", e))?)
+    } else {
+        None
+    };
+    let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
+    let cfg = sim_config(o, w);
+    let progress = progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64));
+    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers };
+    let result = sim_core::simulate_with(&w.cluster, &w.jobs, policy.as_mut(), &cfg, hooks).map_err(|e| {
+        if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
+    })?;
+    let log = log_file.map(|f| f.finish().map_err(|e| io_err("decisions.jsonl", e))).transpose()?;
+    let meta = RunMeta {
+        trace: l.name.clone(),
+        trace_sha256: w.checksum.clone(),
+        format: w.format.name().into(),
+        machine_units: w.units,
+        machine_gpus: w.cluster.total_gpus(),
+        policy: policy.spec(),
+        seed: o.seed,
+        walltime_kill: o.walltime_kill,
+        trace_rows_skipped: w.skipped.0.clone(),
+        controllers: controller_specs,
+    };
+    write_outputs(o, w, meta, &result, log)
+}
+
+/// Writes a finished replay's files: every one complete under a temporary name first,
+/// then all renamed into place, so a failure leaves the folder as it was.
+fn write_outputs(
+    o: &RunOptions,
+    w: &Workload,
+    meta: RunMeta,
+    result: &RunResult,
+    log: Option<Finished>,
+) -> Result<Replayed, RunError> {
+    let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
+    // Jobs controllers submitted follow the input's, as their records do.
+    let all_jobs: std::borrow::Cow<[sim_core::Job]> = if result.submitted.is_empty() {
+        std::borrow::Cow::Borrowed(&w.jobs)
+    } else {
+        std::borrow::Cow::Owned(w.jobs.iter().chain(&result.submitted).cloned().collect())
+    };
+    let (jobs, records) = (&all_jobs[..], &result.records);
+    let mut summary = Summary::compute(meta, jobs, records);
+    summary.deadlock = result.deadlock.as_ref().map(Into::into);
+    summary.set_energy(&result.gpu_energy);
+    let mut files: Vec<(&str, Finished)> = Vec::new();
+    let mut write = |name: &'static str, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
+        let f = write_finished(&o.out.join(name), |out| fill(out)).map_err(|e| io_err(name, e))?;
+        files.push((name, f));
+        Ok::<(), RunError>(())
+    };
+    write("jobs.csv", &mut |out| match o.jobs_format {
+        JobsFormat::Default => reports::jobs_csv::write_jobs(out, jobs, records),
+        JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(out, jobs, records),
+    })?;
+    write("frame.csv", &mut |out| {
+        reports::frame::write_rows(out, jobs.iter().zip(records).map(|(j, r)| reports::frame::JobRow::of(j, r)))
+    })?;
+    if !result.gpu_samples.is_empty() {
+        write("fragmentation.csv", &mut |out| reports::fragmentation::write_csv(out, &result.gpu_samples))?;
+    }
+    write("summary.json", &mut |out| {
+        serde_json::to_writer_pretty(&mut *out, &summary).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    })?;
+    if let Some(f) = log {
+        files.push(("decisions.jsonl", f));
+    }
+    let mut written = Vec::new();
+    for (name, f) in files {
+        f.rename().map_err(|e| io_err(name, e))?;
+        written.push(name.to_string());
+    }
+    Ok(Replayed { summary, written })
+}

@@ -1,0 +1,88 @@
+//! From the command line's arguments to the runner's settings.
+
+use crate::Failure;
+use crate::cli::{FormatArg, GpuMemoryArg, InputArgs, JobsFormat, SharingArg, SimArgs};
+use runner::input::Input;
+use runner::run::RunOptions;
+use std::path::PathBuf;
+use traces::Format;
+
+/// The traces crate's format for `--format`.
+pub fn format_of(f: FormatArg) -> Format {
+    match f {
+        FormatArg::Swf => Format::Swf,
+        FormatArg::Batsim => Format::Batsim,
+        FormatArg::Openb => Format::Openb,
+        FormatArg::Native => Format::Native,
+        FormatArg::Sacct => Format::Sacct,
+        FormatArg::Philly => Format::Philly,
+        FormatArg::Helios => Format::Helios,
+        FormatArg::Sia => Format::Sia,
+        FormatArg::Pai => Format::Pai,
+    }
+}
+
+/// The input the flags name.
+pub fn input(i: &InputArgs) -> Input {
+    Input {
+        trace: i.trace.clone(),
+        format: i.format.map(format_of),
+        procs: i.procs,
+        nodes: i.nodes.clone(),
+        cluster: i.cluster.clone(),
+        sharing: i.gpu_sharing.map(|s| match s {
+            SharingArg::Exclusive => sim_core::GpuSharing::Exclusive,
+            SharingArg::Shared => sim_core::GpuSharing::Shared,
+            SharingArg::Isolated => sim_core::GpuSharing::Isolated,
+        }),
+        synthetic_gpu_memory: i.gpu_memory == GpuMemoryArg::Synthetic,
+        pai_jobs: i.pai_jobs.clone(),
+        app_runtimes: i.app_runtime.clone(),
+    }
+}
+
+/// Whether the input is an openb pod list (the default policy's only clue before the
+/// read).
+pub fn is_openb(i: &Input) -> bool {
+    runner::input::detected(i) == Some(Format::Openb)
+}
+
+/// A run's settings from the flags; times are checked here (exit 2 when malformed).
+pub fn run_options(
+    s: &SimArgs,
+    policy: Option<String>,
+    seed: u64,
+    out: PathBuf,
+    log: bool,
+    jobs_format: JobsFormat,
+) -> Result<RunOptions, Failure> {
+    let bad = Failure::BadInput;
+    let oom_after = sim_core::time::parse_secs_micros(&s.oom_after)
+        .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", s.oom_after)))?;
+    let horizon = match &s.horizon {
+        None => None,
+        Some(h) => Some(sim_core::SimTime(
+            sim_core::time::parse_secs_micros(h).map_err(|e| bad(format!("--horizon: {e}, found '{h}'")))?,
+        )),
+    };
+    Ok(RunOptions {
+        policy,
+        placement: s.placement.clone(),
+        gang: s.gang.clone(),
+        topology: s.topology.clone(),
+        controllers: s.controllers.clone(),
+        seed,
+        walltime_kill: s.walltime_kill,
+        horizon,
+        oom_retries: s.oom_retries,
+        oom_after: sim_core::SimDuration(oom_after),
+        cross_switch_slowdown_pct: s.cross_switch_slowdown,
+        gpu_util_pct: s.gpu_util,
+        out,
+        log,
+        jobs_format: match jobs_format {
+            JobsFormat::Default => runner::run::JobsFormat::Default,
+            JobsFormat::Batsim => runner::run::JobsFormat::Batsim,
+        },
+    })
+}
