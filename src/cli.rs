@@ -91,7 +91,7 @@ pub struct SampleArgs {
 /// `sim calibrate import`.
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The log: nvidia-smi --query-gpu=... --format=csv[,nounits] output, or
+    /// The log: nvidia-smi --query-gpu=... --format=csv (or csv,nounits) output, or
     /// dcgm-exporter scrapes (detected by content).
     pub file: PathBuf,
     /// The hardware profile to write (TOML).

@@ -28,7 +28,7 @@
 //!   most [`MAX_GANTT_BARS`] jobs (the earliest-starting; the title then says so), and one
 //!   job's ranges less than a pixel apart are drawn as one rectangle.
 //! * Tick labels: every axis labels its ticks with the fewest digits (at least three
-//!   decimals' worth, as [`fmt_num`]) that write each tick to within a thousandth of the
+//!   decimals' worth, as `fmt_num`) that write each tick to within a thousandth of the
 //!   step between ticks, so consecutive ticks never print the same label
 //!   (`0.0022, 0.0024, …`, not `0.002, 0.002, …`).
 //!

@@ -1,4 +1,4 @@
-//! Controllers: the second kind of plug-in, beside the scheduling [`Policy`].
+//! Controllers: the second kind of plug-in, beside the scheduling [`crate::policy::Policy`].
 //!
 //! A policy places waiting jobs. A controller changes the cluster or the workload over
 //! time, as Kubernetes controllers do (the node lifecycle controller tainting and evicting,

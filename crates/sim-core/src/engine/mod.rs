@@ -12,14 +12,14 @@
 //!    change a schedule;
 //! 2. applies the queued events due at `t`, by class, then in the order they were
 //!    scheduled (their sequence number):
-//!    * class 0, [`EventClass::JobEnd`]: a running attempt ends — completed, failed (as
+//!    * class 0, [`crate::event::EventClass::JobEnd`]: a running attempt ends — completed, failed (as
 //!      the trace says), killed at its time limit (`walltime_kill`), or killed for running
 //!      out of GPU memory; ends come first so what they free is seen by everything after;
-//!    * class 1, [`EventClass::Controller`]: a controller's timer
+//!    * class 1, [`crate::event::EventClass::Controller`]: a controller's timer
 //!      ([`crate::controller::Action::WakeAt`]) — among them the node events given as
 //!      input (the `node-events` controller: a node goes down, its jobs requeued and held
 //!      tasks released, drains or comes up) — and the actions it returns, applied at once;
-//!    * class 2, [`EventClass::JobArrival`]: a job re-enters the queue after its
+//!    * class 2, [`crate::event::EventClass::JobArrival`]: a job re-enters the queue after its
 //!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a partial
 //!      gang reaches its permit timeout and releases its tasks (`HoldTimeout`); a pass a
 //!      policy asked for ([`crate::policy::Decision::WakeAt`]) is due (`Wake`);
