@@ -57,12 +57,17 @@ def strip(line, in_block):
 def functions(path):
     lines = open(path, encoding='utf-8').read().split('\n')
     found, stack, depth, in_block = [], [], 0, False
+    nest = 0  # ( and [ open in a signature: a `;` there (`[i64; 4]`) ends nothing
     for no, raw in enumerate(lines, 1):
         code, in_block = strip(raw, in_block)
         m = FN.match(code)
         if m:
             stack.append((m.group(7), no, depth, False))
         for ch in code:
+            if ch in '([':
+                nest += 1
+            elif ch in ')]':
+                nest = max(0, nest - 1)
             if ch == '{':
                 depth += 1
                 if stack and not stack[-1][3] and depth == stack[-1][2] + 1:
@@ -73,7 +78,7 @@ def functions(path):
                 if stack and stack[-1][3] and depth == stack[-1][2]:
                     name, start, _, _ = stack.pop()
                     found.append((no - start + 1, path, start, name))
-            elif ch == ';' and stack and not stack[-1][3] and depth == stack[-1][2]:
+            elif ch == ';' and nest == 0 and stack and not stack[-1][3] and depth == stack[-1][2]:
                 stack.pop()  # a declaration without a body
     return found
 

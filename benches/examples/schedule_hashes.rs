@@ -45,8 +45,6 @@ fn run(name: &str, cluster: &Cluster, jobs: &[Job], spec: &str, cfg: &SimConfig)
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let data = |f: &str| root.join("data").join(f);
-    let plain = SimConfig::default();
-    let kill = SimConfig { walltime_kill: true, ..SimConfig::default() };
     for slice in [
         "CTC-SP2-1996-3.1-cln.first2000.swf.gz",
         "KTH-SP2-1996-2.1-cln.first3000.swf.gz",
@@ -54,46 +52,64 @@ fn main() {
         "SDSC-BLUE-2000-4.2-cln.first2000.swf.gz",
         "LANL-CM5-1994-4.1-cln.first2000.swf.gz",
     ] {
-        let w = traces::load(&data(slice), None, None).expect("committed slice");
-        for spec in [
-            "fcfs",
-            "fcfs[pass=per-event]",
-            "easy",
-            "easy[pass=per-event]",
-            "easy[backfill_estimate=actual]",
-            "easy[reservation=nodes]",
-            "conservative",
-            "conservative[replan=rebuild]",
-            "conservative[backfill_estimate=actual]",
-            "conservative[reservation=nodes]",
-            "sjf-aging",
-            "sjf-aging[blocking=skip]",
-        ] {
-            run(slice, &w.cluster, &w.jobs, spec, &plain);
-        }
-        for spec in ["easy", "conservative"] {
-            run(&format!("{slice} walltime-kill"), &w.cluster, &w.jobs, spec, &kill);
-        }
-        // Nodes failing and coming back: every 97th node down for a day from the 10th
-        // job's submission, one drained.
-        let t0 = w.jobs[10].submit;
-        let mut events: Vec<(SimTime, NodeId, NodeState)> = Vec::new();
-        for n in (0..w.cluster.node_count()).step_by(97) {
-            events.push((t0, NodeId(n), NodeState::Down));
-            events.push((SimTime(t0.0 + 86_400_000_000), NodeId(n), NodeState::Up));
-        }
-        events.push((t0, NodeId(1), NodeState::Draining));
-        let failing = SimConfig { node_events: events, ..SimConfig::default() };
-        for spec in ["easy", "conservative", "easy[reservation=nodes]"] {
-            run(&format!("{slice} node-events"), &w.cluster, &w.jobs, spec, &failing);
-        }
+        swf_slice(slice, &data(slice));
     }
-    let openb = traces::load_openb(
-        &data("openb/openb_pod_list_default.first400.csv"),
-        &data("openb/openb_node_list_gpu_node.every20th.csv"),
-        sim_core::GpuSharing::Shared,
-    )
-    .expect("committed openb slice");
+    openb(&data("openb/openb_pod_list_default.first400.csv"), &data("openb/openb_node_list_gpu_node.every20th.csv"));
+    for ex in ["gang-deadlock", "inference-spread", "rack-local"] {
+        example(ex, &root.join("examples").join(ex));
+    }
+    gangs();
+}
+
+/// A committed SWF slice under the processor policies and their variants, with time
+/// limits enforced and with nodes failing.
+fn swf_slice(slice: &str, path: &Path) {
+    let plain = SimConfig::default();
+    let kill = SimConfig { walltime_kill: true, ..SimConfig::default() };
+    let w = traces::load(path, None, None).expect("committed slice");
+    for spec in [
+        "fcfs",
+        "fcfs[pass=per-event]",
+        "easy",
+        "easy[pass=per-event]",
+        "easy[backfill_estimate=actual]",
+        "easy[reservation=nodes]",
+        "conservative",
+        "conservative[replan=rebuild]",
+        "conservative[backfill_estimate=actual]",
+        "conservative[reservation=nodes]",
+        "sjf-aging",
+        "sjf-aging[blocking=skip]",
+    ] {
+        run(slice, &w.cluster, &w.jobs, spec, &plain);
+    }
+    for spec in ["easy", "conservative"] {
+        run(&format!("{slice} walltime-kill"), &w.cluster, &w.jobs, spec, &kill);
+    }
+    let failing = SimConfig { node_events: node_events(&w.cluster, &w.jobs), ..SimConfig::default() };
+    for spec in ["easy", "conservative", "easy[reservation=nodes]"] {
+        run(&format!("{slice} node-events"), &w.cluster, &w.jobs, spec, &failing);
+    }
+}
+
+/// Nodes failing and coming back: every 97th node down for a day from the 10th job's
+/// submission, one drained.
+fn node_events(cluster: &Cluster, jobs: &[Job]) -> Vec<(SimTime, NodeId, NodeState)> {
+    let t0 = jobs[10].submit;
+    let mut events: Vec<(SimTime, NodeId, NodeState)> = Vec::new();
+    for n in (0..cluster.node_count()).step_by(97) {
+        events.push((t0, NodeId(n), NodeState::Down));
+        events.push((SimTime(t0.0 + 86_400_000_000), NodeId(n), NodeState::Up));
+    }
+    events.push((t0, NodeId(1), NodeState::Draining));
+    events
+}
+
+/// The committed openb slice under `kube` variants, as it is and with synthetic GPU
+/// memory.
+fn openb(pods: &Path, nodes: &Path) {
+    let plain = SimConfig::default();
+    let openb = traces::load_openb(pods, nodes, sim_core::GpuSharing::Shared).expect("committed openb slice");
     let mut oom = openb.jobs.clone();
     traces::gpumem::GpuMemoryModel::default().assign(&mut oom, 7);
     for spec in [
@@ -110,23 +126,31 @@ fn main() {
         run("openb", &openb.cluster, &openb.jobs, spec, &plain);
         run("openb-gpumem", &openb.cluster, &oom, spec, &plain);
     }
-    for ex in ["gang-deadlock", "inference-spread", "rack-local"] {
-        let dir = root.join("examples").join(ex);
-        let cluster = traces::cluster_toml::load(&dir.join("cluster.toml")).expect("example cluster").cluster;
-        let w = traces::load_native(&dir.join("workload.jsonl"), cluster).expect("example workload");
-        for spec in [
-            "kube",
-            "kube[gang=none]",
-            "kube[gang=permit-wait]",
-            "kube[gang=kueue]",
-            "kube[gang=kueue,quota=50]",
-            "kube[topology=tree]",
-            "kube[queue=easy]",
-            "kube[queue=conservative]",
-        ] {
-            run(ex, &w.cluster, &w.jobs, spec, &plain);
-        }
+}
+
+/// A shipped example's native workload (in folder `dir`) under `kube` variants.
+fn example(ex: &str, dir: &Path) {
+    let plain = SimConfig::default();
+    let cluster = traces::cluster_toml::load(&dir.join("cluster.toml")).expect("example cluster").cluster;
+    let w = traces::load_native(&dir.join("workload.jsonl"), cluster).expect("example workload");
+    for spec in [
+        "kube",
+        "kube[gang=none]",
+        "kube[gang=permit-wait]",
+        "kube[gang=kueue]",
+        "kube[gang=kueue,quota=50]",
+        "kube[topology=tree]",
+        "kube[queue=easy]",
+        "kube[queue=conservative]",
+    ] {
+        run(ex, &w.cluster, &w.jobs, spec, &plain);
     }
+}
+
+/// The synthetic gang workload at 10,000 jobs under every gang mode, at 1,000 under
+/// `queue=conservative` and at 100,000 under `kube` and `kube[gang=none]`.
+fn gangs() {
+    let plain = SimConfig::default();
     let small = GangWorkload { jobs: 10_000, ..GangWorkload::default() };
     let (cluster, jobs) = (small.cluster(), small.jobs());
     for spec in [

@@ -130,7 +130,8 @@
 //! | `Wait { job, reason }` | no effect: explains in the decision log (`sim run --log`) why a job waits ([`WaitReason`]) |
 //!
 //! The [`StartReason`] of a start goes to the decision log too (`HeadFits`,
-//! `BackfillEndsBeforeShadow`, `Placed`, …).
+//! `BackfillEndsBeforeShadow`, `Placed`, …). A new policy is not limited to those: give
+//! your own words with `StartReason::Other { why }` and `WaitReason::Other { why }`.
 //!
 //! **How the engine checks them.** Decisions are applied one by one, in order, each
 //! against the state the ones before it left: a `Start` of a job that is not waiting
@@ -338,6 +339,10 @@
 //! * **Unit tests** in the policy's file (`#[cfg(test)] mod tests`): the spec round trip
 //!   (`build(spec).spec()` rebuilds itself, defaults spelled out) and every kind of bad
 //!   option (unknown key, bad value), checking the message names the option.
+//! * **One pass on a hand-built view**, no run: `sim_core::fixture::ViewFixture` builds
+//!   the state a pass sees (time, waiting jobs in order, running jobs on units or bound
+//!   to nodes, node states) and `view()` hands it to your `schedule`; check the
+//!   decisions it returns. `crates/policies/tests/it/fixture.rs` does it for EASY.
 //! * **Scenarios** in `crates/policies/tests/it/<policy>.rs`, registered in
 //!   `crates/policies/tests/it/main.rs`, whose helpers `job(id, submit, procs, run,
 //!   requested)` and `starts(spec, procs, &jobs)` keep each one a few lines. See

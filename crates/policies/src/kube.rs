@@ -726,7 +726,7 @@ impl KubeScheduler {
             let kind: String = why.chars().filter(|c| !c.is_ascii_digit()).collect();
             if self.logged_wait.get(&j) != Some(&kind) {
                 self.logged_wait.insert(j, kind);
-                out.push(Decision::Wait { job: j, reason: WaitReason::Unschedulable { why } });
+                out.push(Decision::Wait { job: j, reason: WaitReason::Other { why } });
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use sim_core::outcome::RejectReason;
-use sim_core::{Job, JobRecord, Outcome};
+use sim_core::{Job, JobRecord, Outcome, SimTime};
 use std::collections::BTreeMap;
 
 /// Bounded-slowdown threshold τ in seconds (Feitelson et al., JSSPP 1997; pyss, Alea).
@@ -125,98 +125,49 @@ impl Summary {
     /// Computes the summary of a run. Sums run in input order, so the result does not
     /// depend on anything but the inputs.
     pub fn compute(meta: RunMeta, jobs: &[Job], records: &[JobRecord]) -> Summary {
-        let mut outcomes: BTreeMap<&'static str, u64> = Outcome::NAMES.iter().map(|n| (*n, 0)).collect();
-        let mut rejected_by_reason: BTreeMap<&'static str, u64> = BTreeMap::new();
-        let mut waits: Vec<u64> = Vec::new();
-        let (mut bsld_sum, mut bsld_n) = (0f64, 0u64);
-        let mut area: u128 = 0;
-        let first_submit = jobs.iter().map(|j| j.submit.0).min();
-        let mut last_end: Option<u64> = None;
-        let (mut gpu_milli_us, mut wasted_milli_us, mut oom_kills, mut oom_retries) = (0u128, 0u128, 0u64, 0u64);
-        let (mut held_milli_us, mut gang_wait, mut gang_n, mut stuck) = (0u128, 0u128, 0u64, 0u64);
+        let mut t = Totals::new();
         for (job, rec) in jobs.iter().zip(records) {
-            held_milli_us += rec.gang_held_gpu_milli_us as u128;
-            if let Some(w) = rec.gang_wait_us {
-                gang_wait += w as u128;
-                gang_n += 1;
-            }
-            stuck += u64::from(rec.stuck_holding);
-            oom_kills += rec.oom_kills as u64;
-            oom_retries += rec.oom_kills as u64 - u64::from(rec.outcome == Outcome::OomKilled);
-            wasted_milli_us += rec.wasted_gpu_milli_us as u128;
-            *outcomes.get_mut(rec.outcome.name()).expect("all outcomes listed") += 1;
-            if let Outcome::Rejected(r) = rec.outcome {
-                *rejected_by_reason.entry(RejectReason::as_str(r)).or_default() += 1;
-            }
-            if let Some(s) = rec.start {
-                waits.push((s - job.submit).0);
-                if let Some(e) = rec.end {
-                    let run = (e - s).0;
-                    area += run as u128 * job.units() as u128;
-                    if rec.outcome != Outcome::OomKilled {
-                        let held = if rec.gpu_milli_held > 0 {
-                            rec.gpu_milli_held as u128
-                        } else {
-                            job.tasks as u128 * job.task.gpus as u128 * job.task.gpu_milli() as u128
-                        };
-                        gpu_milli_us += run as u128 * held;
-                    }
-                    let w = (s - job.submit).0 as f64 / 1e6;
-                    let r = run as f64 / 1e6;
-                    bsld_sum += ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0);
-                    bsld_n += 1;
-                    last_end = Some(last_end.map_or(e.0, |l: u64| l.max(e.0)));
-                }
-            }
+            t.add(job, rec);
         }
-        let jobs_started = waits.len() as u64;
-        waits.sort_unstable();
-        let secs = |us: u64| us as f64 / 1e6;
-        let n = waits.len();
-        let wait_mean =
-            if n == 0 { 0.0 } else { waits.iter().map(|&w| w as u128).sum::<u128>() as f64 / n as f64 / 1e6 };
-        let wait_median = match n {
-            0 => 0.0,
-            _ if n % 2 == 1 => secs(waits[n / 2]),
-            _ => (secs(waits[n / 2 - 1]) + secs(waits[n / 2])) / 2.0,
-        };
-        let wait_p95 = if n == 0 { 0.0 } else { secs(waits[(n * 95).div_ceil(100) - 1]) };
-        let wait_max = waits.last().map_or(0.0, |&w| secs(w));
-        let makespan_us = match (first_submit, last_end) {
+        let jobs_started = t.waits.len() as u64;
+        t.waits.sort_unstable();
+        let waits = Waits::of_sorted(&t.waits);
+        let first_submit = jobs.iter().map(|j| j.submit.0).min();
+        let makespan_us = match (first_submit, t.last_end) {
             (Some(f), Some(l)) => l.saturating_sub(f),
             _ => 0,
         };
         let utilization = if makespan_us == 0 || meta.machine_units == 0 {
             0.0
         } else {
-            area as f64 / (meta.machine_units as f64 * makespan_us as f64)
+            t.area as f64 / (meta.machine_units as f64 * makespan_us as f64)
         };
         let gpu_allocation = if makespan_us == 0 || meta.machine_gpus == 0 {
             0.0
         } else {
-            (gpu_milli_us + wasted_milli_us) as f64 / 1000.0 / (meta.machine_gpus as f64 * makespan_us as f64)
+            (t.gpu_milli_us + t.wasted_milli_us) as f64 / 1000.0 / (meta.machine_gpus as f64 * makespan_us as f64)
         };
         Summary {
             meta,
             jobs_total: jobs.len() as u64,
-            outcomes,
-            rejected_by_reason,
+            outcomes: t.outcomes,
+            rejected_by_reason: t.rejected_by_reason,
             jobs_started,
-            wait_mean,
-            wait_median,
-            wait_p95,
-            wait_max,
-            bounded_slowdown_mean: if bsld_n == 0 { 0.0 } else { bsld_sum / bsld_n as f64 },
+            wait_mean: waits.mean,
+            wait_median: waits.median,
+            wait_p95: waits.p95,
+            wait_max: waits.max,
+            bounded_slowdown_mean: if t.bsld_n == 0 { 0.0 } else { t.bsld_sum / t.bsld_n as f64 },
             utilization,
             gpu_allocation,
-            makespan: secs(makespan_us),
-            gpu_hours: gpu_milli_us as f64 / 1000.0 / 3.6e9,
-            oom_kills,
-            oom_retries,
-            wasted_gpu_hours: wasted_milli_us as f64 / 1000.0 / 3.6e9,
-            gang_held_gpu_hours: held_milli_us as f64 / 1000.0 / 3.6e9,
-            gang_wait_mean: if gang_n == 0 { 0.0 } else { gang_wait as f64 / gang_n as f64 / 1e6 },
-            stuck_partial_gangs: stuck,
+            makespan: makespan_us as f64 / 1e6,
+            gpu_hours: t.gpu_milli_us as f64 / 1000.0 / 3.6e9,
+            oom_kills: t.oom_kills,
+            oom_retries: t.oom_retries,
+            wasted_gpu_hours: t.wasted_milli_us as f64 / 1000.0 / 3.6e9,
+            gang_held_gpu_hours: t.held_milli_us as f64 / 1000.0 / 3.6e9,
+            gang_wait_mean: if t.gang_n == 0 { 0.0 } else { t.gang_wait as f64 / t.gang_n as f64 / 1e6 },
+            stuck_partial_gangs: t.stuck,
             deadlock: None,
             gpu_energy_kwh: 0.0,
             gpu_energy_jobs_kwh: records.iter().map(|r| r.gpu_energy_mj as u128).sum::<u128>() as f64 / 3.6e9,
@@ -292,5 +243,117 @@ impl Summary {
             row(&mut s, "DEADLOCK", what);
         }
         s
+    }
+}
+
+/// What [`Summary::compute`] sums over a run's jobs, in input order.
+struct Totals {
+    outcomes: BTreeMap<&'static str, u64>,
+    rejected_by_reason: BTreeMap<&'static str, u64>,
+    /// Waits of the jobs that started, µs.
+    waits: Vec<u64>,
+    bsld_sum: f64,
+    bsld_n: u64,
+    /// Σ run × units, µs.
+    area: u128,
+    last_end: Option<u64>,
+    gpu_milli_us: u128,
+    wasted_milli_us: u128,
+    oom_kills: u64,
+    oom_retries: u64,
+    held_milli_us: u128,
+    gang_wait: u128,
+    gang_n: u64,
+    stuck: u64,
+}
+
+impl Totals {
+    /// Nothing summed yet: every outcome listed at zero.
+    fn new() -> Totals {
+        Totals {
+            outcomes: Outcome::NAMES.iter().map(|n| (*n, 0)).collect(),
+            rejected_by_reason: BTreeMap::new(),
+            waits: Vec::new(),
+            bsld_sum: 0.0,
+            bsld_n: 0,
+            area: 0,
+            last_end: None,
+            gpu_milli_us: 0,
+            wasted_milli_us: 0,
+            oom_kills: 0,
+            oom_retries: 0,
+            held_milli_us: 0,
+            gang_wait: 0,
+            gang_n: 0,
+            stuck: 0,
+        }
+    }
+
+    /// Adds one job and its record.
+    fn add(&mut self, job: &Job, rec: &JobRecord) {
+        self.held_milli_us += rec.gang_held_gpu_milli_us as u128;
+        if let Some(w) = rec.gang_wait_us {
+            self.gang_wait += w as u128;
+            self.gang_n += 1;
+        }
+        self.stuck += u64::from(rec.stuck_holding);
+        self.oom_kills += rec.oom_kills as u64;
+        self.oom_retries += rec.oom_kills as u64 - u64::from(rec.outcome == Outcome::OomKilled);
+        self.wasted_milli_us += rec.wasted_gpu_milli_us as u128;
+        *self.outcomes.get_mut(rec.outcome.name()).expect("all outcomes listed") += 1;
+        if let Outcome::Rejected(r) = rec.outcome {
+            *self.rejected_by_reason.entry(RejectReason::as_str(r)).or_default() += 1;
+        }
+        if let Some(s) = rec.start {
+            self.waits.push((s - job.submit).0);
+            if let Some(e) = rec.end {
+                self.add_ended(job, rec, s, e);
+            }
+        }
+    }
+
+    /// Adds a job that started at `s` and ended at `e`.
+    fn add_ended(&mut self, job: &Job, rec: &JobRecord, s: SimTime, e: SimTime) {
+        let run = (e - s).0;
+        self.area += run as u128 * job.units() as u128;
+        if rec.outcome != Outcome::OomKilled {
+            let held = if rec.gpu_milli_held > 0 {
+                rec.gpu_milli_held as u128
+            } else {
+                job.tasks as u128 * job.task.gpus as u128 * job.task.gpu_milli() as u128
+            };
+            self.gpu_milli_us += run as u128 * held;
+        }
+        let w = (s - job.submit).0 as f64 / 1e6;
+        let r = run as f64 / 1e6;
+        self.bsld_sum += ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0);
+        self.bsld_n += 1;
+        self.last_end = Some(self.last_end.map_or(e.0, |l: u64| l.max(e.0)));
+    }
+}
+
+/// Wait statistics of the jobs that started, seconds (0 when none started).
+struct Waits {
+    mean: f64,
+    median: f64,
+    p95: f64,
+    max: f64,
+}
+
+impl Waits {
+    /// Of `waits` (µs), sorted.
+    fn of_sorted(waits: &[u64]) -> Waits {
+        let secs = |us: u64| us as f64 / 1e6;
+        let n = waits.len();
+        Waits {
+            mean: if n == 0 { 0.0 } else { waits.iter().map(|&w| w as u128).sum::<u128>() as f64 / n as f64 / 1e6 },
+            median: match n {
+                0 => 0.0,
+                _ if n % 2 == 1 => secs(waits[n / 2]),
+                _ => (secs(waits[n / 2 - 1]) + secs(waits[n / 2])) / 2.0,
+            },
+            p95: if n == 0 { 0.0 } else { secs(waits[(n * 95).div_ceil(100) - 1]) },
+            max: waits.last().map_or(0.0, |&w| secs(w)),
+        }
     }
 }

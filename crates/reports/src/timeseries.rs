@@ -68,17 +68,9 @@ const SUBMIT: u8 = 2;
 /// `min(buckets, span in µs)` points (buckets are at least 1 µs long); none when `rows`
 /// is empty, `buckets` is 0 or the window is empty.
 pub fn series(rows: &[JobRow], machine_units: u64, machine_gpus: u64, buckets: usize) -> Vec<TimeSeries> {
-    let gpus = machine_gpus > 0;
-    let mut names = vec!["units_allocated"];
-    if gpus {
-        names.extend(["gpus_allocated", "gpus_used"]);
-    }
-    names.push("queue_length");
-    if gpus {
-        names.push("pending_gpus");
-    }
+    let columns = columns(machine_units, machine_gpus);
     let mut out: Vec<TimeSeries> =
-        names.iter().map(|n| TimeSeries { name: (*n).to_string(), points: Vec::new() }).collect();
+        columns.iter().map(|(n, _, _)| TimeSeries { name: (*n).to_string(), points: Vec::new() }).collect();
 
     let Some(t0) = rows.iter().map(|r| r.submit_us).min() else { return out };
     let t1 =
@@ -88,9 +80,52 @@ pub fn series(rows: &[JobRow], machine_units: u64, machine_gpus: u64, buckets: u
     if nb == 0 {
         return out;
     }
-    let bound = |i: usize| t0 + (span as u128 * i as u128 / nb as u128) as u64;
+    let b = Buckets { t0, span, n: nb };
+    let integrals = integrate(rows, &events(rows), &b, t1);
+    for (s, (_, q, denom)) in out.iter_mut().zip(columns) {
+        s.points = (0..nb)
+            .map(|i| {
+                let (lo, hi) = (b.bound(i), b.bound(i + 1));
+                let v = if denom == 0.0 { 0.0 } else { integrals[i][q] as f64 / ((hi - lo) as f64 * denom) };
+                (lo as f64 / 1e6, v)
+            })
+            .collect();
+    }
+    out
+}
 
-    // Events: (time, kind, row).
+/// The series [`series`] gives, in order: name, quantity swept and what its integral is
+/// divided by (besides the bucket's length).
+fn columns(machine_units: u64, machine_gpus: u64) -> Vec<(&'static str, usize, f64)> {
+    let gpus = machine_gpus > 0;
+    let g = machine_gpus as f64 * 1000.0;
+    let mut columns = vec![("units_allocated", UNITS, machine_units as f64)];
+    if gpus {
+        columns.extend([("gpus_allocated", HELD, g), ("gpus_used", ASKED, g)]);
+    }
+    columns.push(("queue_length", QUEUE, 1.0));
+    if gpus {
+        columns.push(("pending_gpus", PENDING, 1000.0));
+    }
+    columns
+}
+
+/// `n` equal buckets over `span` µs from `t0`.
+struct Buckets {
+    t0: u64,
+    span: u64,
+    n: usize,
+}
+
+impl Buckets {
+    /// The start of bucket `i` (the end of the last one for `i` = `n`).
+    fn bound(&self, i: usize) -> u64 {
+        self.t0 + (self.span as u128 * i as u128 / self.n as u128) as u64
+    }
+}
+
+/// The jobs' events, (time, kind, row), sorted.
+fn events(rows: &[JobRow]) -> Vec<(u64, u8, usize)> {
     let mut events: Vec<(u64, u8, usize)> = Vec::with_capacity(rows.len() * 3);
     for (i, r) in rows.iter().enumerate() {
         match r.start_us {
@@ -107,31 +142,52 @@ pub fn series(rows: &[JobRow], machine_units: u64, machine_gpus: u64, buckets: u
         }
     }
     events.sort_unstable();
+    events
+}
 
-    let mut integrals: Vec<[i128; 5]> = vec![[0; 5]; nb];
-    let mut level = [0i128; 5];
-    let (mut cur, mut k) = (t0, 0usize);
-    // Integrates the current levels from `cur` up to `to`, closing the buckets passed.
-    let mut advance = |to: u64, level: &[i128; 5], cur: &mut u64, k: &mut usize| {
-        while *k < nb {
-            let end = bound(*k + 1);
+/// The integral of each quantity's level over each bucket, in integer µs, from a sweep
+/// over the sorted `events` up to `t1`.
+fn integrate(rows: &[JobRow], events: &[(u64, u8, usize)], b: &Buckets, t1: u64) -> Vec<[i128; 5]> {
+    let mut sweep = Sweep { integrals: vec![[0; 5]; b.n], level: [0; 5], cur: b.t0, k: 0 };
+    for &(t, kind, i) in events {
+        if t > sweep.cur {
+            sweep.advance(t, b);
+        }
+        sweep.apply(kind, &rows[i]);
+    }
+    sweep.advance(t1, b);
+    sweep.integrals
+}
+
+/// The state of the sweep: integrals so far, current levels, time reached and bucket.
+struct Sweep {
+    integrals: Vec<[i128; 5]>,
+    level: [i128; 5],
+    cur: u64,
+    k: usize,
+}
+
+impl Sweep {
+    /// Integrates the current levels from `cur` up to `to`, closing the buckets passed.
+    fn advance(&mut self, to: u64, b: &Buckets) {
+        while self.k < b.n {
+            let end = b.bound(self.k + 1);
             let upto = to.min(end);
-            let dt = (upto - *cur) as i128;
-            for (acc, l) in integrals[*k].iter_mut().zip(level) {
+            let dt = (upto - self.cur) as i128;
+            for (acc, l) in self.integrals[self.k].iter_mut().zip(&self.level) {
                 *acc += l * dt;
             }
-            *cur = upto;
+            self.cur = upto;
             if to < end {
                 break;
             }
-            *k += 1;
+            self.k += 1;
         }
-    };
-    for &(t, kind, i) in &events {
-        if t > cur {
-            advance(t, &level, &mut cur, &mut k);
-        }
-        let r = &rows[i];
+    }
+
+    /// Changes the levels by an event of `kind` of job `r`.
+    fn apply(&mut self, kind: u8, r: &JobRow) {
+        let level = &mut self.level;
         let (units, held, asked, milli) =
             (r.units as i128, r.gpu_milli_held as i128, r.gpu_milli as i128, r.gpu_milli as i128);
         match kind {
@@ -153,27 +209,6 @@ pub fn series(rows: &[JobRow], machine_units: u64, machine_gpus: u64, buckets: u
             }
         }
     }
-    advance(t1, &level, &mut cur, &mut k);
-
-    let g = machine_gpus as f64 * 1000.0;
-    let mut quantities = vec![(UNITS, machine_units as f64)];
-    if gpus {
-        quantities.extend([(HELD, g), (ASKED, g)]);
-    }
-    quantities.push((QUEUE, 1.0));
-    if gpus {
-        quantities.push((PENDING, 1000.0));
-    }
-    for (s, (q, denom)) in out.iter_mut().zip(quantities) {
-        s.points = (0..nb)
-            .map(|b| {
-                let (lo, hi) = (bound(b), bound(b + 1));
-                let v = if denom == 0.0 { 0.0 } else { integrals[b][q] as f64 / ((hi - lo) as f64 * denom) };
-                (lo as f64 / 1e6, v)
-            })
-            .collect();
-    }
-    out
 }
 
 /// Writes `series` as CSV: columns `t,<name1>,<name2>,…`, one line per point (`t` from

@@ -13,12 +13,15 @@
 //!   each file whole or not at all ([`output`]);
 //! * [`compare`] — a plan of (policy, seed) runs replayed in parallel, results in plan
 //!   order whatever the thread count;
-//! * [`report`] — run folders read back and the report written.
+//! * [`report`] — run folders read back and the report written;
+//! * [`fgd`] — the FGD paper's placement experiments on openb node and pod lists
+//!   (`sim fgd`): every (workload, placement, seed) in parallel, the curves written.
 //!
 //! Errors are [`RunError`]: bad input or usage (the command exits 2) or anything else
 //! (exit 1).
 
 pub mod compare;
+pub mod fgd;
 pub mod input;
 pub mod output;
 pub mod report;

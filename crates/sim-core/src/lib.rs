@@ -61,6 +61,7 @@ pub mod constraints;
 pub mod controller;
 pub mod engine;
 pub mod event;
+pub mod fixture;
 pub mod hardware;
 pub mod job;
 pub mod ledger;

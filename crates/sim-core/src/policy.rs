@@ -23,8 +23,10 @@ pub enum PassMode {
     PerEvent,
 }
 
-/// Why a job was started; written to the decision log.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Why a job was started; written to the decision log. The named reasons are those of the
+/// shipped policies, which the log words for them; any policy may give its own words
+/// with [`StartReason::Other`].
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StartReason {
     /// It was at the head of the queue and fits now.
     HeadFits,
@@ -45,9 +47,15 @@ pub enum StartReason {
     ReservationNow,
     /// A placement (filters and scores) found nodes for it.
     Placed,
+    /// The policy's own words.
+    Other {
+        /// Why, as the decision log should say it.
+        why: String,
+    },
 }
 
-/// Why a job keeps waiting; written to the decision log.
+/// Why a job keeps waiting; written to the decision log. As with [`StartReason`], any
+/// policy may give its own words ([`WaitReason::Other`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WaitReason {
     /// The head of the queue does not fit; it is reserved at `at`.
@@ -67,9 +75,9 @@ pub enum WaitReason {
         /// Units free now.
         free: u64,
     },
-    /// No node can take it now, for the reason the policy gives (kube: the filters that
-    /// rejected each node, as kube-scheduler's `FailedScheduling` event words them).
-    Unschedulable {
+    /// The policy's own words (kube: the filters that rejected each node, as
+    /// kube-scheduler's `FailedScheduling` event words them).
+    Other {
         /// The policy's explanation.
         why: String,
     },
@@ -243,9 +251,17 @@ impl<'a> SchedView<'a> {
     pub fn free_pool(&self) -> &'a FreePool {
         self.free
     }
-    /// Per-node use by bound jobs (milli-CPU, memory, per-GPU milli and declared memory).
+    /// Per-node use by bound jobs (milli-CPU, memory, per-GPU milli and declared memory),
+    /// read-only: a policy tries placements on a copy ([`SchedView::scratch_ledger`]).
     pub fn ledger(&self) -> &'a Ledger {
         self.ledger
+    }
+    /// A copy of the ledger the policy may change while it plans (placing tasks, taking
+    /// reservations): nothing it does there reaches the engine, and
+    /// [`Ledger::sync_from`] brings a kept copy in line with the next pass's ledger by
+    /// copying only the nodes that changed.
+    pub fn scratch_ledger(&self) -> Ledger {
+        self.ledger.scratch_copy()
     }
     /// The tasks of a waiting job already held (placed, waiting for the rest of the gang).
     pub fn held(&self, id: JobId) -> &'a [TaskBinding] {

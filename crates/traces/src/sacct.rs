@@ -236,21 +236,49 @@ impl SacctReader {
         if id.contains('.') {
             return Ok(Err("job step"));
         }
+        self.start_epoch()?;
+        let submit = self.time("Submit")?.ok_or_else(|| self.rows.bad("Submit", "a time YYYY-MM-DDTHH:MM:SS"))?;
+        let st = match self.state()? {
+            Ok(st) => st,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let start = match self.start(st)? {
+            Ok(start) => start,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let (runtime, requested) = match self.runtime(st, start)? {
+            Ok(times) => times,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        self.job(st, submit, start, runtime, requested).map(Ok)
+    }
+
+    /// Sets time zero from the first data row's `Submit`.
+    fn start_epoch(&mut self) -> Result<(), TraceError> {
         if self.epoch.is_none() {
             let text = self.rows.text("Submit");
             let secs = civil_secs(text).ok_or_else(|| self.rows.bad("Submit", "a time YYYY-MM-DDTHH:MM:SS"))?;
             self.epoch = Some(secs.div_euclid(86_400) * 86_400);
         }
-        let submit = self.time("Submit")?.ok_or_else(|| self.rows.bad("Submit", "a time YYYY-MM-DDTHH:MM:SS"))?;
+        Ok(())
+    }
+
+    /// The row's `State`, or the reason a job in it is skipped (pending, still running,
+    /// revoked).
+    fn state(&self) -> Result<Result<SlurmState, &'static str>, TraceError> {
         let st = slurm_state(self.rows.text("State")).ok_or_else(|| {
             self.rows.bad("State", "a Slurm job state (COMPLETED, FAILED, TIMEOUT, CANCELLED, RUNNING, PENDING, …)")
         })?;
-        match st {
-            SlurmState::Pending => return Ok(Err("never started (pending at the dump)")),
-            SlurmState::Active | SlurmState::Suspended => return Ok(Err("still running at the dump")),
-            SlurmState::Revoked => return Ok(Err("revoked (ran on another cluster)")),
-            _ => {}
-        }
+        Ok(match st {
+            SlurmState::Pending => Err("never started (pending at the dump)"),
+            SlurmState::Active | SlurmState::Suspended => Err("still running at the dump"),
+            SlurmState::Revoked => Err("revoked (ran on another cluster)"),
+            _ => Ok(st),
+        })
+    }
+
+    /// The row's `Start`, or the reason a job in state `st` never started.
+    fn start(&self, st: SlurmState) -> Result<Result<SimTime, &'static str>, TraceError> {
         let start = self.time("Start")?;
         let cancelled = matches!(st, SlurmState::Cancelled | SlurmState::Preempted);
         let Some(start) = start else {
@@ -263,6 +291,16 @@ impl SacctReader {
         if cancelled && self.rows.has("AllocTRES") && self.rows.text("AllocTRES").is_empty() {
             return Ok(Err("never started (cancelled before start)"));
         }
+        Ok(Ok(start))
+    }
+
+    /// How long a job in state `st` started at `start` ran, and its time limit; or the
+    /// reason it is skipped (no end time).
+    fn runtime(
+        &self,
+        st: SlurmState,
+        start: SimTime,
+    ) -> Result<Result<(SimDuration, Option<SimDuration>), &'static str>, TraceError> {
         let mut runtime = match self.time("End")? {
             Some(end) if end < start => {
                 return Err(self.rows.bad("End", "a time at or after Start"));
@@ -273,19 +311,26 @@ impl SacctReader {
                 e => Some(SimDuration(parse_duration(e).ok_or_else(|| self.rows.bad("Elapsed", DURATION_FORMAT))?)),
             },
         };
-        let requested = match self.rows.text("Timelimit") {
+        let requested = self.time_limit()?;
+        if st == SlurmState::Timeout && requested.is_some() {
+            runtime = requested;
+        }
+        Ok(runtime.map(|r| (r, requested)).ok_or("no end time"))
+    }
+
+    /// `Timelimit`, `None` when no limit is known.
+    fn time_limit(&self) -> Result<Option<SimDuration>, TraceError> {
+        Ok(match self.rows.text("Timelimit") {
             "" => None,
             t if ["UNLIMITED", "Partition_Limit", "INVALID"].iter().any(|u| t.eq_ignore_ascii_case(u)) => None,
             t => Some(SimDuration(parse_duration(t).ok_or_else(|| {
                 self.rows.bad("Timelimit", "a duration [days-]hours:minutes:seconds, UNLIMITED or Partition_Limit")
             })?)),
-        };
-        if st == SlurmState::Timeout && requested.is_some() {
-            runtime = requested;
-        }
-        let Some(runtime) = runtime else {
-            return Ok(Err("no end time"));
-        };
+        })
+    }
+
+    /// The row's gang: its number of tasks (nodes), each task's shape and the GPU models.
+    fn shape(&self) -> Result<(u32, TaskShape, Vec<String>), TraceError> {
         // A job that ran had at least one node and one CPU.
         let ncpus = self.rows.count_in("NCPUS", 1, u32::MAX)?;
         let nodes = self.rows.count_in("NNodes", 1, u32::MAX)?;
@@ -301,26 +346,40 @@ impl SacctReader {
             self.rows.bad(col, "a GPU count below 2^32 per node")
         })?;
         let memory_mib = per_node(alloc.mem_mib.or(req.mem_mib).unwrap_or(0));
+        let cores = per_node(u64::from(ncpus)) as u32; // ≤ ncpus
+        Ok((nodes, TaskShape { cores, memory_mib, gpus, ..TaskShape::default() }, gpu_models))
+    }
+
+    /// The row as a job that ran: in state `st`, submitted at `submit`, started at
+    /// `start`, for `runtime`, with time limit `requested`.
+    fn job(
+        &mut self,
+        st: SlurmState,
+        submit: SimTime,
+        start: SimTime,
+        runtime: SimDuration,
+        requested: Option<SimDuration>,
+    ) -> Result<Job, TraceError> {
+        let (nodes, task, gpu_models) = self.shape()?;
         let priority = match self.rows.text("Priority") {
             "" => 0,
             _ => self.rows.parse::<i64>("Priority", "an integer priority")?,
         };
-        let cores = per_node(u64::from(ncpus)) as u32; // ≤ ncpus
         let trace_status = match st {
             SlurmState::Failed => TraceStatus::Failed,
             SlurmState::Cancelled | SlurmState::Preempted => TraceStatus::Cancelled,
             _ => TraceStatus::Completed,
         };
-        let trace_id = id.to_string();
+        let trace_id = self.rows.text("JobID").to_string();
         let user = self.users.id(self.rows.text("User"));
         let group = self.accounts.id(self.rows.text("Account"));
         let queue = self.qos.id_i32(self.rows.text("QOS"));
         let partition = self.partitions.id_i32(self.rows.text("Partition"));
-        Ok(Ok(Job {
+        Ok(Job {
             trace_id,
             submit,
             tasks: nodes,
-            task: TaskShape { cores, memory_mib, gpus, ..TaskShape::default() },
+            task,
             runtime: Some(runtime),
             requested,
             user,
@@ -328,13 +387,13 @@ impl SacctReader {
             queue,
             partition,
             priority,
-            kind: if gpus > 0 { JobKind::DlTrain } else { JobKind::Batch },
+            kind: if task.gpus > 0 { JobKind::DlTrain } else { JobKind::Batch },
             trace_status,
             gpu_models,
             constraints: None,
             min_tasks: 0,
             observed_start: Some(start),
-        }))
+        })
     }
 }
 

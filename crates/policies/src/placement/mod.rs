@@ -326,41 +326,32 @@ impl Placement {
 
     /// Whether node `i` passes the filters, and its raw scores (without the inter-pod
     /// terms): the part that depends on its use from the cache where it holds the node's
-    /// current version, the part that depends on its labels and taints from `last_meta`
-    /// when it is of the same pool as the last node asked.
-    #[allow(clippy::too_many_arguments)]
-    fn row_of(
-        &self,
-        i: usize,
-        node: &NodeUse,
-        pod: &PodReq<'_>,
-        frag: &mut FragMeter,
-        cache: &mut Option<(&mut ScoreCache, u32)>,
-        tainted: bool,
-        last_meta: &mut Option<(*const sim_core::ledger::NodeMeta, bool, [i64; MAX_SCORES])>,
-    ) -> Option<[i64; MAX_SCORES]> {
-        let (ok, mut s) = match cache {
+    /// current version, the part that depends on its labels and taints from the pass's
+    /// `last_meta` when it is of the same pool as the last node asked.
+    fn row_of(&self, p: &mut Pass<'_>, i: usize) -> Option<[i64; MAX_SCORES]> {
+        let (node, pod, tainted) = (&p.nodes[i], p.pod, p.tainted[i]);
+        let (ok, mut s) = match &mut p.cache {
             Some((c, ty)) if !c.dirty[i] => {
                 let e = &mut c.entries[*ty as usize * c.nodes + i];
                 let v = c.versions[i];
                 if e.0 != v {
-                    let r = self.eval(node, pod, frag, false);
+                    let r = self.eval(node, pod, p.frag, false);
                     *e = (v, r.0, r.1);
                 }
                 (e.1, e.2)
             }
-            _ => self.eval(node, pod, frag, false),
+            _ => self.eval(node, pod, p.frag, false),
         };
         if !ok {
             return None;
         }
         if pod.constraints.is_some() || tainted {
             let ptr = std::sync::Arc::as_ptr(&node.meta);
-            let (ok, m) = match *last_meta {
-                Some((p, ok, m)) if p == ptr => (ok, m),
+            let (ok, m) = match p.last_meta {
+                Some((q, ok, m)) if q == ptr => (ok, m),
                 _ => {
-                    let (ok, m) = self.eval(node, pod, frag, true);
-                    *last_meta = Some((ptr, ok, m));
+                    let (ok, m) = self.eval(node, pod, p.frag, true);
+                    p.last_meta = Some((ptr, ok, m));
                     (ok, m)
                 }
             };
@@ -384,177 +375,201 @@ impl Placement {
         cx: &mut PlaceCx,
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
-        let known_nodes = cx.known_nodes;
-        let PlaceCx { frag, cache, domains, buf, tainted, again, metas, .. } = cx;
-        if tainted.len() != nodes.len() {
-            *tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
-            metas.clear();
-            for (i, n) in nodes.iter().enumerate() {
-                if !metas.iter().any(|&m| std::sync::Arc::ptr_eq(&nodes[m as usize].meta, &n.meta)) && metas.len() < 64
-                {
-                    metas.push(i as u32);
-                }
-            }
-        }
+        cx.refresh_node_lists(nodes);
+        let PlaceCx { frag, cache, domains, buf, tainted, again, metas, rank, known_nodes, .. } = cx;
         let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c, domains));
-        let n_plugins = self.scores.len();
-        // Two more columns with inter-pod terms: InterPodAffinity and PodTopologySpread.
-        let n_scores = n_plugins + if topo.is_some() { 2 } else { 0 };
-        let PlaceBuf { feasible, raw, total, ties } = buf;
-        let mut cache = cache.as_mut().filter(|c| !c.all_dirty).zip(pod.type_id);
-        if let Some((c, ty)) = &mut cache
-            && c.entries.len() < (*ty as usize + 1) * c.nodes
-        {
-            c.entries.resize((*ty as usize + 1) * c.nodes, (0, false, [0; MAX_SCORES]));
-        }
-        // The label-and-taint part of the last node's pool (nodes of a pool are adjacent).
-        let mut last_meta = None;
-        let slot = cache.as_ref().map(|c| c.1 as usize);
+        let cache = type_cache(cache, pod.type_id);
+        let mut p = Pass {
+            nodes,
+            allowed,
+            pod,
+            frag,
+            topo,
+            slot: cache.as_ref().map(|c| c.1 as usize),
+            cache,
+            tainted,
+            metas,
+            last_meta: None,
+            again,
+            cptr: pod.constraints.map(|c| c as *const _ as usize),
+            known_nodes: *known_nodes,
+        };
         // The same pod again after only some nodes changed (the next task of a gang, the
         // next pod of its type): the best nodes follow from the last ones and those nodes.
-        let cptr = pod.constraints.map(|c| c as *const _ as usize);
-        let previous = slot
-            .and_then(|t| again.take(t, cptr))
-            .filter(|a| topo.is_none() && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.allowed == allowed);
-        // The incremental step: the best nodes (empty: none fits) and what to keep.
-        let mut known: Option<(Vec<u32>, Again)> = None;
-        if let Some(mut a) = previous {
-            let mut changed = std::mem::take(&mut a.changed);
-            changed.sort_unstable();
-            changed.dedup();
-            let fresh: Vec<(u32, i64)> = changed
-                .iter()
-                .map(|&i| i as usize)
-                .filter(|&i| allowed[i])
-                .filter_map(|i| {
-                    let row = self.row_of(i, &nodes[i], pod, frag, &mut cache, tainted[i], &mut last_meta);
-                    row.map(|r| (i as u32, r[0]))
-                })
-                .collect();
-            if a.update(&changed, fresh, known_nodes) {
-                known = Some((a.best_nodes(), a));
-            }
-        }
-        let chosen = match known {
-            Some((ties, a)) if ties.is_empty() => {
-                again.put(slot.expect("cached"), cptr, a);
-                return None;
-            }
+        let previous = p
+            .slot
+            .and_then(|t| p.again.take(t, p.cptr))
+            .filter(|a| p.topo.is_none() && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.allowed == allowed);
+        let chosen = match previous.and_then(|a| self.again_step(&mut p, a)) {
             Some((ties, a)) => {
-                again.put(slot.expect("cached"), cptr, a);
-                pick(&ties, cx.rank.as_deref(), rng)
-            }
-            None => {
-                feasible.clear();
-                raw.clear();
-                for (i, (node, _)) in nodes.iter().zip(allowed).enumerate().filter(|(_, (_, a))| **a) {
-                    let Some(s) = self.row_of(i, node, pod, frag, &mut cache, tainted[i], &mut last_meta) else {
-                        continue;
-                    };
-                    if topo.as_ref().is_some_and(|t| !t.pass(i)) {
-                        continue;
-                    }
-                    feasible.push(i as u32);
-                    let mut row = [0i64; MAX_SCORES + 2];
-                    row[..MAX_SCORES].copy_from_slice(&s);
-                    if let Some(t) = &topo {
-                        let (aff, spread) = t.scores(i);
-                        row[n_plugins] = aff;
-                        row[n_plugins + 1] = spread;
-                    }
-                    raw.push(row);
-                }
-                // Whether the first score alone decides, now and after any nodes change:
-                // unnormalised, weighed, no inter-pod terms, and every other score the
-                // same on every node (labels and taints give all pools the same score).
-                let first_decides = slot.is_some()
-                    && topo.is_none()
-                    && !self.random_node
-                    && self.scores[0].1 > 0
-                    && self.scores[0].0.normalize() == Normalize::None
-                    && !self.score_meta[0]
-                    && metas.len() < 64
-                    && self.meta_scores_uniform(nodes, metas, pod, frag);
-                let again_of = |known: Vec<(u32, i64)>, complete: bool, best: i64| Again {
-                    nodes: (nodes.as_ptr() as usize, nodes.len()),
-                    allowed: allowed.to_vec(),
-                    known,
-                    complete,
-                    best,
-                    changed: Vec::new(),
-                };
-                if feasible.is_empty() {
-                    if first_decides {
-                        again.put(slot.expect("cached"), cptr, again_of(Vec::new(), true, i64::MIN));
-                    }
+                p.again.put(p.slot.expect("cached"), p.cptr, a);
+                if ties.is_empty() {
                     return None;
                 }
-                if self.random_node {
-                    feasible[uniform_index(rng, feasible.len())] as usize
-                } else {
-                    let m = feasible.len();
-                    ties.clear();
-                    let mut hi = [i64::MIN; MAX_SCORES + 2];
-                    let mut lo = [i64::MAX; MAX_SCORES + 2];
-                    if first_decides {
-                        hi[0] = raw.iter().map(|r| r[0]).max().expect("non-empty");
-                        ties.extend((0..m as u32).filter(|&i| raw[i as usize][0] == hi[0]));
-                    } else {
-                        for row in raw.iter() {
-                            for k in 0..n_scores {
-                                lo[k] = lo[k].min(row[k]);
-                                hi[k] = hi[k].max(row[k]);
-                            }
-                        }
-                        // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
-                        let extra = [
-                            (Normalize::MinMax, self.topology_weights[0]),
-                            (Normalize::MaxReversed, self.topology_weights[1]),
-                        ];
-                        // A column whose raw scores are all equal, or weighs nothing, adds
-                        // the same to every node: the choice does not change without it.
-                        let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
-                        let active: Vec<(usize, Normalize, i64)> = columns
-                            .enumerate()
-                            .filter(|&(k, (_, w))| w != 0 && lo[k] != hi[k])
-                            .map(|(k, (n, w))| (k, n, w))
-                            .collect();
-                        let max = scores::MAX_NODE_SCORE;
-                        let norm = |k: usize, n: Normalize, s: i64| match n {
-                            Normalize::None => s,
-                            Normalize::MinMax => (s - lo[k]) * max / (hi[k] - lo[k]),
-                            Normalize::Max if hi[k] <= 0 => 0,
-                            Normalize::Max => s * max / hi[k],
-                            Normalize::MaxReversed if hi[k] <= 0 => max,
-                            Normalize::MaxReversed => max - s * max / hi[k],
-                        };
-                        total.clear();
-                        total.resize(m, 0);
-                        for &(k, n, w) in &active {
-                            for (t, row) in total.iter_mut().zip(raw.iter()) {
-                                *t += w * norm(k, n, row[k]);
-                            }
-                        }
-                        let best = *total.iter().max().expect("non-empty");
-                        ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
-                    }
-                    // From positions among the feasible nodes to node ids (same order).
-                    ties.iter_mut().for_each(|t| *t = feasible[*t as usize]);
-                    if first_decides {
-                        let complete = m <= known_nodes;
-                        let known = if complete {
-                            feasible.iter().zip(raw.iter()).map(|(&n, r)| (n, r[0])).collect()
-                        } else {
-                            ties.iter().map(|&n| (n, hi[0])).collect()
-                        };
-                        again.put(slot.expect("cached"), cptr, again_of(known, complete, hi[0]));
-                    }
-                    pick(ties, cx.rank.as_deref(), rng)
-                }
+                pick(&ties, rank.as_deref(), rng)
             }
+            None => self.full_pass(&mut p, buf, rank.as_deref(), rng)?,
         };
         let gpus = self.select_gpus(&nodes[chosen], pod, cx, rng);
         Some(TaskBinding { node: sim_core::NodeId(chosen as u32), gpus })
+    }
+
+    /// The incremental step from `a`, the pod's last placement: its changed nodes are
+    /// evaluated afresh. The best nodes now (empty: none fits) and what to keep; `None`
+    /// when a full pass is needed.
+    fn again_step(&self, p: &mut Pass<'_>, mut a: Again) -> Option<(Vec<u32>, Again)> {
+        let mut changed = std::mem::take(&mut a.changed);
+        changed.sort_unstable();
+        changed.dedup();
+        let allowed = p.allowed;
+        let fresh: Vec<(u32, i64)> = changed
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| allowed[i])
+            .filter_map(|i| self.row_of(p, i).map(|r| (i as u32, r[0])))
+            .collect();
+        if a.update(&changed, fresh, p.known_nodes) { Some((a.best_nodes(), a)) } else { None }
+    }
+
+    /// The full pass over the allowed nodes: `None` when none fits, else the chosen one —
+    /// a uniform draw for `random`, else one of the best (see [`pick`]). Records the pod's
+    /// [`Again`] when the first score alone decides.
+    fn full_pass(&self, p: &mut Pass<'_>, buf: &mut PlaceBuf, rank: Option<&[u32]>, rng: &mut SimRng) -> Option<usize> {
+        let PlaceBuf { feasible, raw, total, ties } = buf;
+        self.collect_feasible(p, feasible, raw);
+        let first_decides = self.first_decides(p);
+        if feasible.is_empty() {
+            if first_decides {
+                p.remember(Vec::new(), true, i64::MIN);
+            }
+            return None;
+        }
+        if self.random_node {
+            return Some(feasible[uniform_index(rng, feasible.len())] as usize);
+        }
+        // Two more columns with inter-pod terms: InterPodAffinity and PodTopologySpread.
+        let n_scores = self.scores.len() + if p.topo.is_some() { 2 } else { 0 };
+        let best = self.best_ties(raw, n_scores, first_decides, total, ties);
+        // From positions among the feasible nodes to node ids (same order).
+        ties.iter_mut().for_each(|t| *t = feasible[*t as usize]);
+        if first_decides {
+            let complete = feasible.len() <= p.known_nodes;
+            let known = if complete {
+                feasible.iter().zip(raw.iter()).map(|(&n, r)| (n, r[0])).collect()
+            } else {
+                ties.iter().map(|&n| (n, best)).collect()
+            };
+            p.remember(known, complete, best);
+        }
+        Some(pick(ties, rank, rng))
+    }
+
+    /// The allowed nodes that pass every filter (the inter-pod ones too) into `feasible`,
+    /// in node order, and their raw scores into `raw` (the inter-pod terms in the two
+    /// columns after the plugins').
+    fn collect_feasible(&self, p: &mut Pass<'_>, feasible: &mut Vec<u32>, raw: &mut Vec<[i64; MAX_SCORES + 2]>) {
+        let n_plugins = self.scores.len();
+        let (nodes, allowed) = (p.nodes, p.allowed);
+        feasible.clear();
+        raw.clear();
+        for (i, _) in nodes.iter().zip(allowed).enumerate().filter(|(_, (_, a))| **a) {
+            let Some(s) = self.row_of(p, i) else {
+                continue;
+            };
+            if p.topo.as_ref().is_some_and(|t| !t.pass(i)) {
+                continue;
+            }
+            feasible.push(i as u32);
+            let mut row = [0i64; MAX_SCORES + 2];
+            row[..MAX_SCORES].copy_from_slice(&s);
+            if let Some(t) = &p.topo {
+                let (aff, spread) = t.scores(i);
+                row[n_plugins] = aff;
+                row[n_plugins + 1] = spread;
+            }
+            raw.push(row);
+        }
+    }
+
+    /// Whether the first score alone decides, now and after any nodes change:
+    /// unnormalised, weighed, no inter-pod terms, and every other score the
+    /// same on every node (labels and taints give all pools the same score).
+    fn first_decides(&self, p: &mut Pass<'_>) -> bool {
+        p.slot.is_some()
+            && p.topo.is_none()
+            && !self.random_node
+            && self.scores[0].1 > 0
+            && self.scores[0].0.normalize() == Normalize::None
+            && !self.score_meta[0]
+            && p.metas.len() < 64
+            && self.meta_scores_uniform(p.nodes, p.metas, p.pod, p.frag)
+    }
+
+    /// The positions among the feasible nodes (rows of `raw`) of the best into `ties`: of
+    /// the highest first raw score when it alone decides, else of the highest weighted
+    /// sum of the normalised scores of the first `n_scores` columns. Returns the highest
+    /// first raw score.
+    fn best_ties(
+        &self,
+        raw: &[[i64; MAX_SCORES + 2]],
+        n_scores: usize,
+        first_decides: bool,
+        total: &mut Vec<i64>,
+        ties: &mut Vec<u32>,
+    ) -> i64 {
+        let m = raw.len();
+        ties.clear();
+        let mut hi = [i64::MIN; MAX_SCORES + 2];
+        let mut lo = [i64::MAX; MAX_SCORES + 2];
+        if first_decides {
+            hi[0] = raw.iter().map(|r| r[0]).max().expect("non-empty");
+            ties.extend((0..m as u32).filter(|&i| raw[i as usize][0] == hi[0]));
+        } else {
+            for row in raw.iter() {
+                for k in 0..n_scores {
+                    lo[k] = lo[k].min(row[k]);
+                    hi[k] = hi[k].max(row[k]);
+                }
+            }
+            self.weighted_totals(raw, n_scores, (&lo, &hi), total);
+            let best = *total.iter().max().expect("non-empty");
+            ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
+        }
+        hi[0]
+    }
+
+    /// Into `total`, each row's weighted sum of its normalised scores (Kubernetes'
+    /// NormalizeScore then the weights), given each column's lowest and highest raw score.
+    fn weighted_totals(
+        &self,
+        raw: &[[i64; MAX_SCORES + 2]],
+        n_scores: usize,
+        (lo, hi): (&[i64; MAX_SCORES + 2], &[i64; MAX_SCORES + 2]),
+        total: &mut Vec<i64>,
+    ) {
+        // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
+        let extra = [(Normalize::MinMax, self.topology_weights[0]), (Normalize::MaxReversed, self.topology_weights[1])];
+        // A column whose raw scores are all equal, or weighs nothing, adds
+        // the same to every node: the choice does not change without it.
+        let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);
+        let active: Vec<(usize, Normalize, i64)> =
+            columns.enumerate().filter(|&(k, (_, w))| w != 0 && lo[k] != hi[k]).map(|(k, (n, w))| (k, n, w)).collect();
+        let max = scores::MAX_NODE_SCORE;
+        let norm = |k: usize, n: Normalize, s: i64| match n {
+            Normalize::None => s,
+            Normalize::MinMax => (s - lo[k]) * max / (hi[k] - lo[k]),
+            Normalize::Max if hi[k] <= 0 => 0,
+            Normalize::Max => s * max / hi[k],
+            Normalize::MaxReversed if hi[k] <= 0 => max,
+            Normalize::MaxReversed => max - s * max / hi[k],
+        };
+        total.clear();
+        total.resize(raw.len(), 0);
+        for &(k, n, w) in &active {
+            for (t, row) in total.iter_mut().zip(raw.iter()) {
+                *t += w * norm(k, n, row[k]);
+            }
+        }
     }
 
     /// The GPU indices a pod gets on `node` (which passed the filters).
@@ -747,6 +762,56 @@ struct PlaceBuf {
     ties: Vec<u32>,
 }
 
+/// One placement's view of its [`PlaceCx`] and of what it places, for the steps of
+/// [`Placement::place`].
+struct Pass<'a> {
+    nodes: &'a [NodeUse],
+    allowed: &'a [bool],
+    pod: &'a PodReq<'a>,
+    frag: &'a mut FragMeter,
+    /// The pod's inter-pod terms (affinity, spread), if it has any.
+    topo: Option<topology::PodTopology<'a>>,
+    /// The score cache with the pod's type, when both are on (see [`type_cache`]).
+    cache: Option<(&'a mut ScoreCache, u32)>,
+    tainted: &'a [bool],
+    metas: &'a [u32],
+    /// The label-and-taint part of the last node's pool (nodes of a pool are adjacent).
+    last_meta: Option<(*const sim_core::ledger::NodeMeta, bool, [i64; MAX_SCORES])>,
+    again: &'a mut Agains,
+    /// Where the pod's [`Again`] is kept: its type when cached, its constraints' address.
+    slot: Option<usize>,
+    cptr: Option<usize>,
+    known_nodes: usize,
+}
+
+impl Pass<'_> {
+    /// Keeps what this placement found for the pod's next one (its type is cached).
+    fn remember(&mut self, known: Vec<(u32, i64)>, complete: bool, best: i64) {
+        let slot = self.slot.expect("cached");
+        let a = Again {
+            nodes: (self.nodes.as_ptr() as usize, self.nodes.len()),
+            allowed: self.allowed.to_vec(),
+            known,
+            complete,
+            best,
+            changed: Vec::new(),
+        };
+        self.again.put(slot, self.cptr, a);
+    }
+}
+
+/// The score cache with the pod's type `ty`, when both are on and not every node is
+/// dirty, grown to hold the type's entries.
+fn type_cache(cache: &mut Option<ScoreCache>, ty: Option<u32>) -> Option<(&mut ScoreCache, u32)> {
+    let mut cache = cache.as_mut().filter(|c| !c.all_dirty).zip(ty);
+    if let Some((c, ty)) = &mut cache
+        && c.entries.len() < (*ty as usize + 1) * c.nodes
+    {
+        c.entries.resize((*ty as usize + 1) * c.nodes, (0, false, [0; MAX_SCORES]));
+    }
+    cache
+}
+
 struct ScoreCache {
     versions: Vec<u64>,
     dirty: Vec<bool>,
@@ -856,6 +921,22 @@ impl PlaceCx {
     fn changed(&mut self, node: usize) {
         let limit = self.cache.as_ref().map_or(0, |c| c.nodes / 8);
         self.again.note_change(node as u32, limit);
+    }
+
+    /// Lists afresh which nodes have taints and a node of each label-and-taint set when
+    /// the node count changed (the lists are cleared when labels or taints change).
+    fn refresh_node_lists(&mut self, nodes: &[NodeUse]) {
+        if self.tainted.len() != nodes.len() {
+            self.tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
+            self.metas.clear();
+            for (i, n) in nodes.iter().enumerate() {
+                if !self.metas.iter().any(|&m| std::sync::Arc::ptr_eq(&nodes[m as usize].meta, &n.meta))
+                    && self.metas.len() < 64
+                {
+                    self.metas.push(i as u32);
+                }
+            }
+        }
     }
 
     /// Marks a node as changed on a scratch copy: until the next [`PlaceCx::sync`] its

@@ -1,5 +1,6 @@
 //! Integration tests of the policies, run through the engine.
 
+mod fixture;
 mod kube_spec;
 mod placement;
 mod properties;

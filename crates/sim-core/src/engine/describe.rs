@@ -31,6 +31,7 @@ pub(super) fn describe_start(r: StartReason) -> String {
         StartReason::BackfillPlacementNow => "backfilled: a placement now avoids the head's reserved nodes".into(),
         StartReason::ReservationNow => "its reservation starts now".into(),
         StartReason::Placed => "placed: it passed the filters and this node scored best".into(),
+        StartReason::Other { why } => why,
     }
 }
 
@@ -43,6 +44,6 @@ pub(super) fn describe_wait(r: WaitReason) -> String {
         WaitReason::DoesNotFit { free } => {
             format!("head of the queue does not fit ({free} units free)")
         }
-        WaitReason::Unschedulable { why } => why,
+        WaitReason::Other { why } => why,
     }
 }

@@ -260,7 +260,7 @@ impl Engine<'_> {
         {
             let reserved_at = match reason {
                 WaitReason::HeadReserved { at, .. } | WaitReason::Reserved { at } => Some(secs_string(at.0)),
-                WaitReason::DoesNotFit { .. } | WaitReason::Unschedulable { .. } => None,
+                WaitReason::DoesNotFit { .. } | WaitReason::Other { .. } => None,
             };
             log.record(self.now, &LogEvent::Wait { job: &j.trace_id, reason: describe_wait(reason), reserved_at })?;
         }
