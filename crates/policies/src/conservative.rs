@@ -56,6 +56,9 @@ pub struct ConservativeBackfill {
     /// +units at its end), summed by time: kept across passes so that the pass's profile
     /// is a merge of two sorted lists rather than a sort.
     changes: BTreeMap<SimTime, i64>,
+    /// Whether [`ConservativeBackfill::changes`] is kept: not during a rebuild (every
+    /// reservation is lifted and made again; the list is made afresh when next needed).
+    changes_kept: bool,
 }
 
 enum Prof {
@@ -123,13 +126,14 @@ impl ConservativeBackfill {
             replan: [Replan::Revisit, Replan::Rebuild][c.index(REPLAN)],
             reserved: Vec::new(),
             changes: BTreeMap::new(),
+            changes_kept: false,
         })
     }
 
     /// Records (`sign` −1) or forgets (`sign` +1) a count-mode reservation in
     /// [`ConservativeBackfill::changes`].
     fn note(&mut self, s: SimTime, len: sim_core::SimDuration, units: u64, sign: i64) {
-        if self.reservation != Reservation::Count || len.as_micros() == 0 {
+        if !self.changes_kept || len.as_micros() == 0 {
             return;
         }
         for (t, d) in [(s, sign * units as i64), (s + len, -sign * units as i64)] {
@@ -190,6 +194,8 @@ impl Policy for ConservativeBackfill {
         // A stale plan is rebuilt from scratch: keeping stale reservations in place while
         // revisiting would let them block jobs that could start now.
         if self.replan == Replan::Rebuild || stale {
+            self.changes_kept = false;
+            self.changes.clear();
             self.lift_all(view, &mut prof);
         } else if info.resources_released() {
             self.revisit(view, &mut prof);
@@ -219,7 +225,11 @@ impl ConservativeBackfill {
         let start_of = |j: &JobId| reserved.get(j.idx()).and_then(Option::as_ref).map(|r| r.0);
         let stale = queue.iter().any(|j| start_of(j).is_some_and(|s| s < now));
         let prof = match self.reservation {
-            Reservation::Count if est == Estimate::Requested && !stale => {
+            Reservation::Count if est == Estimate::Requested && self.replan == Replan::Revisit && !stale => {
+                if !self.changes_kept {
+                    self.changes = self.changes_of(view);
+                    self.changes_kept = true;
+                }
                 debug_assert_eq!(self.changes, self.changes_of(view), "reservation changes out of step");
                 // Two sorted lists merged: the running jobs' releases and the reservations.
                 let deltas = merge_sorted(&requested_releases(view), self.changes.iter().map(|(&t, &d)| (t, d)));
