@@ -299,7 +299,7 @@ impl ConservativeBackfill {
             let (len, units) = (self.estimate.of(view, j), view.job(j).units());
             let placed = match &*prof {
                 // Most jobs cannot move: look before lifting the reservation.
-                Prof::Count(p) => match p.earlier_fit(units, len, s, s + len) {
+                Prof::Count(p) => match p.earlier_start(units, len, s) {
                     None => continue,
                     Some(t) => {
                         prof.unreserve(j, s, len, units, &set);
