@@ -5,7 +5,7 @@ use crate::options::{
     BACKFILL_ESTIMATE, Estimate, OptionInfo, PASS, QueueOptions, REPLAN, RESERVATION, Reservation, canonical,
     pass_index,
 };
-use crate::profile::{StepProfile, merge_sorted, overrun_clamp, requested_releases, running_releases};
+use crate::profile::{StepProfile, overrun_clamp, running_releases};
 use crate::spec::{PolicyError, PolicySpec};
 use crate::unit_profile::UnitProfile;
 use sim_core::SimTime;
@@ -52,13 +52,15 @@ pub struct ConservativeBackfill {
     replan: Replan,
     /// Reserved start (and units in node mode) of each waiting job, by job index.
     reserved: Vec<Option<(SimTime, UnitSet)>>,
-    /// In count mode, every reservation as changes of free units (−units at its start,
-    /// +units at its end), summed by time: kept across passes so that the pass's profile
-    /// is a merge of two sorted lists rather than a sort.
-    changes: BTreeMap<SimTime, i64>,
-    /// Whether [`ConservativeBackfill::changes`] is kept: not during a rebuild (every
-    /// reservation is lifted and made again; the list is made afresh when next needed).
-    changes_kept: bool,
+    /// How many waiting jobs hold a reservation in [`ConservativeBackfill::plan`].
+    held: usize,
+    /// In count mode with requested times and `replan=revisit`, the previous pass's
+    /// profile, carried to this pass by the changes since (time moved on, jobs that ended
+    /// before their requested end) instead of being built again from every running job
+    /// and reservation. Dropped whenever a change is not of that kind.
+    plan: Option<StepProfile>,
+    /// Requested end and units of each job this policy started and that still runs.
+    running_ends: BTreeMap<JobId, (SimTime, u64)>,
 }
 
 enum Prof {
@@ -125,35 +127,22 @@ impl ConservativeBackfill {
             reservation: c.reservation(),
             replan: [Replan::Revisit, Replan::Rebuild][c.index(REPLAN)],
             reserved: Vec::new(),
-            changes: BTreeMap::new(),
-            changes_kept: false,
+            held: 0,
+            plan: None,
+            running_ends: BTreeMap::new(),
         })
     }
 
-    /// Records (`sign` −1) or forgets (`sign` +1) a count-mode reservation in
-    /// [`ConservativeBackfill::changes`].
-    fn note(&mut self, s: SimTime, len: sim_core::SimDuration, units: u64, sign: i64) {
-        if !self.changes_kept || len.as_micros() == 0 {
-            return;
-        }
-        for (t, d) in [(s, sign * units as i64), (s + len, -sign * units as i64)] {
-            let e = self.changes.entry(t).or_insert(0);
-            *e += d;
-            if *e == 0 {
-                self.changes.remove(&t);
-            }
-        }
+    /// Sets job `j`'s reservation, keeping [`ConservativeBackfill::held`] in step.
+    fn set_slot(&mut self, j: JobId, new: Option<(SimTime, UnitSet)>) {
+        let old = self.slot(j).is_some();
+        self.held = self.held + new.is_some() as usize - old as usize;
+        *self.slot(j) = new;
     }
 
-    /// Sets job `j`'s reservation, keeping [`ConservativeBackfill::changes`] in step.
-    fn set_slot(&mut self, j: JobId, new: Option<(SimTime, UnitSet)>, len: sim_core::SimDuration, units: u64) {
-        if let Some((s, _)) = self.slot(j).as_ref().map(|x| (x.0, ())) {
-            self.note(s, len, units, 1);
-        }
-        if let Some((s, _)) = &new {
-            self.note(*s, len, units, -1);
-        }
-        *self.slot(j) = new;
+    /// Whether the profile is carried from pass to pass (see [`ConservativeBackfill::plan`]).
+    fn carries_plan(&self) -> bool {
+        self.reservation == Reservation::Count && self.estimate == Estimate::Requested && self.replan == Replan::Revisit
     }
 
     fn slot(&mut self, j: JobId) -> &mut Option<(SimTime, UnitSet)> {
@@ -185,17 +174,35 @@ impl Policy for ConservativeBackfill {
     }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
-        // Requeued jobs lose any reservation they might still carry.
-        for &j in &info.queued {
-            let (len, units) = (self.estimate.of(view, j), view.job(j).units());
-            self.set_slot(j, None, len, units);
+        // What the jobs that ended free in the carried plan: from now to their requested end.
+        let mut freed = Some(Vec::with_capacity(info.released.len()));
+        if self.carries_plan() {
+            for j in &info.released {
+                match (self.running_ends.remove(j), &mut freed) {
+                    (Some(e), Some(f)) => f.push(e),
+                    _ => freed = None,
+                }
+            }
+            // The engine does not call a policy while its queue is empty: releases in
+            // between were not seen. Start again from the running jobs.
+            if self.running_ends.len() != view.running_count() {
+                freed = None;
+                let est = self.estimate;
+                self.running_ends = view.running().map(|r| (r.job, (r.start + est.of(view, r.job), r.count))).collect();
+            }
         }
-        let (mut prof, stale) = self.profile(view);
+        // Requeued jobs lose any reservation they might still carry (and the carried plan,
+        // which still holds it).
+        for &j in &info.queued {
+            if self.slot(j).is_some() {
+                self.plan = None;
+            }
+            self.set_slot(j, None);
+        }
+        let (mut prof, stale) = self.profile(view, info, freed);
         // A stale plan is rebuilt from scratch: keeping stale reservations in place while
         // revisiting would let them block jobs that could start now.
         if self.replan == Replan::Rebuild || stale {
-            self.changes_kept = false;
-            self.changes.clear();
             self.lift_all(view, &mut prof);
         } else if info.resources_released() {
             self.revisit(view, &mut prof);
@@ -205,11 +212,16 @@ impl Policy for ConservativeBackfill {
                 let (len, units) = (self.estimate.of(view, j), view.job(j).units());
                 if let Some(placed) = prof.earliest(units, len) {
                     prof.reserve(j, placed.0, len, units, &placed.1);
-                    self.set_slot(j, Some(placed), len, units);
+                    self.set_slot(j, Some(placed));
                 }
             }
         }
         self.start_due(view, out);
+        // Carried only when it holds every running job at its requested end (none overran).
+        let overrun = view.requested_ends().next().is_some_and(|(e, _)| e < view.now());
+        if let (true, false, Prof::Count(p)) = (self.carries_plan(), overrun, prof) {
+            self.plan = Some(p);
+        }
     }
 }
 
@@ -218,37 +230,26 @@ impl ConservativeBackfill {
     /// reservation), and whether the plan is stale: a reservation whose start has
     /// passed, or reservations that no longer fit because a running job overran its
     /// estimate past them.
-    fn profile(&mut self, view: &SchedView<'_>) -> (Prof, bool) {
+    fn profile(&mut self, view: &SchedView<'_>, info: &PassInfo, freed: Option<Vec<(SimTime, u64)>>) -> (Prof, bool) {
         let (now, est, queue) = (view.now(), self.estimate, view.queue());
         let end_of = |r: &sim_core::policy::RunningJob| overrun_clamp(r.start + est.of(view, r.job), now, false);
         let reserved = &self.reserved;
         let start_of = |j: &JobId| reserved.get(j.idx()).and_then(Option::as_ref).map(|r| r.0);
-        let stale = queue.iter().any(|j| start_of(j).is_some_and(|s| s < now));
+        let (mut stale, mut holding) = (false, 0);
+        for s in queue.iter().filter_map(start_of) {
+            stale |= s < now;
+            holding += 1;
+        }
+        let carried = self.plan.take().filter(|_| !stale && holding == self.held);
+        let carried = carried.and_then(|p| Self::carry(p, view, info, freed?));
+        self.held = holding;
         let prof = match self.reservation {
-            Reservation::Count if est == Estimate::Requested && self.replan == Replan::Revisit && !stale => {
-                if !self.changes_kept {
-                    self.changes = self.changes_of(view);
-                    self.changes_kept = true;
-                }
-                debug_assert_eq!(self.changes, self.changes_of(view), "reservation changes out of step");
-                // Two sorted lists merged: the running jobs' releases and the reservations.
-                let deltas = merge_sorted(&requested_releases(view), self.changes.iter().map(|(&t, &d)| (t, d)));
-                Prof::Count(StepProfile::from_sorted_deltas(now, view.free_units() as i64, deltas.len(), deltas))
+            Reservation::Count if carried.is_some() => {
+                let p = carried.expect("checked");
+                debug_assert_eq!(p.steps(), self.fresh_counts(view, end_of).steps(), "carried plan out of step");
+                Prof::Count(p)
             }
-            Reservation::Count => {
-                let mut deltas = running_releases(view, end_of);
-                for &j in queue {
-                    if let Some(s) = start_of(&j) {
-                        let (from, len) = Prof::clip_to(now, s, est.of(view, j));
-                        let u = view.job(j).units() as i64;
-                        if len.as_micros() > 0 {
-                            deltas.push((from, -u));
-                            deltas.push((from + len, u));
-                        }
-                    }
-                }
-                Prof::Count(StepProfile::from_deltas(now, view.free_units() as i64, deltas))
-            }
+            Reservation::Count => Prof::Count(self.fresh_counts(view, end_of)),
             Reservation::Nodes => {
                 let mut p = Prof::Nodes(UnitProfile::of_running(view, end_of));
                 for &j in queue {
@@ -263,21 +264,50 @@ impl ConservativeBackfill {
         (prof, stale)
     }
 
-    /// The reservation changes of the queue's jobs, computed afresh (to check
-    /// [`ConservativeBackfill::changes`] in debug builds).
-    fn changes_of(&self, view: &SchedView<'_>) -> BTreeMap<SimTime, i64> {
-        let mut m: BTreeMap<SimTime, i64> = BTreeMap::new();
+    /// The count-mode profile built afresh: running jobs' expected ends and the queue's
+    /// reservations (a stale one only from now on).
+    fn fresh_counts(
+        &self,
+        view: &SchedView<'_>,
+        end_of: impl Fn(&sim_core::policy::RunningJob) -> SimTime,
+    ) -> StepProfile {
+        let now = view.now();
+        let mut deltas = running_releases(view, end_of);
         for &j in view.queue() {
             if let Some((s, _)) = self.reserved.get(j.idx()).and_then(Option::as_ref) {
-                let (len, u) = (self.estimate.of(view, j), view.job(j).units() as i64);
+                let (from, len) = Prof::clip_to(now, *s, self.estimate.of(view, j));
+                let u = view.job(j).units() as i64;
                 if len.as_micros() > 0 {
-                    *m.entry(*s).or_default() -= u;
-                    *m.entry(*s + len).or_default() += u;
+                    deltas.push((from, -u));
+                    deltas.push((from + len, u));
                 }
             }
         }
-        m.retain(|_, d| *d != 0);
-        m
+        StepProfile::from_deltas(now, view.free_units() as i64, deltas)
+    }
+
+    /// The previous pass's plan brought to now: time moved on, and each job that ended
+    /// before its requested end frees its units from now to then. `None` (build it
+    /// afresh) when anything else changed: capacity, a job this policy did not start, or
+    /// a running job past its requested end (planned as ending a microsecond from now).
+    fn carry(
+        mut plan: StepProfile,
+        view: &SchedView<'_>,
+        info: &PassInfo,
+        freed: Vec<(SimTime, u64)>,
+    ) -> Option<StepProfile> {
+        let now = view.now();
+        if info.capacity_changed || plan.origin() > now {
+            return None;
+        }
+        if view.requested_ends().next().is_some_and(|(e, _)| e < now) {
+            return None;
+        }
+        plan.advance(now);
+        for (end, units) in freed {
+            plan.add(now, end, units as i64);
+        }
+        Some(plan)
     }
 
     /// Takes every reservation out of the plan (a rebuild).
@@ -286,7 +316,7 @@ impl ConservativeBackfill {
             let (len, units) = (self.estimate.of(view, j), view.job(j).units());
             if let Some((s, set)) = self.slot(j).clone() {
                 prof.unreserve(j, s, len, units, &set);
-                self.set_slot(j, None, len, units);
+                self.set_slot(j, None);
             }
         }
     }
@@ -314,7 +344,7 @@ impl ConservativeBackfill {
             if let Some(placed) = &placed {
                 prof.reserve(j, placed.0, len, units, &placed.1);
             }
-            self.set_slot(j, placed, len, units);
+            self.set_slot(j, placed);
         }
     }
 
@@ -334,9 +364,12 @@ impl ConservativeBackfill {
                         None => view.job(j).units() <= free,
                     };
                     if fits {
-                        free -= view.job(j).units();
-                        let (len, units) = (self.estimate.of(view, j), view.job(j).units());
-                        self.set_slot(j, None, len, units);
+                        let units = view.job(j).units();
+                        free -= units;
+                        self.set_slot(j, None);
+                        if self.carries_plan() {
+                            self.running_ends.insert(j, (now + self.estimate.of(view, j), units));
+                        }
                         out.push(Decision::Start {
                             job: j,
                             units: nodes.then_some(set),

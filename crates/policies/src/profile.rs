@@ -126,6 +126,14 @@ impl StepProfile {
         self.steps[0].0
     }
 
+    /// Moves the origin on to `now` (>= the origin): what was planned before it is past.
+    pub fn advance(&mut self, now: SimTime) {
+        let i = self.steps.partition_point(|s| s.0 <= now);
+        debug_assert!(i > 0, "advancing to before the origin");
+        self.steps.drain(..i - 1);
+        self.steps[0].0 = now;
+    }
+
     /// Index of the step in force at `t` (t >= origin), inserting a breakpoint at `t`.
     fn split_at(&mut self, t: SimTime) -> usize {
         let i = self.steps.partition_point(|s| s.0 <= t);
