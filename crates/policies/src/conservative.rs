@@ -57,8 +57,9 @@ pub struct ConservativeBackfill {
     /// In count mode with requested times and `replan=revisit`, the previous pass's
     /// profile, carried to this pass by the changes since (time moved on, jobs that ended
     /// before their requested end) instead of being built again from every running job
-    /// and reservation. Dropped whenever a change is not of that kind.
-    plan: Option<StepProfile>,
+    /// and reservation; with the units it plans to free a microsecond after its origin
+    /// because their jobs overran. Dropped whenever a change is not of that kind.
+    plan: Option<(StepProfile, i64)>,
     /// Requested end and units of each job this policy started and that still runs.
     running_ends: BTreeMap<JobId, (SimTime, u64)>,
 }
@@ -174,23 +175,7 @@ impl Policy for ConservativeBackfill {
     }
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
-        // What the jobs that ended free in the carried plan: from now to their requested end.
-        let mut freed = Some(Vec::with_capacity(info.released.len()));
-        if self.carries_plan() {
-            for j in &info.released {
-                match (self.running_ends.remove(j), &mut freed) {
-                    (Some(e), Some(f)) => f.push(e),
-                    _ => freed = None,
-                }
-            }
-            // The engine does not call a policy while its queue is empty: releases in
-            // between were not seen. Start again from the running jobs.
-            if self.running_ends.len() != view.running_count() {
-                freed = None;
-                let est = self.estimate;
-                self.running_ends = view.running().map(|r| (r.job, (r.start + est.of(view, r.job), r.count))).collect();
-            }
-        }
+        let freed = if self.carries_plan() { self.take_ended(view, info) } else { None };
         // Requeued jobs lose any reservation they might still carry (and the carried plan,
         // which still holds it).
         for &j in &info.queued {
@@ -217,10 +202,8 @@ impl Policy for ConservativeBackfill {
             }
         }
         self.start_due(view, out);
-        // Carried only when it holds every running job at its requested end (none overran).
-        let overrun = view.requested_ends().next().is_some_and(|(e, _)| e < view.now());
-        if let (true, false, Prof::Count(p)) = (self.carries_plan(), overrun, prof) {
-            self.plan = Some(p);
+        if let (true, Prof::Count(p)) = (self.carries_plan(), prof) {
+            self.plan = Some((p, overdue(view).0));
         }
     }
 }
@@ -286,28 +269,67 @@ impl ConservativeBackfill {
         StepProfile::from_deltas(now, view.free_units() as i64, deltas)
     }
 
-    /// The previous pass's plan brought to now: time moved on, and each job that ended
-    /// before its requested end frees its units from now to then. `None` (build it
-    /// afresh) when anything else changed: capacity, a job this policy did not start, or
-    /// a running job past its requested end (planned as ending a microsecond from now).
+    /// The requested ends and units of the jobs this policy started that have ended
+    /// since the previous pass, taken out of [`ConservativeBackfill::running_ends`];
+    /// `None` if some are not known (the map is then made again from the running jobs).
+    fn take_ended(&mut self, view: &SchedView<'_>, info: &PassInfo) -> Option<Vec<(SimTime, u64)>> {
+        let mut known = true;
+        let mut ended: Vec<(SimTime, u64)> = Vec::with_capacity(info.released.len());
+        for j in &info.released {
+            match self.running_ends.remove(j) {
+                Some(e) => ended.push(e),
+                None => known = false,
+            }
+        }
+        if self.running_ends.len() != view.running_count() {
+            // The engine calls no policy while the queue is empty: jobs that ended then
+            // are still in the map.
+            let gone: Vec<JobId> =
+                self.running_ends.keys().filter(|j| view.running_job(**j).is_none()).copied().collect();
+            ended.extend(gone.iter().filter_map(|j| self.running_ends.remove(j)));
+            if self.running_ends.len() != view.running_count() {
+                known = false;
+                let est = self.estimate;
+                self.running_ends = view.running().map(|r| (r.job, (r.start + est.of(view, r.job), r.count))).collect();
+            }
+        }
+        known.then_some(ended)
+    }
+
+    /// The previous pass's plan brought to now, as a fresh build would make it: time
+    /// moved on, each job that ended before its requested end frees its units from now to
+    /// then, and running jobs past their requested end are planned to end a microsecond
+    /// from now. `None` (build it afresh) when anything else changed: capacity, or jobs
+    /// this policy did not start.
     fn carry(
-        mut plan: StepProfile,
+        (mut plan, mut overran): (StepProfile, i64),
         view: &SchedView<'_>,
         info: &PassInfo,
-        freed: Vec<(SimTime, u64)>,
+        ended: Vec<(SimTime, u64)>,
     ) -> Option<StepProfile> {
         let now = view.now();
         if info.capacity_changed || plan.origin() > now {
             return None;
         }
-        if view.requested_ends().next().is_some_and(|(e, _)| e < now) {
-            return None;
+        let later = plan.origin() < now;
+        if later {
+            // What was planned before now is past, the overrun jobs' ends included.
+            plan.advance(now);
+            overran = 0;
         }
-        plan.advance(now);
-        for (end, units) in freed {
-            plan.add(now, end, units as i64);
+        for (end, units) in ended {
+            let units = units as i64;
+            if end > now {
+                plan.add(now, end, units);
+            } else if end < now && !later {
+                // It overran and was planned to end a microsecond from now.
+                plan.add(now, now.next_tick(), units);
+                overran -= units;
+            }
         }
-        Some(plan)
+        let (over, due) = overdue(view);
+        plan.add(now, now.next_tick(), overran - over);
+        (plan.steps()[0].1 == view.free_units() as i64 + due).then_some(plan)
     }
 
     /// Takes every reservation out of the plan (a rebuild).
@@ -386,4 +408,14 @@ impl ConservativeBackfill {
             }
         }
     }
+}
+
+/// Units of running jobs past their requested end, and of those due to end exactly now.
+fn overdue(view: &SchedView<'_>) -> (i64, i64) {
+    let now = view.now();
+    let (mut over, mut due) = (0, 0);
+    for (end, units) in view.requested_ends().take_while(|e| e.0 <= now) {
+        if end < now { over += units as i64 } else { due += units as i64 }
+    }
+    (over, due)
 }
