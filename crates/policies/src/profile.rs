@@ -218,21 +218,48 @@ impl StepProfile {
     /// reaches `from` fails: the job moves only into a gap of at least `len` that ends by
     /// `from`, and not at all when `from` is less than `len` from the origin.
     pub fn earlier_start(&self, units: u64, len: sim_core::SimDuration, from: SimTime) -> Option<SimTime> {
+        self.look_earlier(units, len, from).0
+    }
+
+    /// [`StepProfile::earlier_start`], and how many units are lacking just before `from`
+    /// (0 when the reservation moves or starts at the origin).
+    pub fn look_earlier(&self, units: u64, len: sim_core::SimDuration, from: SimTime) -> (Option<SimTime>, i64) {
         let need = units as i64;
         let before = self.steps.partition_point(|s| s.0 < from);
         if before == 0 || from <= self.origin() {
-            return None;
+            return (None, 0);
         }
-        if self.steps[before - 1].1 >= need {
-            return self.earlier_fit(units, len, from, from.saturating_add(len));
+        let lacking = need - self.steps[before - 1].1;
+        if lacking <= 0 {
+            return (self.earlier_fit(units, len, from, from.saturating_add(len)), 0);
         }
         if from.saturating_since(self.origin()) < len {
-            return None;
+            return (None, lacking);
         }
         // Starts `t` with `t + len <= from` (and `t < from`, for a zero length).
         let last = SimTime(from.0 - len.0);
         let cands = self.steps[..before].partition_point(|s| s.0 <= last);
-        self.first_fit(need, len, cands)
+        (self.first_fit(need, len, cands), lacking)
+    }
+
+    /// [`StepProfile::earlier_start`] for a reservation known to have fewer than `units`
+    /// free just before it, in a profile that gained free units since that was last
+    /// found only before `latest`: it can move only into a gap of at least `len` that
+    /// ends by `from` and starts before `latest`.
+    pub fn earlier_gap(
+        &self,
+        units: u64,
+        len: sim_core::SimDuration,
+        from: SimTime,
+        latest: SimTime,
+    ) -> Option<SimTime> {
+        let origin = self.origin();
+        if from <= origin || from.saturating_since(origin) < len || latest <= origin {
+            return None;
+        }
+        let last = SimTime(from.0 - len.0).min(SimTime(latest.0 - 1));
+        let cands = self.steps.partition_point(|s| s.0 <= last);
+        self.first_fit(units as i64, len, cands)
     }
 
     /// Where a reservation `[from, to)` of `units` would move if it were lifted: the
