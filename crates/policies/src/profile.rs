@@ -134,37 +134,75 @@ impl StepProfile {
         self.steps[0].0 = now;
     }
 
-    /// Index of the step in force at `t` (t >= origin), inserting a breakpoint at `t`.
-    fn split_at(&mut self, t: SimTime) -> usize {
-        let i = self.steps.partition_point(|s| s.0 <= t);
-        debug_assert!(i > 0, "time before the profile's origin");
-        if self.steps[i - 1].0 == t {
-            i - 1
-        } else {
-            let v = self.steps[i - 1].1;
-            self.steps.insert(i, (t, v));
-            i
-        }
-    }
-
     /// Adds `delta` free units over `[from, to)`.
+    ///
+    /// Only the two ends can make or merge a breakpoint (the steps between keep their
+    /// differences), so the steps after `to` move at most once: conservative backfilling
+    /// reserves and lifts at every release, and the profile is long.
     pub fn add(&mut self, from: SimTime, to: SimTime, delta: i64) {
         if from >= to || delta == 0 {
             return;
         }
-        let a = self.split_at(from);
-        let b = if to == SimTime::MAX { self.steps.len() } else { self.split_at(to) };
-        for s in &mut self.steps[a..b] {
-            s.1 += delta;
+        let s = &mut self.steps;
+        // Steps a - 1 and b - 1 are in force at `from` and at `to`.
+        let a = s.partition_point(|x| x.0 <= from);
+        debug_assert!(a > 0, "time before the profile's origin");
+        let b = if to == SimTime::MAX { s.len() } else { a + s[a..].partition_point(|x| x.0 <= to) };
+        let from_new = s[a - 1].0 != from;
+        let to_new = to != SimTime::MAX && s[b - 1].0 != to;
+        // Where `to`'s step is, if it already is a breakpoint: it keeps its value.
+        let to_old = (to != SimTime::MAX && !to_new).then_some(b - 1);
+        let (first, past) = (if from_new { a } else { a - 1 }, to_old.unwrap_or(b));
+        let at_to = s[b - 1].1;
+        let before_from = s[a - 1].1;
+        for x in &mut s[first..past] {
+            x.1 += delta;
         }
-        // Merge equal neighbours around the touched range to keep the profile short.
-        let hi = (b + 1).min(self.steps.len());
-        let lo = a.saturating_sub(1);
-        let mut k = hi;
-        while k > lo + 1 {
-            k -= 1;
-            if k < self.steps.len() && self.steps[k].1 == self.steps[k - 1].1 {
-                self.steps.remove(k);
+        // A breakpoint at `from` merges into the step before when they are now equal;
+        // one at `to` merges into the step before it (inside the range, or new at `from`).
+        let drop_from = !from_new && a >= 2 && s[a - 2].1 == s[a - 1].1;
+        let drop_to = to_old.is_some_and(|k| {
+            let prev = if k > first { s[k - 1].1 } else { before_from + delta };
+            prev == s[k].1
+        });
+        let ins_from = from_new.then_some((from, before_from + delta));
+        let ins_to = to_new.then_some((to, at_to));
+        match (ins_from, ins_to, drop_from, drop_to) {
+            (None, None, false, false) => {}
+            (Some(f), None, _, false) => s.insert(a, f),
+            (None, Some(t), false, _) => s.insert(b, t),
+            (None, None, true, false) => {
+                s.remove(a - 1);
+            }
+            (None, None, false, true) => {
+                s.remove(b - 1);
+            }
+            (Some(f), Some(t), _, _) => {
+                // Both ends new: the tail moves by two, the range by one.
+                let n = s.len();
+                s.extend_from_slice(&[t, t]);
+                s.copy_within(b..n, b + 2);
+                s[b + 1] = t;
+                s.copy_within(a..b, a + 1);
+                s[a] = f;
+            }
+            (Some(f), None, _, true) => {
+                // New at `from`, merged at `to`: the range moves right over `to`'s step.
+                let k = b - 1;
+                s.copy_within(a..k, a + 1);
+                s[a] = f;
+            }
+            (None, Some(t), true, _) => {
+                // Merged at `from`, new at `to`: the range moves left over `from`'s step.
+                s.copy_within(a..b, a - 1);
+                s[b - 1] = t;
+            }
+            (None, None, true, true) => {
+                // Both merged: the range moves left by one, the tail by two.
+                let (k, n) = (b - 1, s.len());
+                s.copy_within(a..k, a - 1);
+                s.copy_within(b..n, k - 1);
+                s.truncate(n - 2);
             }
         }
     }
@@ -183,14 +221,15 @@ impl StepProfile {
     /// `[t, t + len)`. Candidates are the origin and the profile's breakpoints; the first
     /// feasible one is the earliest feasible time. `None` if never.
     pub fn earliest_fit(&self, units: u64, len: sim_core::SimDuration) -> Option<SimTime> {
-        self.first_fit(units as i64, len, self.steps.len())
+        self.first_fit(units as i64, len, SimTime::MAX)
     }
 
-    /// [`StepProfile::earliest_fit`] among the candidates `steps[..cands]`.
-    fn first_fit(&self, need: i64, len: sim_core::SimDuration, cands: usize) -> Option<SimTime> {
+    /// [`StepProfile::earliest_fit`] among the candidates that start by `last` (a bound
+    /// checked as they are scanned, not searched for: most scans stop early).
+    fn first_fit(&self, need: i64, len: sim_core::SimDuration, last: SimTime) -> Option<SimTime> {
         let n = self.steps.len();
         let mut cand = 0;
-        'outer: while cand < cands {
+        'outer: while cand < n && self.steps[cand].0 <= last {
             if self.steps[cand].1 < need {
                 cand += 1;
                 continue;
@@ -237,9 +276,9 @@ impl StepProfile {
             return (None, lacking);
         }
         // Starts `t` with `t + len <= from` (and `t < from`, for a zero length).
-        let last = SimTime(from.0 - len.0);
-        let cands = self.steps[..before].partition_point(|s| s.0 <= last);
-        (self.first_fit(need, len, cands), lacking)
+        // (`last` < `from`: only steps before `from` are candidates.)
+        let last = SimTime(from.0 - len.0).min(SimTime(from.0 - 1));
+        (self.first_fit(need, len, last), lacking)
     }
 
     /// [`StepProfile::earlier_start`] for a reservation known to have fewer than `units`
@@ -258,8 +297,7 @@ impl StepProfile {
             return None;
         }
         let last = SimTime(from.0 - len.0).min(SimTime(latest.0 - 1));
-        let cands = self.steps.partition_point(|s| s.0 <= last);
-        self.first_fit(units as i64, len, cands)
+        self.first_fit(units as i64, len, last)
     }
 
     /// Where a reservation `[from, to)` of `units` would move if it were lifted: the
@@ -376,7 +414,9 @@ mod tests {
             let mut p = StepProfile::new(origin, base);
             let mut applied = Vec::new();
             for (from, dur, delta) in ops {
-                let (a, b) = (SimTime(10 + from), SimTime(10 + from + dur));
+                // A length of 99 stands for a change with no end (a running job's release).
+                let b = if dur == 99 { SimTime::MAX } else { SimTime(10 + from + dur) };
+                let a = SimTime(10 + from);
                 p.add(a, b, delta);
                 applied.push((a, b, delta));
             }

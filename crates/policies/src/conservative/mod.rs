@@ -162,23 +162,30 @@ impl Policy for ConservativeBackfill {
         // any it held, and the carried plan, which still holds it, is dropped).
         let intact = self.waiting.sync(view, info, self.estimate);
         let carried = if self.carries_plan() { self.carried.bring(view, info, self.estimate, intact) } else { None };
-        let (mut prof, stale) = self.profile(view, carried);
+        // Whether some reservation starts now (else no job starts), and whether some
+        // start has passed.
+        let (due, past) = self.waiting.starts_at(view.now());
+        let (mut prof, stale) = self.profile(view, carried, past);
         // A stale plan is rebuilt from scratch: keeping stale reservations in place while
         // revisiting would let them block jobs that could start now.
-        if self.replan == Replan::Rebuild || stale {
+        let mut due = if self.replan == Replan::Rebuild || stale {
             self.lift_all(&mut prof);
-        } else if info.resources_released() {
-            self.revisit(&mut prof);
-        }
+            false
+        } else {
+            due | (info.resources_released() && self.revisit(&mut prof, view.now()))
+        };
         for s in self.waiting.slots_mut() {
             if s.start.is_none()
                 && let Some((t, set)) = prof.earliest(s.units, s.len)
             {
                 prof.reserve(s.job, t, s.len, s.units, &set);
                 (s.start, s.set, s.seen) = (Some(t), set, self.carried.raises.mark(0));
+                due |= t == view.now();
             }
         }
-        self.start_due(view, out);
+        if due || view.logging() {
+            self.start_due(view, out);
+        }
         if let (true, Prof::Count(p)) = (self.carries_plan(), prof) {
             self.carried.keep(p, view);
         }
@@ -188,12 +195,11 @@ impl Policy for ConservativeBackfill {
 impl ConservativeBackfill {
     /// The pass's availability profile (running jobs' expected ends and every
     /// reservation: the carried one if there is one), and whether the plan is stale: a
-    /// reservation whose start has passed, or reservations that no longer fit because a
-    /// running job overran its estimate past them.
-    fn profile(&mut self, view: &SchedView<'_>, carried: Option<StepProfile>) -> (Prof, bool) {
+    /// reservation whose start has passed (`stale` on entry), or reservations that no
+    /// longer fit because a running job overran its estimate past them.
+    fn profile(&mut self, view: &SchedView<'_>, carried: Option<StepProfile>, stale: bool) -> (Prof, bool) {
         let (now, est) = (view.now(), self.estimate);
         let end_of = |r: &sim_core::policy::RunningJob| overrun_clamp(r.start + est.of(view, r.job), now, false);
-        let stale = self.waiting.slots().iter().any(|s| s.start.is_some_and(|t| t < now));
         if stale && carried.is_some() {
             self.carried.raises.forget();
         }
@@ -250,7 +256,9 @@ impl ConservativeBackfill {
 
     /// Resources were released: each waiting job in queue order is moved to its earliest
     /// fit, while the jobs not revisited yet keep theirs (Batsim's `conservative_bf`).
-    fn revisit(&mut self, prof: &mut Prof) {
+    /// Returns whether a job moved to `now`.
+    fn revisit(&mut self, prof: &mut Prof, now: SimTime) -> bool {
+        let mut due = false;
         let carried = self.carries_plan();
         let raises = &mut self.carried.raises;
         for s in self.waiting.slots_mut() {
@@ -284,10 +292,12 @@ impl ConservativeBackfill {
             };
             if let Some((t, set)) = &placed {
                 prof.reserve(s.job, *t, s.len, s.units, set);
+                due |= *t == now;
             }
             (s.start, s.set) = placed.map_or((None, UnitSet::new()), |(t, set)| (Some(t), set));
             s.seen = raises.mark(0);
         }
+        due
     }
 
     /// Starts every job reserved at now that fits now. With pass=per-event a job due to

@@ -15,6 +15,12 @@ pub struct RaiseLog {
     gained_before: i64,
     /// `(end, units gained up to and including this raise)`.
     raises: Vec<(SimTime, i64)>,
+    /// The raises that end later than every raise after them, as `(index, end)`: ends
+    /// strictly falling, so the latest end from any raise on is one binary search away.
+    latest: Vec<(usize, SimTime)>,
+    /// The last answer of [`RaiseLog::since`]'s search, `(from index, latest end)`, kept up
+    /// to date by later raises: the jobs revisited in one pass mostly looked together.
+    last: Option<(usize, SimTime)>,
 }
 
 /// What a job knew when it last looked: the sequence number of the next raise then
@@ -55,7 +61,7 @@ const KEPT: usize = 4096;
 
 impl Default for RaiseLog {
     fn default() -> Self {
-        RaiseLog { base: 1, gained_before: 0, raises: Vec::new() }
+        RaiseLog { base: 1, gained_before: 0, raises: Vec::new(), latest: Vec::new(), last: None }
     }
 }
 
@@ -66,6 +72,13 @@ impl RaiseLog {
             self.forget();
         }
         let gained = self.gained() + units;
+        while self.latest.last().is_some_and(|l| l.1 <= end) {
+            self.latest.pop();
+        }
+        self.latest.push((self.raises.len(), end));
+        if let Some(l) = &mut self.last {
+            l.1 = l.1.max(end);
+        }
         self.raises.push((end, gained));
     }
 
@@ -78,6 +91,8 @@ impl RaiseLog {
         self.base += self.raises.len() as u64 + 1;
         self.gained_before = self.gained();
         self.raises.clear();
+        self.latest.clear();
+        self.last = None;
     }
 
     /// A job looks at the profile as it is now, and lacks at least `lacking` units just
@@ -87,13 +102,20 @@ impl RaiseLog {
     }
 
     /// The room made since a job looked and saw `seen`.
-    pub fn since(&self, seen: Seen) -> Since {
+    pub fn since(&mut self, seen: Seen) -> Since {
         if seen.seq < self.base {
             return Since::UNKNOWN;
         }
         let k = (seen.seq - self.base) as usize;
         let before = if k == 0 { self.gained_before } else { self.raises[k - 1].1 };
-        let latest = self.raises[k..].iter().map(|r| r.0).max().unwrap_or(SimTime::ZERO);
+        let latest = match self.last {
+            Some((at, latest)) if at == k => latest,
+            _ => {
+                let latest = self.latest.get(self.latest.partition_point(|l| l.0 < k)).map_or(SimTime::ZERO, |l| l.1);
+                self.last = Some((k, latest));
+                latest
+            }
+        };
         Since { latest, lacking: (seen.lacking - (self.gained() - before)).max(0) }
     }
 }
@@ -119,5 +141,27 @@ mod tests {
         assert_eq!(log.since(a), Since::UNKNOWN);
         let a = log.mark(1);
         assert_eq!(log.since(a), Since { latest: SimTime::ZERO, lacking: 1 });
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn latest_end_since_any_look_is_the_max_after_it(
+            ends in proptest::collection::vec(0u64..50, 0..60),
+            looks in proptest::collection::vec(0usize..60, 1..8),
+        ) {
+            let mut log = RaiseLog::default();
+            let mut seen = Vec::new();
+            for (i, &e) in ends.iter().enumerate() {
+                for &l in looks.iter().filter(|&&l| l == i) {
+                    seen.push((l, log.mark(1)));
+                }
+                log.raised(SimTime(e), 1);
+                // Asked between raises too, as a revisit pass does.
+                for &(l, s) in &seen {
+                    let want = ends[l..=i].iter().copied().max().map_or(SimTime::ZERO, SimTime);
+                    proptest::prop_assert_eq!(log.since(s).latest, want);
+                }
+            }
+        }
     }
 }

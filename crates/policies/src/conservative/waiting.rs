@@ -80,6 +80,18 @@ impl Waiting {
         intact && held.values().all(|s| s.start.is_none())
     }
 
+    /// Whether some reservation starts at `now`, and whether some started before it.
+    pub fn starts_at(&self, now: SimTime) -> (bool, bool) {
+        let (mut due, mut past) = (false, false);
+        for s in &self.slots {
+            if let Some(t) = s.start {
+                due |= t == now;
+                past |= t < now;
+            }
+        }
+        (due, past)
+    }
+
     /// Keeps the jobs `keep` says stay waiting, visited in queue order.
     pub fn retain(&mut self, keep: impl FnMut(&Slot) -> bool) {
         self.slots.retain(keep);
