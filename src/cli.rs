@@ -345,7 +345,7 @@ pub struct SimArgs {
     /// hardware profile gives points).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(0..=100))]
     pub gpu_util: u16,
-    /// Placement for `--policy fcfs|easy|conservative` (or kube): a score and plugin
+    /// Placement for `--policy fcfs|easy|conservative|sjf-aging` (or kube): a score and plugin
     /// weights, e.g. `bestfit,nodeaffinity=2,interpodaffinity=2,memory=aware`.
     #[arg(long)]
     pub placement: Option<String>,
@@ -479,12 +479,14 @@ pub fn policies_text() -> String {
         s.push('\n');
     }
     s.push_str("Specs: name or name[key=value,...], e.g. easy[pass=per-event,reservation=nodes]\n");
+    let over: Vec<&str> = policies::REGISTRY.iter().filter(|p| p.over_placement.is_some()).map(|p| p.name).collect();
     s.push_str(&format!(
-        "\nComposed: sim run --policy fcfs|easy|conservative|kube[...] --placement SCORE[=W][,PLUGIN=W...][,memory=aware] \\\n\
+        "\nComposed: sim run --policy {} --placement SCORE[=W][,PLUGIN=W...][,memory=aware] \\\n\
          \x20   --gang {} --topology {}\n\
          \x20   SCORE: {}\n\
          \x20   PLUGIN: tainttoleration (default 3), nodeaffinity (2), interpodaffinity (2), podtopologyspread (2)\n\
          \x20   e.g. --policy easy --placement 'bestfit,nodeaffinity=2,interpodaffinity=2' --gang atomic\n",
+        over.join("|"),
         policies::kube::GANG.values.join("|"),
         policies::kube::TOPOLOGY.values.join("|"),
         policies::placement::PLACEMENTS.join(", "),

@@ -1,10 +1,12 @@
 //! Kubernetes-style scheduling: pods one at a time through the placement framework.
 
 use crate::kueue::KueueAdmission;
+use crate::options::Estimate;
 use crate::options::{Chosen, OptionInfo, canonical};
 use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
 use crate::profile::overrun_clamp;
+use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
 use sim_core::job::{Job, JobId};
@@ -33,11 +35,20 @@ pub const MEMORY: OptionInfo = OptionInfo {
           left that fits (Aliyun gpushare, HAMi)",
 };
 
-/// `order=priority|fifo`.
+/// `order=priority|fifo|sjf-aging`.
 pub const ORDER: OptionInfo = OptionInfo {
     key: "order",
-    values: &["priority", "fifo"],
-    doc: "priority: Kubernetes PrioritySort (higher priority first, then arrival); fifo: arrival order",
+    values: &["priority", "fifo", "sjf-aging"],
+    doc: "priority: Kubernetes PrioritySort (higher priority first, then arrival); fifo: arrival order; \
+          sjf-aging: lowest requested time - aging x wait first (the sjf-aging policy's order; Slurm multifactor \
+          age and job size factors)",
+};
+
+/// `aging=<non-negative number>` (with `order=sjf-aging`).
+pub const AGING: OptionInfo = OptionInfo {
+    key: "aging",
+    values: crate::sjf_aging::AGING.values,
+    doc: "order=sjf-aging: seconds of requested time forgiven per second of waiting (default 1, at most 3 decimals)",
 };
 
 /// `queue=skip|fcfs|easy`.
@@ -132,11 +143,15 @@ pub enum Order {
     Priority,
     /// `fifo`: arrival order.
     Fifo,
+    /// `sjf-aging`: lowest requested time − `aging` × wait first, ties in arrival order
+    /// ([`crate::sjf_aging::aged_priority`]). The order of two waiting pods never changes
+    /// while they wait, so a pass that nothing reached can still be skipped.
+    SjfAging,
 }
 
 impl KubeChoice for Order {
     const OPTION: OptionInfo = ORDER;
-    const ALL: &'static [Self] = &[Order::Priority, Order::Fifo];
+    const ALL: &'static [Self] = &[Order::Priority, Order::Fifo, Order::SjfAging];
 }
 
 /// `queue=`: what a pod that fits nowhere does to the pods after it.
@@ -234,6 +249,8 @@ pub struct KubeScheduler {
     scratch: Ledger,
     /// Each job's pod type (`u32::MAX`: not known yet).
     job_types: Vec<u32>,
+    /// `aging=` in thousandths, for `order=sjf-aging`.
+    aging_permille: u64,
     /// `timeout=` and `quota=` as given.
     timeout: Option<u64>,
     quota: Option<u64>,
@@ -267,7 +284,7 @@ struct Pass {
 
 impl KubeScheduler {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG, TOPOLOGY, TIMEOUT, QUOTA];
+    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG, TOPOLOGY, TIMEOUT, QUOTA, AGING];
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
@@ -275,11 +292,18 @@ impl KubeScheduler {
         let score = PLACEMENTS[c.index(SCORE)];
         let memory = MemoryFit::chosen(&c);
         let placement = Placement::by_name(score, memory).expect("listed placement");
+        let order = Order::chosen(&c);
+        if order != Order::SjfAging && spec.options.contains_key(AGING.key) {
+            return Err(PolicyError::Malformed {
+                spec: format!("kube[aging={}]", spec.options[AGING.key]),
+                what: "aging applies only with order=sjf-aging".into(),
+            });
+        }
         Ok(KubeScheduler {
             placement,
             score,
             memory,
-            order: Order::chosen(&c),
+            order,
             queue: Queue::chosen(&c),
             gang: GangMode::chosen(&c),
             topology: Topology::chosen(&c),
@@ -293,6 +317,7 @@ impl KubeScheduler {
             rebuilt_at: 0,
             scratch: Ledger::empty(),
             job_types: Vec::new(),
+            aging_permille: c.permille(AGING),
             timeout: c.number(TIMEOUT),
             quota: c.number(QUOTA),
             kueue: None,
@@ -300,35 +325,42 @@ impl KubeScheduler {
         })
     }
 
-    /// A queue discipline of the batch world (`fcfs`, `easy`, `conservative`) over a
-    /// placement, with a gang mode and a topology rule (`sim run --policy easy
+    /// A queue discipline (a registry policy's, see [`crate::PolicyEntry::over_placement`])
+    /// over a placement, with a gang mode and a topology rule (`sim run --policy easy
     /// --placement bestfit,nodeaffinity=2 --gang atomic`): `options` are kube's `queue`,
-    /// `gang`, `topology`, `timeout` and `quota` (the placement replaces `score` and
-    /// `memory`). Queue order is arrival order.
+    /// `order`, `aging`, `gang`, `topology`, `timeout` and `quota` (the placement replaces
+    /// `score` and `memory`). The order is arrival order unless `options` say otherwise.
     pub fn composed(
-        options: std::collections::BTreeMap<String, String>,
+        mut options: std::collections::BTreeMap<String, String>,
         placement: Placement,
         seed: u64,
     ) -> Result<Self, PolicyError> {
-        if let Some(k) = options.keys().find(|k| [SCORE.key, MEMORY.key, ORDER.key].contains(&k.as_str())) {
-            // The placement sets the score and the memory fit; the order is arrival.
+        if let Some(k) = options.keys().find(|k| [SCORE.key, MEMORY.key].contains(&k.as_str())) {
+            // The placement sets the score and the memory fit.
             return Err(PolicyError::UnknownOption {
                 kind: "policy",
                 plugin: "kube with --placement".into(),
                 key: k.clone(),
-                known: "queue, gang, topology, timeout, quota".into(),
+                known: "queue, order, aging, gang, topology, timeout, quota".into(),
             });
         }
+        options.entry(ORDER.key.to_string()).or_insert_with(|| Order::Fifo.name().to_string());
         let mut k = KubeScheduler::from_spec(&PolicySpec { name: "kube".into(), options }, seed)?;
+        let order = match k.order {
+            Order::Fifo => String::new(),
+            Order::Priority => "+order[priority]".to_string(),
+            Order::SjfAging => {
+                format!("+order[sjf-aging,aging={}]", crate::options::permille_string(k.aging_permille))
+            }
+        };
         let label = format!(
-            "{}+placement[{}]+gang[{}]+topology[{}]",
+            "{}{order}+placement[{}]+gang[{}]+topology[{}]",
             k.queue.name(),
             placement.name(),
             k.gang.name(),
             k.topology.name()
         );
         k.placement = placement;
-        k.order = Order::Fifo;
         k.label = Some(label);
         Ok(k)
     }
@@ -393,7 +425,11 @@ impl Policy for KubeScheduler {
                 self.topology.pair(),
             ],
         );
-        let n = self.numbers();
+        let mut n = self.numbers();
+        if self.order == Order::SjfAging {
+            let aging = format!("aging={}", crate::options::permille_string(self.aging_permille));
+            n = if n.is_empty() { aging } else { format!("{n},{aging}") };
+        }
         if n.is_empty() { c } else { format!("{},{n}]", &c[..c.len() - 1]) }
     }
 
@@ -457,9 +493,14 @@ impl KubeScheduler {
     /// The waiting pods in the order they are tried (`order=`).
     fn ordered_queue(&self, view: &SchedView<'_>) -> Vec<JobId> {
         let mut queue: Vec<JobId> = view.queue().to_vec();
-        if self.order == Order::Priority {
+        match self.order {
             // PrioritySort: higher priority first; the queue is already in arrival order.
-            queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority));
+            Order::Priority => queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority)),
+            Order::Fifo => {}
+            Order::SjfAging => {
+                let aged = |j: &JobId| aged_priority(view, *j, Estimate::Requested, self.aging_permille);
+                queue.sort_by_cached_key(aged);
+            }
         }
         queue
     }

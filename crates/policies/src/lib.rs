@@ -44,9 +44,15 @@ pub use sjf_aging::SjfAging;
 pub use spec::{PolicyError, PolicySpec};
 
 use sim_core::policy::Policy;
+use std::collections::BTreeMap;
 
 /// How a registry entry builds its policy: from the spec and the run's master seed.
 pub type BuildFn = fn(&PolicySpec, u64) -> Result<Box<dyn Policy>, PolicyError>;
+
+/// How a registry entry's queue discipline runs over a placement: the `kube` options
+/// (`queue`, `order`, `aging`, `gang`, ...) that do what its spec does, or why its spec
+/// has no such form.
+pub type OverPlacementFn = fn(&PolicySpec) -> Result<BTreeMap<String, String>, PolicyError>;
 
 /// One registered policy.
 pub struct PolicyEntry {
@@ -58,6 +64,9 @@ pub struct PolicyEntry {
     pub options: &'static [OptionInfo],
     /// Builds it (with the run's master seed).
     pub build: BuildFn,
+    /// Its queue discipline over a placement (`--placement`, `--gang`, `--topology`);
+    /// `None` when it has none.
+    pub over_placement: Option<OverPlacementFn>,
 }
 
 /// Every policy, one line each.
@@ -67,37 +76,43 @@ pub const REGISTRY: &[PolicyEntry] = &[
         summary: "first come, first served: start queue heads while the head fits",
         options: Fcfs::OPTIONS,
         build: |s, _| Ok(Box::new(Fcfs::from_spec(s)?)),
+        over_placement: Some(|s| options::queue_over_placement(s, "fcfs")),
     },
     PolicyEntry {
         name: "easy",
         summary: "EASY backfilling: the head holds a reservation at the shadow time; later jobs may pass it if they do not delay it",
         options: EasyBackfill::OPTIONS,
         build: |s, _| Ok(Box::new(EasyBackfill::from_spec(s)?)),
+        over_placement: Some(|s| options::queue_over_placement(s, "easy")),
     },
     PolicyEntry {
         name: "conservative",
         summary: "conservative backfilling: every waiting job holds a reservation that no later job may delay",
         options: ConservativeBackfill::OPTIONS,
         build: |s, _| Ok(Box::new(ConservativeBackfill::from_spec(s)?)),
+        over_placement: Some(|s| options::queue_over_placement(s, "conservative")),
     },
     PolicyEntry {
         name: "kube",
         summary: "Kubernetes-style: pods one at a time through filter and score plugins, bound to nodes and GPUs; a pod that fits nowhere is skipped",
         options: KubeScheduler::OPTIONS,
         build: |s, seed| Ok(Box::new(KubeScheduler::from_spec(s, seed)?)),
+        over_placement: Some(|s| Ok(s.options.clone())),
     },
     PolicyEntry {
         name: "sjf-aging",
         summary: "shortest job first with aging: lowest (estimate - aging x wait) first, while it fits",
         options: SjfAging::OPTIONS,
         build: |s, _| Ok(Box::new(SjfAging::from_spec(s)?)),
+        over_placement: Some(SjfAging::over_placement),
     },
 ];
 
-/// A policy composed from its parts, as `sim run` takes them: a queue discipline
-/// (`--policy fcfs|easy|conservative`, or a `kube[...]` spec), a placement
-/// (`--placement bestfit,nodeaffinity=2,...`, see [`placement::Placement::from_spec`]), a
-/// gang mode (`--gang atomic|none|permit-wait|kueue`) and a topology rule (`--topology
+/// A policy composed from its parts, as `sim run` takes them: a queue discipline (any
+/// registry policy with an [`PolicyEntry::over_placement`] form: `--policy
+/// fcfs|easy|conservative|sjf-aging[...]|kube[...]`), a placement (`--placement
+/// bestfit,nodeaffinity=2,...`, see [`placement::Placement::from_spec`]), a gang mode
+/// (`--gang atomic|none|permit-wait|kueue`) and a topology rule (`--topology
 /// none|tree`). Without placement, gang and topology it is [`build_seeded`].
 ///
 /// ```
@@ -109,6 +124,9 @@ pub const REGISTRY: &[PolicyEntry] = &[
 /// assert_eq!(p.spec(), "skip+placement[fgd]+gang[none]+topology[tree]+[timeout=30]");
 /// // Its score comes from the placement.
 /// assert!(policies::compose("kube[score=bestfit]", Some("fgd"), None, None, 0).is_err());
+/// // sjf-aging's order over a placement: strict blocking is fcfs's, skip is kube's.
+/// let p = policies::compose("sjf-aging[aging=0.5]", Some("bestfit"), None, None, 0).unwrap();
+/// assert_eq!(p.spec(), "fcfs+order[sjf-aging,aging=0.5]+placement[bestfit]+gang[atomic]+topology[none]");
 /// ```
 pub fn compose(
     policy: &str,
@@ -121,32 +139,20 @@ pub fn compose(
         return build_seeded(policy, seed);
     }
     let parsed: PolicySpec = policy.parse()?;
-    let malformed = |what: String| PolicyError::Malformed { spec: placement.unwrap_or_default().to_string(), what };
-    let mut options = match parsed.name.as_str() {
-        "fcfs" | "easy" | "conservative" if parsed.options.is_empty() => {
-            [("queue".to_string(), parsed.name.clone())].into()
-        }
-        "fcfs" | "easy" | "conservative" => {
-            return Err(PolicyError::Malformed {
-                spec: policy.to_string(),
-                what: "options of the processor-unit policies do not apply with --placement/--gang/--topology".into(),
-            });
-        }
-        "kube" => parsed.options,
-        other => {
-            return Err(PolicyError::UnknownName {
-                kind: "policy",
-                name: other.to_string(),
-                known: "fcfs, easy, conservative, kube".into(),
-            });
-        }
-    };
-    // The flags win over the kube spec's own options.
+    let entry = REGISTRY.iter().find(|e| e.name == parsed.name && e.over_placement.is_some());
+    let over = entry.and_then(|e| e.over_placement).ok_or_else(|| PolicyError::UnknownName {
+        kind: "policy over a placement",
+        name: parsed.name.clone(),
+        known: REGISTRY.iter().filter(|e| e.over_placement.is_some()).map(|e| e.name).collect::<Vec<_>>().join(", "),
+    })?;
+    let mut options = over(&parsed)?;
+    // The flags win over the spec's own options.
     for (key, flag) in [("gang", gang), ("topology", topology)] {
         if let Some(v) = flag {
             options.insert(key.to_string(), v.to_string());
         }
     }
+    let malformed = |what: String| PolicyError::Malformed { spec: placement.unwrap_or_default().to_string(), what };
     let placement = placement::Placement::from_spec(placement.unwrap_or("least-allocated")).map_err(malformed)?;
     let k = KubeScheduler::composed(options, placement, seed)?;
     Ok(Box::new(k))

@@ -1,5 +1,6 @@
 //! Options shared by the queue policies.
 
+use crate::spec::{PolicyError, PolicySpec};
 use sim_core::SimDuration;
 use sim_core::job::JobId;
 use sim_core::policy::{PassMode, SchedView};
@@ -99,4 +100,29 @@ pub(crate) fn pass_index(p: PassMode) -> usize {
         PassMode::PerTime => 0,
         PassMode::PerEvent => 1,
     }
+}
+
+/// The `kube` options of a processor-unit queue discipline (`fcfs`, `easy`,
+/// `conservative`) over a placement: its queue, in arrival order. Its own options
+/// (`pass`, `backfill_estimate`, ...) are about processor units and do not apply.
+pub fn queue_over_placement(
+    spec: &PolicySpec,
+    queue: &str,
+) -> Result<std::collections::BTreeMap<String, String>, PolicyError> {
+    if !spec.options.is_empty() {
+        return Err(PolicyError::Malformed {
+            spec: spec_text(spec),
+            what: "options of the processor-unit policies do not apply with --placement/--gang/--topology".into(),
+        });
+    }
+    Ok([("queue".to_string(), queue.to_string())].into())
+}
+
+/// A spec written back as `name[key=value,...]` (options in key order), for errors.
+pub fn spec_text(spec: &PolicySpec) -> String {
+    if spec.options.is_empty() {
+        return spec.name.clone();
+    }
+    let o: Vec<String> = spec.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{}[{}]", spec.name, o.join(","))
 }

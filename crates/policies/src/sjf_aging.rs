@@ -108,13 +108,44 @@ impl SjfAging {
         })
     }
 
+    /// Its order over a placement (`--placement`): `kube[order=sjf-aging,aging=...]`, with
+    /// `blocking=strict` as `queue=fcfs` (stop at the first pod that fits nowhere) and
+    /// `blocking=skip` as `queue=skip`. Passes are per time there, and the order uses the
+    /// requested time: `pass=per-event` and `estimate=actual` have no such form.
+    pub fn over_placement(spec: &PolicySpec) -> Result<std::collections::BTreeMap<String, String>, PolicyError> {
+        let p = Self::from_spec(spec)?;
+        if p.pass != PassMode::PerTime || p.estimate != Estimate::Requested {
+            return Err(PolicyError::Malformed {
+                spec: crate::options::spec_text(spec),
+                what: "pass=per-event and estimate=actual do not apply with --placement/--gang/--topology".into(),
+            });
+        }
+        let queue = match p.blocking {
+            Blocking::Strict => "fcfs",
+            Blocking::Skip => "skip",
+        };
+        Ok([
+            ("queue".to_string(), queue.to_string()),
+            ("order".to_string(), "sjf-aging".to_string()),
+            ("aging".to_string(), permille_string(p.aging_permille)),
+        ]
+        .into())
+    }
+
     /// The priority of waiting job `j` now, in nanoseconds: estimate − aging × wait.
     /// Lower goes first.
     pub fn priority(&self, view: &SchedView<'_>, j: JobId) -> i128 {
-        let estimate = self.estimate.of(view, j).as_micros();
-        let wait = view.now().saturating_since(view.job(j).submit).as_micros();
-        i128::from(estimate) * 1000 - i128::from(self.aging_permille) * i128::from(wait)
+        aged_priority(view, j, self.estimate, self.aging_permille)
     }
+}
+
+/// The aged priority of waiting job `j` now, in nanoseconds: its estimate − `aging` ×
+/// its wait (`aging_permille` thousandths). Lower goes first. Also the order of
+/// `kube[order=sjf-aging]`, which `sjf-aging --placement ...` runs.
+pub fn aged_priority(view: &SchedView<'_>, j: JobId, estimate: Estimate, aging_permille: u64) -> i128 {
+    let estimate = estimate.of(view, j).as_micros();
+    let wait = view.now().saturating_since(view.job(j).submit).as_micros();
+    i128::from(estimate) * 1000 - i128::from(aging_permille) * i128::from(wait)
 }
 
 impl Policy for SjfAging {

@@ -196,3 +196,47 @@ proptest! {
         }
     }
 }
+
+/// Start times (s) of `jobs` on `procs` processors under `spec`'s order over a placement
+/// (`sim run --policy SPEC --placement bestfit`): kube binding each task to a node.
+fn starts_over_placement(spec: &str, procs: u32, jobs: &[Job]) -> Vec<Option<u64>> {
+    let mut p = policies::compose(spec, Some("bestfit"), None, None, 0).unwrap();
+    let r = sim_core::simulate(&Cluster::processor_pool(procs), jobs, p.as_mut(), &SimConfig::default(), None).unwrap();
+    r.records.iter().map(|x| x.start.map(|s| s.0 / 1_000_000)).collect()
+}
+
+#[test]
+fn over_a_placement_the_order_and_blocking_are_the_same() {
+    // The hand-computed cases above, with each task bound to a node by kube.
+    for (spec, want) in [
+        ("sjf-aging[aging=0]", [Some(0), Some(1010), Some(1000)]),
+        ("sjf-aging[aging=0.299]", [Some(0), Some(1010), Some(1000)]),
+        ("sjf-aging[aging=0.3]", [Some(0), Some(1000), Some(1100)]),
+        ("sjf-aging", [Some(0), Some(1000), Some(1100)]),
+    ] {
+        assert_eq!(starts_over_placement(spec, 10, &long_then_short()), want, "{spec}");
+    }
+    // blocking=strict is kube's queue=fcfs: C waits behind B; skip is queue=skip.
+    assert_eq!(
+        starts_over_placement("sjf-aging[aging=0]", 10, &wide_short_narrow_long()),
+        [Some(0), Some(100), Some(120)]
+    );
+    let skip = starts_over_placement("sjf-aging[aging=0,blocking=skip]", 10, &wide_short_narrow_long());
+    assert_eq!(skip, [Some(0), Some(202), Some(2)]);
+    let want = [0, 10, 20, 20, 30, 30, 40, 40, 50, 50, 60].map(Some);
+    assert_eq!(starts_over_placement("sjf-aging", 4, &stream_and_wide()), want);
+}
+
+#[test]
+fn over_a_placement_its_spec_names_the_order() {
+    let p = policies::compose("sjf-aging[aging=1.5,blocking=skip]", Some("fgd"), Some("none"), None, 0).unwrap();
+    assert_eq!(p.spec(), "skip+order[sjf-aging,aging=1.5]+placement[fgd]+gang[none]+topology[none]");
+    // The same order in a kube spec, with EASY reservations.
+    let p = policies::compose("kube[order=sjf-aging,aging=2,queue=easy]", Some("bestfit"), None, None, 0).unwrap();
+    assert_eq!(p.spec(), "easy+order[sjf-aging,aging=2]+placement[bestfit]+gang[atomic]+topology[none]");
+    // What has no form over a placement is refused, saying why.
+    for bad in ["sjf-aging[pass=per-event]", "sjf-aging[estimate=actual]", "kube[order=fifo,aging=1]"] {
+        let e = policies::compose(bad, Some("bestfit"), None, None, 0).err().expect(bad).to_string();
+        assert!(e.contains("do not apply") || e.contains("only with order=sjf-aging"), "{bad}: {e}");
+    }
+}
