@@ -101,9 +101,9 @@
 //!
 //! **Oracles.** Two methods reveal what a real scheduler cannot know:
 //! [`SchedView::oracle_runtime`] (how long a job will really run) and
-//! [`SchedView::gpu_peak_mib`] (its actual peak GPU memory). The same facts sit in
-//! `job(j).runtime` and `job(j).task.gpu_peak_mib`. **Only variants declared clairvoyant
-//! may read them**, and the declaration is an option value that says so in the spec:
+//! [`SchedView::gpu_peak_mib`] (its actual peak GPU memory). They are nowhere else: `job(j)`
+//! is a [`sim_core::policy::JobView`], the job's request without its run time (its
+//! `task().gpu_peak_mib` reads 0). **Only variants declared clairvoyant may call them**, and the declaration is an option value that says so in the spec:
 //! `easy[backfill_estimate=actual]`, `sjf-aging[estimate=actual]` (an ideal predictor,
 //! as CQSim offers). A policy whose spec does not say so must use `requested(j)` and
 //! declared memory only; otherwise its results are not achievable and comparisons
@@ -235,7 +235,7 @@
 //!
 //! ```text
 //! let estimate = self.estimate.of(view, j).as_micros();
-//! let wait = view.now().saturating_since(view.job(j).submit).as_micros();
+//! let wait = view.now().saturating_since(view.job(j).submit()).as_micros();
 //! i128::from(estimate) * 1000 - i128::from(self.aging_permille) * i128::from(wait)
 //! ```
 //!

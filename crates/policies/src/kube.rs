@@ -9,10 +9,10 @@ use crate::profile::overrun_clamp;
 use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
-use sim_core::job::{Job, JobId};
+use sim_core::job::JobId;
 use sim_core::ledger::TaskBinding;
 use sim_core::ledger::{Ledger, NodeUse};
-use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
+use sim_core::policy::{Decision, JobView, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
 use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
@@ -367,7 +367,7 @@ impl KubeScheduler {
 
     /// A dense id of the job's pod shape for the score cache (which holds what depends
     /// on the shape and the node's use; constraints are looked at per pod).
-    fn type_of(&mut self, j: JobId, job: &Job) -> u32 {
+    fn type_of(&mut self, j: JobId, job: JobView<'_>) -> u32 {
         if self.job_types.len() <= j.idx() {
             self.job_types.resize(j.idx() + 1, u32::MAX);
         }
@@ -390,19 +390,19 @@ impl KubeScheduler {
     }
 
     /// A dense id of the job's pod shape, computed.
-    fn type_id(&mut self, job: &Job) -> u32 {
-        let t = &job.task;
-        let key = (t.cpu_milli(), t.memory_mib, t.gpus, t.gpu_milli(), t.gpu_memory_mib, job.gpu_models.clone());
+    fn type_id(&mut self, job: JobView<'_>) -> u32 {
+        let t = job.task();
+        let key = (t.cpu_milli(), t.memory_mib, t.gpus, t.gpu_milli(), t.gpu_memory_mib, job.gpu_models().to_vec());
         let n = self.type_ids.len() as u32;
         *self.type_ids.entry(key).or_insert(n)
     }
 
-    fn pod_type(job: &Job) -> PodType {
+    fn pod_type(job: JobView<'_>) -> PodType {
         PodType {
-            cpu_milli: job.task.cpu_milli(),
-            gpu_milli: job.task.gpu_milli(),
-            gpus: job.task.gpus,
-            models: job.gpu_models.join("|"),
+            cpu_milli: job.task().cpu_milli(),
+            gpu_milli: job.task().gpu_milli(),
+            gpus: job.task().gpus,
+            models: job.gpu_models().join("|"),
         }
     }
 }
@@ -495,7 +495,7 @@ impl KubeScheduler {
         let mut queue: Vec<JobId> = view.queue().to_vec();
         match self.order {
             // PrioritySort: higher priority first; the queue is already in arrival order.
-            Order::Priority => queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority)),
+            Order::Priority => queue.sort_by_key(|j| std::cmp::Reverse(view.job(*j).priority())),
             Order::Fifo => {}
             Order::SjfAging => {
                 let aged = |j: &JobId| aged_priority(view, *j, Estimate::Requested, self.aging_permille);
@@ -562,12 +562,12 @@ impl KubeScheduler {
         let fenced = pass.reservation.is_some() && !ends_before;
         let ty = self.type_of(j, job);
         let key = (ty, fenced);
-        let only_restricts = job.constraints.as_ref().is_none_or(|c| c.tolerations.is_empty());
+        let only_restricts = job.constraints().as_ref().is_none_or(|c| c.tolerations.is_empty());
         let fit = pass.fits_at_most.get(&key).copied().filter(|_| only_restricts);
         if self.kueue.as_ref().is_some_and(|k| !k.admitted(j)) {
             return ControlFlow::Continue(());
         }
-        let holds_parts = self.gang.holds_parts() && job.tasks > 1;
+        let holds_parts = self.gang.holds_parts() && job.tasks() > 1;
         if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.needed_tasks() as usize) {
             return ControlFlow::Continue(());
         }
@@ -593,7 +593,7 @@ impl KubeScheduler {
                 ControlFlow::Continue(())
             }
             Err(fit) => {
-                if job.constraints.is_none() {
+                if job.constraints().is_none() {
                     pass.fits_at_most.insert(key, fit);
                 }
                 self.unplaced(view, pass, j, ty, out)
@@ -615,9 +615,9 @@ impl KubeScheduler {
     ) {
         let job = view.job(j);
         let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
-        let left = job.tasks as usize - view.held(j).len();
+        let left = job.tasks() as usize - view.held(j).len();
         let placed = self.bind_some(&mut pass.scratch, job, ty, left, allowed);
-        if placed.len() < left && job.constraints.is_none() {
+        if placed.len() < left && job.constraints().is_none() {
             pass.fits_at_most.insert((ty, fenced), 0);
         }
         if !placed.is_empty() {
@@ -633,13 +633,13 @@ impl KubeScheduler {
     fn bind_pod(
         &mut self,
         pass: &mut Pass,
-        job: &Job,
+        job: JobView<'_>,
         ty: u32,
         fenced: bool,
         last: bool,
     ) -> Result<Vec<TaskBinding>, usize> {
         let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
-        if job.tasks != 1 {
+        if job.tasks() != 1 {
             return self.bind(&mut pass.scratch, job, ty, allowed);
         }
         let b = self.place_one(pass.scratch.nodes(), job, ty, allowed).ok_or(0usize)?;
@@ -703,8 +703,7 @@ impl KubeScheduler {
         }
         let ty = self.type_of(j, job);
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
-        let req =
-            PodReq { task: job.task, models: &job.gpu_models, type_id: None, constraints: job.constraints.as_deref() };
+        let req = PodReq { task: *job.task(), models: job.gpu_models(), type_id: None, constraints: job.constraints() };
         let one = self.placement.diagnose(ledger.nodes(), &up, &req, &mut self.cx);
         if one.feasible == 0 {
             return Some(one.message());
@@ -751,7 +750,7 @@ impl KubeScheduler {
                 continue;
             }
             let job = view.job(j);
-            let plain = job.constraints.is_none() && job.needed_tasks() <= 1 && view.held(j).is_empty();
+            let plain = job.constraints().is_none() && job.needed_tasks() <= 1 && view.held(j).is_empty();
             let ty = self.type_of(j, job);
             let why = match by_type.get(&ty) {
                 Some(w) if plain => w.clone(),
@@ -819,7 +818,7 @@ impl KubeScheduler {
                 for (e, rj, b) in &running {
                     if *e <= at {
                         for x in b.iter() {
-                            state.give(&view.job(*rj).task, x, false);
+                            state.give(view.job(*rj).task(), x, false);
                         }
                     }
                 }
@@ -827,7 +826,7 @@ impl KubeScheduler {
                     if *hs <= at && at < *he {
                         let hjob = view.job(*hj);
                         for x in hb {
-                            let _ = state.take(&hjob.task, &hjob.gpu_models, x, false);
+                            let _ = state.take(hjob.task(), hjob.gpu_models(), x, false);
                         }
                     }
                 }
@@ -841,7 +840,7 @@ impl KubeScheduler {
                     let later: Vec<SimTime> = holds.iter().map(|h| h.0).filter(|&s| s > t && s < t + d).collect();
                     let fits_later = later.iter().all(|&s| {
                         let mut st = at_instant(s, &holds);
-                        b.iter().all(|x| st.take(&job.task, &job.gpu_models, x, false).is_ok())
+                        b.iter().all(|x| st.take(job.task(), job.gpu_models(), x, false).is_ok())
                     });
                     if !fits_later {
                         continue;
@@ -865,8 +864,14 @@ impl KubeScheduler {
     /// `topology=tree` a gang first tries to stay under one switch, then one rack, then
     /// one zone.
     /// `Err` tells how many of its tasks fit anywhere allowed.
-    fn bind(&mut self, ledger: &mut Ledger, job: &Job, ty: u32, allowed: &[bool]) -> Result<Vec<TaskBinding>, usize> {
-        if self.topology == Topology::Tree && job.tasks > 1 {
+    fn bind(
+        &mut self,
+        ledger: &mut Ledger,
+        job: JobView<'_>,
+        ty: u32,
+        allowed: &[bool],
+    ) -> Result<Vec<TaskBinding>, usize> {
+        if self.topology == Topology::Tree && job.tasks() > 1 {
             for key in ["switch", "rack", "zone"] {
                 // Each allowed node's domain, and the domains fullest first (least milli-GPU
                 // free, then least milli-CPU free), ties by name.
@@ -900,14 +905,14 @@ impl KubeScheduler {
     fn bind_all(
         &mut self,
         ledger: &mut Ledger,
-        job: &Job,
+        job: JobView<'_>,
         ty: u32,
         allowed: &[bool],
     ) -> Result<Vec<TaskBinding>, usize> {
-        let placed = self.bind_some(ledger, job, ty, job.tasks as usize, allowed);
+        let placed = self.bind_some(ledger, job, ty, job.tasks() as usize, allowed);
         if placed.len() < job.needed_tasks() as usize {
             for b in &placed {
-                ledger.give(&job.task, b, false);
+                ledger.give(job.task(), b, false);
                 ledger.unlabel_pod(b.node, u32::MAX);
                 self.cx.mark_dirty(b.node.0 as usize);
             }
@@ -917,24 +922,31 @@ impl KubeScheduler {
     }
 
     /// Where one task of `job` would go on `nodes`, taking nothing.
-    fn place_one(&mut self, nodes: &[NodeUse], job: &Job, ty: u32, allowed: &[bool]) -> Option<TaskBinding> {
+    fn place_one(&mut self, nodes: &[NodeUse], job: JobView<'_>, ty: u32, allowed: &[bool]) -> Option<TaskBinding> {
         let type_id = Some(ty);
-        let req = PodReq { task: job.task, models: &job.gpu_models, type_id, constraints: job.constraints.as_deref() };
+        let req = PodReq { task: *job.task(), models: job.gpu_models(), type_id, constraints: job.constraints() };
         self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
     }
 
     /// Takes a placed task's resources on the pass's copy of the ledger, so the next
     /// placements of the pass see them (and the score cache recomputes that node).
-    fn keep(&mut self, ledger: &mut Ledger, job: &Job, b: &TaskBinding) {
-        ledger.take(&job.task, &job.gpu_models, b, false).expect("placement passed the filters");
+    fn keep(&mut self, ledger: &mut Ledger, job: JobView<'_>, b: &TaskBinding) {
+        ledger.take(job.task(), job.gpu_models(), b, false).expect("placement passed the filters");
         self.cx.mark_dirty(b.node.0 as usize);
-        if let Some(c) = job.constraints.as_deref().filter(|c| !c.labels.is_empty()) {
+        if let Some(c) = job.constraints().filter(|c| !c.labels.is_empty()) {
             ledger.label_pod(b.node, u32::MAX, std::sync::Arc::new(c.labels.clone()));
         }
     }
 
     /// Places up to `n` tasks of `job` on `ledger` one by one, as many as fit.
-    fn bind_some(&mut self, ledger: &mut Ledger, job: &Job, ty: u32, n: usize, allowed: &[bool]) -> Vec<TaskBinding> {
+    fn bind_some(
+        &mut self,
+        ledger: &mut Ledger,
+        job: JobView<'_>,
+        ty: u32,
+        n: usize,
+        allowed: &[bool],
+    ) -> Vec<TaskBinding> {
         let mut placed = Vec::new();
         while placed.len() < n {
             let Some(b) = self.place_one(ledger.nodes(), job, ty, allowed) else { break };
@@ -953,7 +965,7 @@ impl KubeScheduler {
         view: &SchedView<'_>,
         ledger: &Ledger,
         bound_now: &[(SimTime, JobId, Vec<TaskBinding>)],
-        job: &Job,
+        job: JobView<'_>,
         ty: u32,
         up: &[bool],
     ) -> Option<(SimTime, Vec<u32>)> {
@@ -971,7 +983,7 @@ impl KubeScheduler {
         let mut scratch = ledger.clone();
         for (t, j, binding) in ends {
             for b in binding {
-                scratch.give(&view.job(j).task, b, false);
+                scratch.give(view.job(j).task(), b, false);
             }
             // `bind` takes nothing when it fails, so the released copy serves every step.
             if let Ok(b) = self.bind(&mut scratch, job, ty, up) {

@@ -14,9 +14,9 @@
 //! admission) and holds that much of it. The queueing strategy is `BestEffortFIFO`: a job that does not fit the quota does
 //! not stop later jobs being admitted.
 
-use sim_core::job::{Job, JobId};
+use sim_core::job::JobId;
 use sim_core::ledger::{MILLI, NodeUse};
-use sim_core::policy::{Decision, SchedView};
+use sim_core::policy::{Decision, JobView, SchedView};
 use sim_core::{SimDuration, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,13 +71,13 @@ impl KueueAdmission {
 
     /// What a job asks of the quota: milli-GPU and milli-CPU of all its tasks, or of its
     /// minimum for an elastic job (Kueue's partial admission, `job-min-parallelism`).
-    fn demand(job: &Job) -> (u64, u64) {
-        let t = &job.task;
+    fn demand(job: JobView<'_>) -> (u64, u64) {
+        let t = job.task();
         let tasks = job.needed_tasks() as u64;
         (tasks * t.gpus as u64 * t.gpu_milli() as u64, tasks * t.cpu_milli())
     }
 
-    fn free(&mut self, job: &Job) {
+    fn free(&mut self, job: JobView<'_>) {
         let d = Self::demand(job);
         self.used = (self.used.0.saturating_sub(d.0), self.used.1.saturating_sub(d.1));
     }
@@ -89,7 +89,7 @@ impl KueueAdmission {
 
     /// Why waiting job `j` is not admitted: its back-off after an eviction, a demand over
     /// the whole quota (it can never be admitted), or a quota in use by admitted jobs.
-    pub fn why_not_admitted(&self, j: JobId, job: &Job, now: SimTime) -> String {
+    pub fn why_not_admitted(&self, j: JobId, job: JobView<'_>, now: SimTime) -> String {
         let d = Self::demand(job);
         if let Some(&(n, until)) = self.evicted.get(&j).filter(|e| e.1 > now) {
             format!("evicted by Kueue {n} time(s); back-off until {}", sim_core::time::secs_string(until.0))

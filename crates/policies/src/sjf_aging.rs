@@ -144,7 +144,7 @@ impl SjfAging {
 /// `kube[order=sjf-aging]`, which `sjf-aging --placement ...` runs.
 pub fn aged_priority(view: &SchedView<'_>, j: JobId, estimate: Estimate, aging_permille: u64) -> i128 {
     let estimate = estimate.of(view, j).as_micros();
-    let wait = view.now().saturating_since(view.job(j).submit).as_micros();
+    let wait = view.now().saturating_since(view.job(j).submit()).as_micros();
     i128::from(estimate) * 1000 - i128::from(aging_permille) * i128::from(wait)
 }
 

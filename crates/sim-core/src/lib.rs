@@ -64,6 +64,7 @@ pub mod event;
 pub mod fixture;
 pub mod hardware;
 pub mod job;
+pub mod job_view;
 pub mod ledger;
 pub mod log;
 pub mod outcome;

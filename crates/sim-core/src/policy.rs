@@ -7,6 +7,7 @@
 
 use crate::cluster::Cluster;
 use crate::job::{Job, JobId};
+pub use crate::job_view::JobView;
 use crate::ledger::{Ledger, TaskBinding};
 use crate::time::{SimDuration, SimTime};
 use crate::units::{FreePool, UnitSet};
@@ -277,10 +278,11 @@ impl<'a> SchedView<'a> {
     pub fn gpu_peak_mib(&self, id: JobId) -> u64 {
         self.jobs[id.idx()].task.gpu_peak_mib
     }
-    /// A job's static description. (Its `task.gpu_peak_mib` is the oracle of
-    /// [`SchedView::gpu_peak_mib`]: non-clairvoyant policies must not read it.)
-    pub fn job(&self, id: JobId) -> &'a Job {
-        &self.jobs[id.idx()]
+    /// A job as a scheduler sees it: its request, without its actual run time or GPU
+    /// memory peak (the oracles [`SchedView::oracle_runtime`] and
+    /// [`SchedView::gpu_peak_mib`]).
+    pub fn job(&self, id: JobId) -> JobView<'a> {
+        JobView::of(&self.jobs[id.idx()])
     }
     /// Waiting jobs in queue order (arrival order; a requeued job returns to its place).
     pub fn queue(&self) -> &'a [JobId] {

@@ -179,7 +179,7 @@ fn taints_change_what_binding_policies_see() {
             let mut taken = vec![false; v.ledger().nodes().len()];
             for &j in v.queue() {
                 let free = v.ledger().nodes().iter().enumerate().position(|(i, n)| {
-                    !taken[i] && n.meta.taints.is_empty() && n.cpu_milli_left >= v.job(j).task.cpu_milli()
+                    !taken[i] && n.meta.taints.is_empty() && n.cpu_milli_left >= v.job(j).task().cpu_milli()
                 });
                 if let Some(i) = free {
                     taken[i] = true;
