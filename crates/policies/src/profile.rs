@@ -64,6 +64,37 @@ pub fn merge_sorted(a: &[(SimTime, i64)], b: impl Iterator<Item = (SimTime, i64)
     out
 }
 
+/// Searches for a start that found nothing in a profile that has not changed since:
+/// `(units, length, latest start)`. With at least as many units, at least as long, by
+/// no later a start, nothing fits either (each window holds the one that failed), so
+/// the waiting jobs revisited after one another, most of which cannot move, are mostly
+/// answered without a scan. Cleared whenever the profile changes.
+#[derive(Debug, Clone, Default)]
+pub struct NoGaps {
+    failed: Vec<(i64, sim_core::SimDuration, SimTime)>,
+}
+
+/// Failed searches kept (the oldest go first).
+const NO_GAPS_KEPT: usize = 16;
+
+impl NoGaps {
+    /// The profile changed: nothing known holds.
+    pub fn clear(&mut self) {
+        self.failed.clear();
+    }
+
+    fn rule_out(&self, need: i64, len: sim_core::SimDuration, last: SimTime) -> bool {
+        self.failed.iter().any(|&(n, l, t)| n <= need && l <= len && t >= last)
+    }
+
+    fn note(&mut self, need: i64, len: sim_core::SimDuration, last: SimTime) {
+        if self.failed.len() == NO_GAPS_KEPT {
+            self.failed.remove(0);
+        }
+        self.failed.push((need, len, last));
+    }
+}
+
 /// Free units as a step function of time from an origin (`now`) to infinity.
 ///
 /// `steps[i] = (t_i, free_i)`: from `t_i` until `t_{i+1}` (or forever for the last step),
@@ -257,12 +288,19 @@ impl StepProfile {
     /// reaches `from` fails: the job moves only into a gap of at least `len` that ends by
     /// `from`, and not at all when `from` is less than `len` from the origin.
     pub fn earlier_start(&self, units: u64, len: sim_core::SimDuration, from: SimTime) -> Option<SimTime> {
-        self.look_earlier(units, len, from).0
+        self.look_earlier(units, len, from, &mut NoGaps::default()).0
     }
 
     /// [`StepProfile::earlier_start`], and how many units are lacking just before `from`
     /// (0 when the reservation moves or starts at the origin).
-    pub fn look_earlier(&self, units: u64, len: sim_core::SimDuration, from: SimTime) -> (Option<SimTime>, i64) {
+    /// `no_gaps` holds searches that found nothing in this profile as it is now.
+    pub fn look_earlier(
+        &self,
+        units: u64,
+        len: sim_core::SimDuration,
+        from: SimTime,
+        no_gaps: &mut NoGaps,
+    ) -> (Option<SimTime>, i64) {
         let need = units as i64;
         let before = self.steps.partition_point(|s| s.0 < from);
         if before == 0 || from <= self.origin() {
@@ -278,7 +316,7 @@ impl StepProfile {
         // Starts `t` with `t + len <= from` (and `t < from`, for a zero length).
         // (`last` < `from`: only steps before `from` are candidates.)
         let last = SimTime(from.0 - len.0).min(SimTime(from.0 - 1));
-        (self.first_fit(need, len, last), lacking)
+        (self.gap_by(need, len, last, no_gaps), lacking)
     }
 
     /// [`StepProfile::earlier_start`] for a reservation known to have fewer than `units`
@@ -291,13 +329,27 @@ impl StepProfile {
         len: sim_core::SimDuration,
         from: SimTime,
         latest: SimTime,
+        no_gaps: &mut NoGaps,
     ) -> Option<SimTime> {
         let origin = self.origin();
         if from <= origin || from.saturating_since(origin) < len || latest <= origin {
             return None;
         }
         let last = SimTime(from.0 - len.0).min(SimTime(latest.0 - 1));
-        self.first_fit(units as i64, len, last)
+        self.gap_by(units as i64, len, last, no_gaps)
+    }
+
+    /// [`StepProfile::first_fit`] up to `last`, answered from `no_gaps` when a search that
+    /// asked no more (fewer units, no longer, up to a later start) found nothing.
+    fn gap_by(&self, need: i64, len: sim_core::SimDuration, last: SimTime, no_gaps: &mut NoGaps) -> Option<SimTime> {
+        if no_gaps.rule_out(need, len, last) {
+            return None;
+        }
+        let found = self.first_fit(need, len, last);
+        if found.is_none() {
+            no_gaps.note(need, len, last);
+        }
+        found
     }
 
     /// Where a reservation `[from, to)` of `units` would move if it were lifted: the
@@ -462,6 +514,25 @@ mod tests {
             same_lifted.unreserve(f, f + SimDuration(len), units);
             let want = same_lifted.earliest_fit(units, SimDuration(len)).filter(|&x| x < f);
             proptest::prop_assert_eq!(same.earlier_start(units, SimDuration(len), f), want);
+        }
+
+        /// Failed searches remembered in an unchanged profile answer later ones as a
+        /// fresh search would.
+        #[test]
+        fn remembered_failures_answer_as_a_search_would(
+            base in 0i64..8,
+            ops in proptest::collection::vec((0u64..300, 1u64..80, -4i64..5), 0..60),
+            queries in proptest::collection::vec((0i64..12, 1u64..120, 0u64..400), 1..40),
+        ) {
+            let mut p = StepProfile::new(SimTime(10), base);
+            for (from, dur, delta) in ops {
+                p.add(SimTime(10 + from), SimTime(10 + from + dur), delta);
+            }
+            let mut no_gaps = NoGaps::default();
+            for (need, len, last) in queries {
+                let (len, last) = (SimDuration(len), SimTime(10 + last));
+                proptest::prop_assert_eq!(p.gap_by(need, len, last, &mut no_gaps), p.first_fit(need, len, last));
+            }
         }
     }
 }

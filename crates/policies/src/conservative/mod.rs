@@ -5,7 +5,7 @@ use crate::options::{
     BACKFILL_ESTIMATE, Estimate, OptionInfo, PASS, QueueOptions, REPLAN, RESERVATION, Reservation, canonical,
     pass_index,
 };
-use crate::profile::{StepProfile, overrun_clamp, running_releases};
+use crate::profile::{NoGaps, StepProfile, overrun_clamp, running_releases};
 use crate::spec::{PolicyError, PolicySpec};
 use crate::unit_profile::UnitProfile;
 use sim_core::SimTime;
@@ -261,6 +261,7 @@ impl ConservativeBackfill {
         let mut due = false;
         let carried = self.carries_plan();
         let raises = &mut self.carried.raises;
+        let mut no_gaps = NoGaps::default();
         for s in self.waiting.slots_mut() {
             let Some(start) = s.start else { continue };
             let placed = match &*prof {
@@ -271,17 +272,18 @@ impl ConservativeBackfill {
                     // Still short just before its reservation: no room made there since it
                     // last looked, or less than it lacked then.
                     let (moved, lacking) = if since.latest < start {
-                        (p.earlier_gap(s.units, s.len, start, since.latest), s.seen.lacking())
+                        (p.earlier_gap(s.units, s.len, start, since.latest, &mut no_gaps), s.seen.lacking())
                     } else if since.lacking > 0 {
-                        (p.earlier_gap(s.units, s.len, start, since.latest), since.lacking)
+                        (p.earlier_gap(s.units, s.len, start, since.latest, &mut no_gaps), since.lacking)
                     } else {
-                        p.look_earlier(s.units, s.len, start)
+                        p.look_earlier(s.units, s.len, start, &mut no_gaps)
                     };
                     let Some(t) = moved else {
                         s.seen = raises.mark(lacking);
                         continue;
                     };
                     prof.unreserve(s.job, start, s.len, s.units, &s.set);
+                    no_gaps.clear();
                     raises.raised(start + s.len, s.units as i64);
                     Some((t, UnitSet::new()))
                 }
