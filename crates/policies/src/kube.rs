@@ -703,7 +703,7 @@ impl KubeScheduler {
         }
         let ty = self.type_of(j, job);
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
-        let req = PodReq { task: *job.task(), models: job.gpu_models(), type_id: None, constraints: job.constraints() };
+        let req = PodReq { task: job.task(), models: job.gpu_models(), type_id: None, constraints: job.constraints() };
         let one = self.placement.diagnose(ledger.nodes(), &up, &req, &mut self.cx);
         if one.feasible == 0 {
             return Some(one.message());
@@ -818,7 +818,7 @@ impl KubeScheduler {
                 for (e, rj, b) in &running {
                     if *e <= at {
                         for x in b.iter() {
-                            state.give(view.job(*rj).task(), x, false);
+                            state.give(&view.job(*rj).task(), x, false);
                         }
                     }
                 }
@@ -826,7 +826,7 @@ impl KubeScheduler {
                     if *hs <= at && at < *he {
                         let hjob = view.job(*hj);
                         for x in hb {
-                            let _ = state.take(hjob.task(), hjob.gpu_models(), x, false);
+                            let _ = state.take(&hjob.task(), hjob.gpu_models(), x, false);
                         }
                     }
                 }
@@ -840,7 +840,7 @@ impl KubeScheduler {
                     let later: Vec<SimTime> = holds.iter().map(|h| h.0).filter(|&s| s > t && s < t + d).collect();
                     let fits_later = later.iter().all(|&s| {
                         let mut st = at_instant(s, &holds);
-                        b.iter().all(|x| st.take(job.task(), job.gpu_models(), x, false).is_ok())
+                        b.iter().all(|x| st.take(&job.task(), job.gpu_models(), x, false).is_ok())
                     });
                     if !fits_later {
                         continue;
@@ -912,7 +912,7 @@ impl KubeScheduler {
         let placed = self.bind_some(ledger, job, ty, job.tasks() as usize, allowed);
         if placed.len() < job.needed_tasks() as usize {
             for b in &placed {
-                ledger.give(job.task(), b, false);
+                ledger.give(&job.task(), b, false);
                 ledger.unlabel_pod(b.node, u32::MAX);
                 self.cx.mark_dirty(b.node.0 as usize);
             }
@@ -924,14 +924,14 @@ impl KubeScheduler {
     /// Where one task of `job` would go on `nodes`, taking nothing.
     fn place_one(&mut self, nodes: &[NodeUse], job: JobView<'_>, ty: u32, allowed: &[bool]) -> Option<TaskBinding> {
         let type_id = Some(ty);
-        let req = PodReq { task: *job.task(), models: job.gpu_models(), type_id, constraints: job.constraints() };
+        let req = PodReq { task: job.task(), models: job.gpu_models(), type_id, constraints: job.constraints() };
         self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
     }
 
     /// Takes a placed task's resources on the pass's copy of the ledger, so the next
     /// placements of the pass see them (and the score cache recomputes that node).
     fn keep(&mut self, ledger: &mut Ledger, job: JobView<'_>, b: &TaskBinding) {
-        ledger.take(job.task(), job.gpu_models(), b, false).expect("placement passed the filters");
+        ledger.take(&job.task(), job.gpu_models(), b, false).expect("placement passed the filters");
         self.cx.mark_dirty(b.node.0 as usize);
         if let Some(c) = job.constraints().filter(|c| !c.labels.is_empty()) {
             ledger.label_pod(b.node, u32::MAX, std::sync::Arc::new(c.labels.clone()));
@@ -983,7 +983,7 @@ impl KubeScheduler {
         let mut scratch = ledger.clone();
         for (t, j, binding) in ends {
             for b in binding {
-                scratch.give(view.job(j).task(), b, false);
+                scratch.give(&view.job(j).task(), b, false);
             }
             // `bind` takes nothing when it fails, so the released copy serves every step.
             if let Ok(b) = self.bind(&mut scratch, job, ty, up) {

@@ -16,14 +16,12 @@ use crate::time::{SimDuration, SimTime};
 #[derive(Clone, Copy, Debug)]
 pub struct JobView<'a> {
     job: &'a Job,
-    /// The task shape with its actual GPU memory peak hidden (0: unknown).
-    task: TaskShape,
 }
 
 impl<'a> JobView<'a> {
     /// The scheduler's view of `job`.
     pub fn of(job: &'a Job) -> Self {
-        JobView { job, task: TaskShape { gpu_peak_mib: 0, ..job.task } }
+        JobView { job }
     }
     /// The id the trace gives it.
     pub fn trace_id(&self) -> &'a str {
@@ -37,10 +35,10 @@ impl<'a> JobView<'a> {
     pub fn tasks(&self) -> u32 {
         self.job.tasks
     }
-    /// What each task asks for. Its `gpu_peak_mib` reads 0 (unknown): the actual peak is
-    /// the oracle [`crate::policy::SchedView::gpu_peak_mib`].
-    pub fn task(&self) -> &TaskShape {
-        &self.task
+    /// What each task asks for, as a copy whose `gpu_peak_mib` reads 0 (unknown): the
+    /// actual peak is the oracle [`crate::policy::SchedView::gpu_peak_mib`].
+    pub fn task(&self) -> TaskShape {
+        TaskShape { gpu_peak_mib: 0, ..self.job.task }
     }
     /// Requested time limit as the trace gives it (`None`: not stated); see
     /// [`crate::policy::SchedView::requested`] for the limit the engine applies.

@@ -47,7 +47,7 @@ impl Policy for OnGpuZero {
     fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
         let mut left = v.ledger().node(NodeId(0)).gpus[0].milli_left;
         for &j in v.queue() {
-            let need = v.ledger().node(NodeId(0)).milli_taken(v.job(j).task());
+            let need = v.ledger().node(NodeId(0)).milli_taken(&v.job(j).task());
             if need <= left {
                 left -= need;
                 let binding = vec![TaskBinding { node: NodeId(0), gpus: vec![0] }];
