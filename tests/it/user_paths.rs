@@ -199,14 +199,20 @@ fn unfinished_jobs_say_why() {
     assert!(out.status.success());
     let jobs = read(&dir, "jobs.csv");
     assert!(jobs.contains("train-a,1,,,,,50,6,unfinished,gang incomplete: 4 of its 6 tasks held,"), "{jobs}");
+    // A pod no node could ever hold (16 GPUs; nodes have 8 at most) is rejected at submit.
     let wl = dir.path().join("big.jsonl");
     std::fs::write(&wl, "{\"id\":\"big\",\"submit\":0,\"runtime\":60,\"gpus\":16}\n").unwrap();
     let (_, d) = run_into(&["--trace", wl.to_str().unwrap(), "--cluster", &gpu_cluster(), "--policy", "kube"]);
+    assert!(read(&d, "jobs.csv").contains("big,0,,,,,60,1,rejected,no_fitting_node,"));
+    // One that fits the A100 nodes, all taken by `hog` until the horizon, says why in
+    // kube-scheduler's words.
+    let hog = "{\"id\":\"hog\",\"submit\":0,\"runtime\":1000,\"gpus\":8,\"tasks\":8}";
+    std::fs::write(&wl, format!("{hog}\n{{\"id\":\"big\",\"submit\":1,\"runtime\":60,\"gpus\":8}}\n")).unwrap();
+    let args = ["--trace", wl.to_str().unwrap(), "--cluster", &gpu_cluster(), "--policy", "kube", "--horizon", "100"];
+    let (_, d) = run_into(&args);
     let jobs = read(&d, "jobs.csv");
-    assert!(
-        jobs.contains("big,0,,,,,60,1,unfinished,0/32 nodes are available: 32 Insufficient nvidia.com/gpu.,"),
-        "{jobs}"
-    );
+    let why = "waiting at the horizon: 0/32 nodes are available: 32 Insufficient nvidia.com/gpu.";
+    assert!(jobs.contains(&format!("big,1,,,,,60,1,unfinished,{why},")), "{jobs}");
 }
 
 /// An empty file is "no jobs (empty file)" with exit 2, whatever its name (an empty

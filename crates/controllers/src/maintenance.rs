@@ -85,6 +85,10 @@ impl Maintenance {
 }
 
 impl Controller for Maintenance {
+    /// It drains or takes nodes down; labels stay.
+    fn may_relabel(&self) -> bool {
+        false
+    }
     fn spec(&self) -> String {
         let mut opts = vec![
             ("rack", self.rack.clone().unwrap_or_else(|| "*".into())),

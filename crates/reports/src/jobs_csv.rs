@@ -11,7 +11,8 @@ pub const HEADER: &str = "job_id,submit,start,end,wait,run,requested,procs,outco
 /// gpu_energy_j`, one row per input job in input order. Times are seconds written exactly;
 /// start, end, wait and run are empty where the job has none (rejected; unfinished).
 /// `reason` names why a job was rejected (`no_processors`, `missing_runtime`,
-/// `zero_runtime`, `larger_than_machine`, `no_matching_gpu_model`) or, in words, why an
+/// `zero_runtime`, `larger_than_machine`, `no_matching_gpu_model`, `no_fitting_node`,
+/// `no_matching_node`, `larger_than_cluster`: [`sim_core::RejectReason`]) or, in words, why an
 /// `unfinished` one did not end (still running or waiting at the horizon, an incomplete
 /// gang, or its policy's explanation of why it never started). `gpu_energy_j` is the GPU energy of all its
 /// attempts in joules (exact to the millijoule; see [`sim_core::GpuEnergy`]), empty when

@@ -225,6 +225,13 @@ pub trait Controller: Send {
     fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
         let _ = (view, event, out);
     }
+    /// Whether it may set or clear node labels ([`Action::SetLabel`],
+    /// [`Action::ClearLabel`]): while one that may is attached, a job whose node
+    /// selector matches no node's labels is not rejected at submit, since a node may come
+    /// to match. Say `false` only when it never does.
+    fn may_relabel(&self) -> bool {
+        true
+    }
 }
 
 /// Kubernetes' Job controller for pods killed for running out of GPU memory: the pod is
@@ -238,6 +245,9 @@ pub struct JobRetry {
 }
 
 impl Controller for JobRetry {
+    fn may_relabel(&self) -> bool {
+        false
+    }
     fn spec(&self) -> String {
         format!("job-retry[retries={}]", self.retries)
     }
@@ -272,6 +282,9 @@ impl NodeEvents {
 }
 
 impl Controller for NodeEvents {
+    fn may_relabel(&self) -> bool {
+        false
+    }
     fn spec(&self) -> String {
         format!("node-events[events={}]", self.events.len())
     }

@@ -21,6 +21,16 @@ pub enum RejectReason {
     /// case-insensitively and through the hardware profiles' aliases), under a policy that
     /// binds jobs to nodes and GPUs: no placement could ever hold it.
     NoMatchingGpuModel,
+    /// Under a policy that binds nodes: no node of the cluster, empty, could hold one of
+    /// its tasks (CPU, memory, GPU count or share).
+    NoFittingNode,
+    /// Under a policy that binds nodes: nodes could hold its tasks, but its node selector
+    /// or required node affinity allows none of them (judged only when no controller
+    /// could change labels).
+    NoMatchingNode,
+    /// Under a policy that binds nodes: all the nodes together, empty, could not hold
+    /// the tasks it needs to start (a gang bigger than the cluster).
+    LargerThanCluster,
 }
 
 impl RejectReason {
@@ -32,6 +42,9 @@ impl RejectReason {
             RejectReason::ZeroRuntime => "zero_runtime",
             RejectReason::LargerThanMachine => "larger_than_machine",
             RejectReason::NoMatchingGpuModel => "no_matching_gpu_model",
+            RejectReason::NoFittingNode => "no_fitting_node",
+            RejectReason::NoMatchingNode => "no_matching_node",
+            RejectReason::LargerThanCluster => "larger_than_cluster",
         }
     }
 }

@@ -640,8 +640,8 @@ fn kueue_evicts_a_gang_not_ready_in_time_and_backs_off() {
             .unwrap();
     assert_eq!(r.records[1].start.map(|s| s.0 / 1_000_000), Some(1000));
     assert_eq!(r.records[1].gang_held_gpu_milli_us, 0);
-    // Pod-at-a-time without Kueue: G holds node 1 from 1 and starts at 1000 too, but a
-    // gang that can never complete stays stuck: the run reports the deadlock.
+    // A gang the whole cluster cannot hold (3 tasks × 4 GPUs on 8 GPUs) is rejected at
+    // submit: it neither holds GPUs nor is called a deadlock.
     let mut big = g.clone();
     big.tasks = 3;
     let r = sim_core::simulate(
@@ -652,8 +652,9 @@ fn kueue_evicts_a_gang_not_ready_in_time_and_backs_off() {
         None,
     )
     .unwrap();
-    let d = r.deadlock.expect("a deadlock");
-    assert_eq!((d.since.0 / 1_000_000, d.partial_gangs, d.gpus_held), (1000, 1, 8));
+    let rejected = sim_core::Outcome::Rejected(sim_core::RejectReason::LargerThanCluster);
+    assert_eq!((r.records[1].outcome, r.records[1].gang_held_gpu_milli_us), (rejected, 0));
+    assert!(r.deadlock.is_none());
 }
 
 #[test]
@@ -687,4 +688,60 @@ fn elastic_gang_starts_short_and_runs_longer() {
     )
     .unwrap();
     assert_eq!(r.records[1].start.map(|s| s.0 / 1_000_000), Some(1000));
+}
+
+/// Outcome and start (s) of each of `jobs` under `spec` on `cluster`.
+fn kube_outcomes(spec: &str, cluster: &Cluster, jobs: &[sim_core::Job]) -> Vec<(String, Option<u64>)> {
+    let mut p = policies::build(spec).unwrap();
+    let r = sim_core::simulate(cluster, jobs, p.as_mut(), &sim_core::SimConfig::default(), None).unwrap();
+    let name = |o: sim_core::Outcome| match o {
+        sim_core::Outcome::Rejected(why) => format!("rejected {}", why.as_str()),
+        other => format!("{other:?}"),
+    };
+    r.records.iter().map(|x| (name(x.outcome), x.start.map(|s| s.0 / 1_000_000))).collect()
+}
+
+#[test]
+fn jobs_no_node_could_ever_hold_are_rejected_at_submit() {
+    // One node: 16 cores, 16,000 MiB, 8 whole T4s.
+    let c = node(16, 8, GpuSharing::Exclusive);
+    // Nine one-GPU tasks (a gang the whole cluster cannot hold: under permit-wait it used
+    // to hold eight, time out, and hold them again for ever).
+    let mut nine = gpu_pod("nine", 0, 100, 1);
+    nine.tasks = 9;
+    // One task asking 16 GPUs, one asking 32,000 MiB of host memory.
+    let wide = gpu_pod("wide", 0, 100, 16);
+    let mut fat = gpu_pod("fat", 0, 100, 0);
+    fat.task.memory_mib = 32_000;
+    // A node selector no node matches.
+    let mut picky = gpu_pod("picky", 0, 100, 1);
+    picky.constraints = Some(Box::new(sim_core::constraints::PodConstraints {
+        node_selector: [("pool".to_string(), "a100".to_string())].into(),
+        ..Default::default()
+    }));
+    // Eight one-GPU tasks fit exactly: 0–100; a one-GPU pod at 5 waits for them.
+    let mut eight = gpu_pod("eight", 0, 100, 1);
+    eight.tasks = 8;
+    let after = gpu_pod("after", 5, 10, 1);
+    let jobs = [nine, wide, fat, picky, eight, after];
+    for spec in ["kube", "kube[gang=none]", "kube[gang=permit-wait]", "kube[gang=kueue]", "kube[queue=easy]"] {
+        let got = kube_outcomes(spec, &c, &jobs);
+        let want = [
+            ("rejected larger_than_cluster", None),
+            ("rejected no_fitting_node", None),
+            ("rejected no_fitting_node", None),
+            ("rejected no_matching_node", None),
+            ("Completed", Some(0)),
+            ("Completed", Some(100)),
+        ];
+        let want: Vec<(String, Option<u64>)> = want.iter().map(|(o, s)| (o.to_string(), *s)).collect();
+        assert_eq!(got, want, "{spec}");
+    }
+    // On a sharing pool one GPU holds three 300-milli tasks: nine of them fit one node's
+    // 8 GPUs, and start together.
+    let shared = node(16, 8, GpuSharing::Shared);
+    let mut slices = gpu_pod("slices", 0, 10, 1);
+    slices.tasks = 9;
+    slices.task = shape(500, 1, 300);
+    assert_eq!(kube_outcomes("kube", &shared, &[slices]), vec![("Completed".to_string(), Some(0))]);
 }

@@ -79,6 +79,7 @@ mod config;
 mod control;
 mod describe;
 mod energy;
+mod fits;
 mod gangs;
 mod job_control;
 mod records;

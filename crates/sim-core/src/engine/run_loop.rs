@@ -105,6 +105,8 @@ impl Engine<'_> {
             Some(RejectReason::LargerThanMachine)
         } else if !self.bound.is_empty() && !self.has_gpu_model_for(job) {
             Some(RejectReason::NoMatchingGpuModel)
+        } else if !self.bound.is_empty() {
+            self.never_fits(job)
         } else {
             None
         };

@@ -209,3 +209,44 @@ fn taints_change_what_binding_policies_see() {
     // A went to node 0 (untainted then); B to node 1 (node 0 tainted by then).
     assert_eq!(log.0, ["A on node 0", "B on node 1"]);
 }
+
+/// A job whose node selector matches no node is rejected at submit (`no_matching_node`)
+/// unless a controller that may relabel nodes is attached: then it waits, and starts when
+/// a node gets the label (at 5, on node 1).
+#[test]
+fn a_selector_no_node_matches_is_rejected_unless_labels_may_change() {
+    /// Binds each waiting job to the first free node its selector allows.
+    struct FirstMatching;
+    impl Policy for FirstMatching {
+        fn spec(&self) -> String {
+            "first-matching".into()
+        }
+        fn binds_nodes(&self) -> bool {
+            true
+        }
+        fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
+            for &j in v.queue() {
+                let allowed =
+                    |n: &sim_core::NodeUse| v.job(j).constraints().is_none_or(|c| c.node_matches(&n.meta.labels));
+                let free = v.ledger().nodes().iter().position(|n| n.tasks == 0 && allowed(n));
+                if let Some(i) = free {
+                    let binding = vec![sim_core::TaskBinding { node: NodeId(i as u32), gpus: Vec::new() }];
+                    out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+                }
+            }
+        }
+    }
+    let mut picky = job("P", 0, 1, 10);
+    picky.constraints = Some(Box::new(sim_core::constraints::PodConstraints {
+        node_selector: [("pool".to_string(), "a100".to_string())].into(),
+        ..Default::default()
+    }));
+    let (cluster, cfg) = (Cluster::processor_pool(2), SimConfig::default());
+    let r = sim_core::simulate_with(&cluster, std::slice::from_ref(&picky), &mut FirstMatching, &cfg, Hooks::default());
+    let rejected = sim_core::Outcome::Rejected(sim_core::RejectReason::NoMatchingNode);
+    assert_eq!(r.unwrap().records[0].outcome, rejected);
+    let label = Action::SetLabel { node: NodeId(1), key: "pool".into(), value: "a100".into() };
+    let hooks = Hooks { controllers: script(vec![(5, vec![label])]), ..Hooks::default() };
+    let r = sim_core::simulate_with(&cluster, &[picky], &mut FirstMatching, &cfg, hooks).unwrap();
+    assert_eq!(times(&r), [(Some(5), Some(15))]);
+}
