@@ -71,7 +71,7 @@ pub const GANG: OptionInfo = OptionInfo {
           pod-at-a-time, the Kubernetes default: tasks are bound as they fit and hold their resources until \
           the whole gang runs; permit-wait: as none, but a gang not complete `timeout` (60 s) after its first \
           task was held releases everything and is tried again (scheduler-plugins Coscheduling, \
-          scheduleTimeoutSeconds); kueue: a job's pods are placed as with none only once Kueue admitted it \
+          scheduleTimeoutSeconds; 0 means the default); kueue: a job's pods are placed as with none only once Kueue admitted it \
           whole against the quota (`quota`, % of the cluster's GPUs and CPUs); not all running `timeout` \
           (300 s, waitForPodsReady) after admission, it is evicted and may be admitted again after a back-off \
           of 60 s doubling to 3600 s. A job with min_tasks (elastic) starts once that many tasks are placed",
@@ -621,8 +621,12 @@ impl KubeScheduler {
             pass.fits_at_most.insert((ty, fenced), 0);
         }
         if !placed.is_empty() {
-            let timeout = (self.gang == GangMode::PermitWait)
-                .then(|| SimDuration::from_secs(self.timeout.unwrap_or(PERMIT_TIMEOUT_SECS)));
+            // A timeout of 0 means the default, as Coscheduling reads a PodGroup's
+            // scheduleTimeoutSeconds (scheduler-plugins pkg/util, GetWaitTimeDuration:
+            // only a positive value replaces the default); a zero wait would release
+            // and hold again at one instant for ever.
+            let secs = self.timeout.filter(|&t| t > 0).unwrap_or(PERMIT_TIMEOUT_SECS);
+            let timeout = (self.gang == GangMode::PermitWait).then(|| SimDuration::from_secs(secs));
             out.push(Decision::Hold { job: j, binding: placed, timeout });
         }
     }
