@@ -48,12 +48,13 @@ fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
     let (jobs, s) = example("gang-deadlock", "kube[gang=kueue]");
     assert_eq!((s["outcomes"]["completed"].as_u64(), s["gang_held_gpu_hours"].as_f64()), (Some(3), Some(0.0)));
     assert!(jobs.contains("train-b,2,100,150,") && jobs.contains("train-a,1,150,200,"), "{jobs}");
-    // Over-committed quota: both are admitted, hold 4 GPUs each from 100, are evicted at
-    // the 300 s timeout and admitted again after the 60 s back-off.
+    // Over-committed quota: both are admitted and hold 4 GPUs each from 100; train-a is
+    // evicted at the 300 s timeout (301), its GPUs are free at once and train-b starts
+    // then; train-a is admitted again after the 60 s back-off and starts at 361.
     let (jobs, s) = example("gang-deadlock", "kube[gang=kueue,quota=200]");
     assert_eq!(s["outcomes"]["completed"], 3);
     assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
-    assert!(jobs.contains("train-a,1,361,411,") && jobs.contains("train-b,2,411,461,"), "{jobs}");
+    assert!(jobs.contains("train-a,1,361,411,") && jobs.contains("train-b,2,301,351,"), "{jobs}");
 }
 
 /// (job, node) of every start in a run's decision log.

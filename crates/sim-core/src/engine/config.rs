@@ -95,7 +95,9 @@ pub enum EngineError {
         what: String,
     },
     /// The policy kept preempting at one instant. Fatal: the policy is wrong.
-    #[error("policy {policy} preempted at every pass at t={time} ({MAX_PASSES_PER_INSTANT} passes): livelock")]
+    #[error(
+        "policy {policy} preempted or released held tasks at every pass at t={time} ({MAX_PASSES_PER_INSTANT} passes): livelock"
+    )]
     Livelock {
         /// The policy's spec.
         policy: String,

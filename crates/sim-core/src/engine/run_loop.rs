@@ -160,8 +160,9 @@ impl Engine<'_> {
         Err(EngineError::ControllerLivelock { time: self.now })
     }
 
-    /// One scheduling pass; repeated at the same instant while the policy preempts, so the
-    /// units it freed are used at once (as Slurm's preemption does).
+    /// One scheduling pass; repeated at the same instant while the policy preempts or
+    /// releases held tasks, so the units it freed are used at once (as Slurm's preemption
+    /// does).
     pub(super) fn pass(&mut self) -> Result<(), EngineError> {
         for _ in 0..MAX_PASSES_PER_INSTANT {
             if !self.pass_once()? {
@@ -171,7 +172,7 @@ impl Engine<'_> {
         Err(EngineError::Livelock { policy: self.policy.spec(), time: self.now })
     }
 
-    /// Returns whether the policy preempted anything.
+    /// Returns whether the policy freed anything (preempted, or released held tasks).
     pub(super) fn pass_once(&mut self) -> Result<bool, EngineError> {
         if self.queue.is_empty() {
             self.info = PassInfo::default();
@@ -186,11 +187,11 @@ impl Engine<'_> {
             self.policy.schedule(&view, &self.info, &mut decisions);
         }
         self.info = PassInfo::default();
-        let (mut started, mut preempted) = (false, false);
+        let (mut started, mut freed) = (false, false);
         for d in decisions.drain(..) {
             match self.apply_decision(d)? {
                 Applied::Started => started = true,
-                Applied::Preempted => preempted = true,
+                Applied::Freed => freed = true,
                 Applied::Other => {}
             }
         }
@@ -199,7 +200,7 @@ impl Engine<'_> {
             let state = &self.state;
             self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
         }
-        Ok(preempted)
+        Ok(freed)
     }
 
     /// Applies one of the policy's decisions, checked.
@@ -233,7 +234,11 @@ impl Engine<'_> {
                 }
                 let spec = self.policy.spec();
                 self.release_holds(job, Some(|| format!("{spec} released its held tasks")))?;
-                Ok(Applied::Other)
+                // What it held is free now: pass again at this instant, so waiting pods
+                // are placed at the release (Kueue deletes an evicted workload's pods, and
+                // the pod-delete event moves pending pods back to kube-scheduler's active
+                // queue).
+                Ok(Applied::Freed)
             }
             Decision::WakeAt { at } => {
                 if at > self.now {
@@ -246,7 +251,7 @@ impl Engine<'_> {
                     return Err(self.invalid(format!("preemption of job index {} which is not running", job.0)));
                 }
                 self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
-                Ok(Applied::Preempted)
+                Ok(Applied::Freed)
             }
             Decision::Wait { job, reason } => {
                 self.log_wait(job, reason)?;
@@ -274,8 +279,9 @@ impl Engine<'_> {
 enum Applied {
     /// A job started (or had tasks placed): the queue is filtered after the pass.
     Started,
-    /// A running job was preempted: the pass is repeated at this instant.
-    Preempted,
+    /// Resources were freed (a running job preempted, a job's held tasks released by
+    /// the policy): the pass is repeated at this instant.
+    Freed,
     /// Anything else.
     Other,
 }
