@@ -295,7 +295,7 @@ impl KubeScheduler {
         let order = Order::chosen(&c);
         if order != Order::SjfAging && spec.options.contains_key(AGING.key) {
             return Err(PolicyError::Malformed {
-                spec: format!("kube[aging={}]", spec.options[AGING.key]),
+                spec: crate::options::spec_text(spec),
                 what: "aging applies only with order=sjf-aging".into(),
             });
         }

@@ -120,9 +120,6 @@ pub fn queue_over_placement(
 
 /// A spec written back as `name[key=value,...]` (options in key order), for errors.
 pub fn spec_text(spec: &PolicySpec) -> String {
-    if spec.options.is_empty() {
-        return spec.name.clone();
-    }
-    let o: Vec<String> = spec.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{}[{}]", spec.name, o.join(","))
+    let opts: Vec<(&str, String)> = spec.options.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    canonical_values(&spec.name, &opts)
 }

@@ -119,6 +119,12 @@ impl NodeUse {
     }
 }
 
+/// Milli-GPU a task takes on each of its GPUs on a node shared as `sharing`: exclusive
+/// pools hand out whole GPUs whatever the request (the device plugin counts integers).
+pub fn milli_taken(sharing: GpuSharing, task: &TaskShape) -> u32 {
+    if sharing == GpuSharing::Exclusive && task.gpus > 0 { MILLI } else { task.gpu_milli() }
+}
+
 impl NodeUse {
     /// Sum of milli-GPU left.
     pub fn gpu_milli_left(&self) -> u64 {
@@ -131,7 +137,7 @@ impl NodeUse {
     /// Milli-GPU a task takes on each of its GPUs here: exclusive pools hand out whole
     /// GPUs whatever the request (the device plugin counts integers).
     pub fn milli_taken(&self, task: &TaskShape) -> u32 {
-        if self.sharing == GpuSharing::Exclusive && task.gpus > 0 { MILLI } else { task.gpu_milli() }
+        milli_taken(self.sharing, task)
     }
     /// Declared GPU memory of a task per GPU here: its declaration, or else a share of
     /// the device memory proportional to its milli-GPU (gpushare's "compute ∝ memory").

@@ -83,8 +83,8 @@ impl Prof {
     }
     fn origin(&self) -> SimTime {
         match self {
-            Prof::Count(p) => p.steps()[0].0,
-            Prof::Nodes(p) => p.counts().steps()[0].0,
+            Prof::Count(p) => p.origin(),
+            Prof::Nodes(p) => p.counts().origin(),
         }
     }
     /// Holds a reservation; a stale one (started in the past) only from now on.

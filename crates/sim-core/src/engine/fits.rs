@@ -11,11 +11,16 @@
 //! controller may relabel nodes ([`crate::controller::Controller::may_relabel`]).
 
 use super::Engine;
+use crate::TaskShape;
 use crate::cluster::NodePool;
 use crate::job::Job;
-use crate::ledger::MILLI;
+use crate::ledger::{MILLI, milli_taken};
 use crate::outcome::RejectReason;
-use crate::{GpuSharing, TaskShape};
+
+/// Whether the pool's GPUs are of one of `models`.
+fn model_ok(pool: &NodePool, models: &[String]) -> bool {
+    pool.spec.gpus.first().is_some_and(|g| models.contains(&g.model))
+}
 
 /// How many tasks of `task` one empty node of `pool` holds (0: not one).
 fn tasks_per_node(pool: &NodePool, task: &TaskShape, models: &[String]) -> u64 {
@@ -26,11 +31,10 @@ fn tasks_per_node(pool: &NodePool, task: &TaskShape, models: &[String]) -> u64 {
         most = most.min(spec.memory_mib / task.memory_mib);
     }
     if task.gpus > 0 {
-        let model_ok = models.is_empty() || spec.gpus.first().is_some_and(|g| models.contains(&g.model));
-        if !model_ok {
+        if !models.is_empty() && !model_ok(pool, models) {
             return 0;
         }
-        let take = if pool.sharing == GpuSharing::Exclusive { MILLI } else { task.gpu_milli() };
+        let take = milli_taken(pool.sharing, task);
         let per_gpu = (MILLI / take.max(1)) as u64;
         most = most.min(spec.gpus.len() as u64 * per_gpu / task.gpus as u64);
     }
@@ -39,13 +43,19 @@ fn tasks_per_node(pool: &NodePool, task: &TaskShape, models: &[String]) -> u64 {
 
 impl Engine<'_> {
     /// Why `job` could never run under a policy that binds nodes, if it could not: no
-    /// node could hold one of its tasks (`no_fitting_node`), none that its node selector
+    /// node has GPUs of a model it accepts (`no_matching_gpu_model`; names are compared
+    /// exactly, the run's loader maps a trace's names onto the cluster's), no node could
+    /// hold one of its tasks (`no_fitting_node`), none that its node selector
     /// or required affinity allows could (`no_matching_node`), or all the nodes together
     /// could not hold the tasks it needs to start (`larger_than_cluster`).
     pub(super) fn never_fits(&self, job: &Job) -> Option<RejectReason> {
+        let pools = &self.cluster.pools;
+        if job.task.gpus > 0 && !job.gpu_models.is_empty() && !pools.iter().any(|p| model_ok(p, &job.gpu_models)) {
+            return Some(RejectReason::NoMatchingGpuModel);
+        }
         let selector = job.constraints.as_deref().filter(|_| !self.controllers.iter().any(|c| c.may_relabel()));
         let (mut fits_somewhere, mut fits_allowed, mut room) = (false, false, 0u64);
-        for pool in &self.cluster.pools {
+        for pool in pools {
             let per_node = tasks_per_node(pool, &job.task, &job.gpu_models);
             if per_node == 0 || pool.count == 0 {
                 continue;

@@ -5,7 +5,7 @@ use super::describe::describe_binding;
 use super::{Engine, EngineError, Ev, Phase};
 use crate::cluster::NodeState;
 use crate::event::EventClass;
-use crate::job::{Job, JobId};
+use crate::job::JobId;
 use crate::ledger::TaskBinding;
 use crate::log::LogEvent;
 use crate::policy::StartReason;
@@ -62,15 +62,6 @@ impl HoldState {
 }
 
 impl Engine<'_> {
-    /// Whether some node has GPUs of a model `job` accepts (any model when it names none,
-    /// or when it asks for no GPUs). Names are compared exactly: the run's loader maps a
-    /// trace's names onto the cluster's.
-    pub(super) fn has_gpu_model_for(&self, job: &Job) -> bool {
-        job.task.gpus == 0
-            || job.gpu_models.is_empty()
-            || self.cluster.pools.iter().any(|p| p.spec.gpus.first().is_some_and(|g| job.gpu_models.contains(&g.model)))
-    }
-
     /// Holds some tasks of a waiting job, checked against the ledger; starts it once all
     /// its tasks (an elastic job's minimum) are held, and decides then whether this
     /// attempt runs out of GPU memory. `complete`: the binding must start it (a `Bind`).

@@ -103,8 +103,6 @@ impl Engine<'_> {
             Some(RejectReason::ZeroRuntime)
         } else if job.units() > self.total_units {
             Some(RejectReason::LargerThanMachine)
-        } else if !self.bound.is_empty() && !self.has_gpu_model_for(job) {
-            Some(RejectReason::NoMatchingGpuModel)
         } else if !self.bound.is_empty() {
             self.never_fits(job)
         } else {
