@@ -823,14 +823,19 @@ impl KubeScheduler {
                     if *e <= at {
                         for x in b.iter() {
                             state.give(&view.job(*rj).task(), x, false);
+                            state.unlabel_pod(x.node, rj.0);
                         }
                     }
                 }
                 for (hs, he, hj, hb) in holds {
                     if *hs <= at && at < *he {
                         let hjob = view.job(*hj);
+                        let pod = hjob.constraints().and_then(sim_core::constraints::PodInfo::of);
                         for x in hb {
                             let _ = state.take(&hjob.task(), hjob.gpu_models(), x, false);
+                            if let Some(pod) = &pod {
+                                state.label_pod(x.node, hj.0, pod.clone());
+                            }
                         }
                     }
                 }
@@ -915,9 +920,12 @@ impl KubeScheduler {
     ) -> Result<Vec<TaskBinding>, usize> {
         let placed = self.bind_some(ledger, job, ty, job.tasks() as usize, allowed);
         if placed.len() < job.needed_tasks() as usize {
+            let recorded = job.constraints().is_some_and(sim_core::constraints::PodInfo::wanted);
             for b in &placed {
                 ledger.give(&job.task(), b, false);
-                ledger.unlabel_pod(b.node, u32::MAX);
+                if recorded {
+                    ledger.unlabel_pod(b.node, u32::MAX);
+                }
                 self.cx.mark_dirty(b.node.0 as usize);
             }
             return Err(placed.len());
@@ -937,8 +945,8 @@ impl KubeScheduler {
     fn keep(&mut self, ledger: &mut Ledger, job: JobView<'_>, b: &TaskBinding) {
         ledger.take(&job.task(), job.gpu_models(), b, false).expect("placement passed the filters");
         self.cx.mark_dirty(b.node.0 as usize);
-        if let Some(c) = job.constraints().filter(|c| !c.labels.is_empty()) {
-            ledger.label_pod(b.node, u32::MAX, std::sync::Arc::new(c.labels.clone()));
+        if let Some(pod) = job.constraints().and_then(sim_core::constraints::PodInfo::of) {
+            ledger.label_pod(b.node, u32::MAX, pod);
         }
     }
 
@@ -988,6 +996,7 @@ impl KubeScheduler {
         for (t, j, binding) in ends {
             for b in binding {
                 scratch.give(&view.job(j).task(), b, false);
+                scratch.unlabel_pod(b.node, j.0);
             }
             // `bind` takes nothing when it fails, so the released copy serves every step.
             if let Ok(b) = self.bind(&mut scratch, job, ty, up) {

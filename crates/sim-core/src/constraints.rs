@@ -1,7 +1,8 @@
 //! Placement constraints of a pod, as Kubernetes writes them: node selector, node
 //! affinity (required terms ORed, expressions ANDed, preferred terms weighted 1–100),
-//! and tolerations of node taints (Kubernetes docs "Assigning Pods to Nodes", "Taints and
-//! Tolerations"; see docs/sources.md#node-affinity-and-taints).
+//! tolerations of node taints (Kubernetes docs "Assigning Pods to Nodes", "Taints and
+//! Tolerations"; see docs/sources.md#node-affinity-and-taints), inter-pod affinity and
+//! topology spread (see docs/sources.md#pod-affinity-and-spread).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -132,6 +133,7 @@ impl Toleration {
 /// domain (`topology_key`: `node`, `rack`, `zone`, `switch` or a node label) attract
 /// (`anti = false`) or repel the pod. `weight` 0 = required (a filter), 1–100 = preferred.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PodAffinityTerm {
     /// Label requirements on the other pods (ANDed).
     pub selector: Vec<Requirement>,
@@ -155,25 +157,119 @@ pub enum WhenUnsatisfiable {
     ScheduleAnyway,
 }
 
+/// Whether a spread constraint's node inclusion policy takes a node's fit into account
+/// when it counts the node's domain (Kubernetes `NodeInclusionPolicy`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NodeInclusionPolicy {
+    /// Only nodes the pod could go to count (for `node_affinity_policy`: nodes its node
+    /// selector and required node affinity allow; for `node_taints_policy`: nodes whose
+    /// NoSchedule and NoExecute taints it tolerates).
+    Honor,
+    /// Every node counts.
+    Ignore,
+}
+
 /// A PodTopologySpread constraint: the pods matching `selector` stay spread over the
-/// domains of `topology_key` within `max_skew` (count in a domain − fewest in any).
+/// domains of `topology_key` within `max_skew` (count in a domain − fewest in any
+/// eligible domain). Defaults as kubernetes v1.34's `filterTopologySpreadConstraints`
+/// (`plugins/podtopologyspread/common.go`): `min_domains` 1, `node_affinity_policy`
+/// Honor, `node_taints_policy` Ignore.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SpreadConstraint {
-    /// Largest allowed skew.
+    /// Largest allowed skew (at least 1).
     pub max_skew: u32,
     /// The domain key.
     pub topology_key: String,
     /// Filter or score.
     #[serde(default)]
     pub when_unsatisfiable: WhenUnsatisfiable,
-    /// Label requirements on the pods counted (ANDed).
+    /// Label requirements on the pods counted (ANDed). Empty counts no pod, as an empty
+    /// `labelSelector` does upstream (`countPodsMatchSelector`), though the pod itself
+    /// matches it.
     pub selector: Vec<Requirement>,
+    /// With fewer eligible domains than this the global minimum is taken as 0
+    /// (`DoNotSchedule` only; at least 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub min_domains: u32,
+    /// Whether nodes its node selector and required node affinity reject count.
+    #[serde(default = "honor", skip_serializing_if = "is_honor")]
+    pub node_affinity_policy: NodeInclusionPolicy,
+    /// Whether nodes with NoSchedule or NoExecute taints it does not tolerate count.
+    #[serde(default = "ignore", skip_serializing_if = "is_ignore")]
+    pub node_taints_policy: NodeInclusionPolicy,
+}
+
+impl Default for SpreadConstraint {
+    /// Skew 1 over nodes, DoNotSchedule, no selector, the upstream defaults otherwise.
+    fn default() -> Self {
+        SpreadConstraint {
+            max_skew: 1,
+            topology_key: "node".into(),
+            when_unsatisfiable: WhenUnsatisfiable::DoNotSchedule,
+            selector: Vec::new(),
+            min_domains: 1,
+            node_affinity_policy: NodeInclusionPolicy::Honor,
+            node_taints_policy: NodeInclusionPolicy::Ignore,
+        }
+    }
+}
+
+impl SpreadConstraint {
+    /// Whether the spread counts the domain of a node with `labels` and `taints` for a
+    /// pod with `c` (kubernetes v1.34 `matchNodeInclusionPolicies`).
+    pub fn includes(&self, c: &PodConstraints, labels: &BTreeMap<String, String>, taints: &[Taint]) -> bool {
+        (self.node_affinity_policy == NodeInclusionPolicy::Ignore || c.node_matches(labels))
+            && (self.node_taints_policy == NodeInclusionPolicy::Ignore || c.tolerates_all(taints))
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn honor() -> NodeInclusionPolicy {
+    NodeInclusionPolicy::Honor
+}
+fn ignore() -> NodeInclusionPolicy {
+    NodeInclusionPolicy::Ignore
+}
+fn is_honor(p: &NodeInclusionPolicy) -> bool {
+    *p == NodeInclusionPolicy::Honor
+}
+fn is_ignore(p: &NodeInclusionPolicy) -> bool {
+    *p == NodeInclusionPolicy::Ignore
 }
 
 /// Whether pod labels satisfy a selector (all requirements; an empty selector matches
 /// every pod).
 pub fn selector_matches(selector: &[Requirement], labels: &BTreeMap<String, String>) -> bool {
     selector.iter().all(|r| r.matches(labels))
+}
+
+/// What the placements of other pods look at in a pod bound to a node (kubernetes
+/// v1.34 `pkg/scheduler/framework/types.go` `PodInfo`): its labels and its inter-pod
+/// terms. A pod with neither is not recorded (only counted, as a pod with no labels).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodInfo {
+    /// The pod's labels.
+    pub labels: BTreeMap<String, String>,
+    /// Its inter-pod affinity and anti-affinity terms.
+    pub terms: Vec<PodAffinityTerm>,
+}
+
+impl PodInfo {
+    /// Whether a pod with `c` has anything others look at (labels or inter-pod terms).
+    pub fn wanted(c: &PodConstraints) -> bool {
+        !c.labels.is_empty() || !c.pod_affinity.is_empty()
+    }
+    /// What others see of a pod with `c`; `None` when nothing ([`PodInfo::wanted`]).
+    pub fn of(c: &PodConstraints) -> Option<std::sync::Arc<PodInfo>> {
+        PodInfo::wanted(c)
+            .then(|| std::sync::Arc::new(PodInfo { labels: c.labels.clone(), terms: c.pod_affinity.clone() }))
+    }
 }
 
 /// Everything that restricts where a pod may go.
@@ -203,6 +299,10 @@ pub struct PodConstraints {
 }
 
 impl PodConstraints {
+    /// Whether it has inter-pod terms or spread constraints of its own.
+    pub fn has_pod_topology(&self) -> bool {
+        !self.pod_affinity.is_empty() || !self.spread.is_empty()
+    }
     /// Whether a node with `labels` passes the node selector and required affinity.
     pub fn node_matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))

@@ -103,14 +103,19 @@ impl<'a> ViewFixture<'a> {
         self
     }
 
-    /// Job `j` runs since `start` bound to these nodes and GPUs, taken on the ledger.
+    /// Job `j` runs since `start` bound to these nodes and GPUs, taken on the ledger (its
+    /// pods recorded there when they have labels or inter-pod terms, as the engine does).
     ///
     /// # Panics
     /// When the binding does not fit the ledger: the fixture is wrong.
     pub fn bound(mut self, j: usize, start: SimTime, binding: Vec<TaskBinding>) -> Self {
         let job = &self.jobs[j];
+        let pod = job.constraints.as_deref().and_then(crate::constraints::PodInfo::of);
         for b in &binding {
             self.ledger.take(&job.task, &job.gpu_models, b, true).expect("fixture: the binding does not fit");
+            if let Some(pod) = &pod {
+                self.ledger.label_pod(b.node, j as u32, pod.clone());
+            }
         }
         self.add_running(j, start, crate::units::UnitSet::new(), 0, binding);
         self

@@ -88,8 +88,11 @@ pub struct NodeUse {
     pub tasks: u32,
     /// Its labels and taints, shared by the nodes of its pool.
     pub meta: std::sync::Arc<NodeMeta>,
-    /// Labels of the labelled pods (tasks) on it, with their job index.
-    pub pods: Vec<(u32, std::sync::Arc<std::collections::BTreeMap<String, String>>)>,
+    /// The pods (tasks) on it with labels or inter-pod terms, with their job index
+    /// ([`crate::constraints::PodInfo`]); the other `tasks` have neither.
+    pub pods: Vec<(u32, std::sync::Arc<crate::constraints::PodInfo>)>,
+    /// How many of `pods` have inter-pod terms (kube-scheduler's `PodsWithAffinity`).
+    pub term_pods: u32,
 }
 
 /// What placement constraints look at on a node.
@@ -228,6 +231,7 @@ impl Ledger {
                 tasks: 0,
                 meta: metas[pool].clone(),
                 pods: Vec::new(),
+                term_pods: 0,
             })
             .collect::<Vec<_>>();
         let versions = vec![0; nodes.len()];
@@ -308,22 +312,22 @@ impl Ledger {
         &self.nodes[id.0 as usize]
     }
 
-    /// Records a labelled pod (a task of job `job`) on `node`.
-    pub fn label_pod(
-        &mut self,
-        node: NodeId,
-        job: u32,
-        labels: std::sync::Arc<std::collections::BTreeMap<String, String>>,
-    ) {
-        self.nodes[node.0 as usize].pods.push((job, labels));
+    /// Records a pod (a task of job `job`, already taken at `node`) that has labels or
+    /// inter-pod terms.
+    pub fn label_pod(&mut self, node: NodeId, job: u32, pod: std::sync::Arc<crate::constraints::PodInfo>) {
+        let n = &mut self.nodes[node.0 as usize];
+        n.term_pods += u32::from(!pod.terms.is_empty());
+        n.pods.push((job, pod));
         self.bump(node.0 as usize);
     }
 
-    /// Forgets one labelled pod of job `job` on `node`.
+    /// Forgets the pod of job `job` on `node` recorded last, if any (the last: copies
+    /// whose placements all record one id forget the one they placed last).
     pub fn unlabel_pod(&mut self, node: NodeId, job: u32) {
-        let pods = &mut self.nodes[node.0 as usize].pods;
-        if let Some(i) = pods.iter().position(|p| p.0 == job) {
-            pods.remove(i);
+        let n = &mut self.nodes[node.0 as usize];
+        if let Some(i) = n.pods.iter().rposition(|p| p.0 == job) {
+            let (_, pod) = n.pods.remove(i);
+            n.term_pods -= u32::from(!pod.terms.is_empty());
             self.bump(node.0 as usize);
         }
     }

@@ -268,10 +268,10 @@ impl Placement {
     /// Why `pod` can go on no node (or on how many it can): each node not `allowed` is
     /// unschedulable; otherwise, as kube-scheduler runs its filters and stops at the
     /// first that fails, TaintToleration, then NodeAffinity, then the resource filters
-    /// (CPU, memory, GPUs: one plugin upstream, so all their reasons count), then the
-    /// inter-pod affinity and spread rules.
+    /// (CPU, memory, GPUs: one plugin upstream, so all their reasons count), then
+    /// PodTopologySpread, then InterPodAffinity.
     pub fn diagnose(&self, nodes: &[NodeUse], allowed: &[bool], pod: &PodReq<'_>, cx: &mut PlaceCx) -> Unschedulable {
-        let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c, &mut cx.domains));
+        let topo = topology::PodTopology::new(nodes, pod.constraints, &mut cx.domains);
         let mut meta: Vec<&dyn FilterPlugin> =
             self.filters.iter().filter(|f| f.meta_only()).map(|f| f.as_ref()).collect();
         meta.sort_by_key(|f| f.name() != "TaintToleration");
@@ -377,14 +377,17 @@ impl Placement {
     ) -> Option<TaskBinding> {
         cx.refresh_node_lists(nodes);
         let PlaceCx { frag, cache, domains, buf, tainted, again, metas, rank, known_nodes, .. } = cx;
-        let topo = pod.constraints.and_then(|c| topology::PodTopology::new(nodes, c, domains));
+        // A pod with inter-pod terms or spreads of its own is always prepared; one without
+        // only after its last placement could not be followed (running pods' terms may
+        // select it: `again_step` checks that none appeared).
+        let own = pod.constraints.is_some_and(|c| c.has_pod_topology());
         let cache = type_cache(cache, pod.type_id);
         let mut p = Pass {
             nodes,
             allowed,
             pod,
             frag,
-            topo,
+            topo: None,
             slot: cache.as_ref().map(|c| c.1 as usize),
             cache,
             tainted,
@@ -399,7 +402,7 @@ impl Placement {
         let previous = p
             .slot
             .and_then(|t| p.again.take(t, p.cptr))
-            .filter(|a| p.topo.is_none() && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.allowed == allowed);
+            .filter(|a| !own && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.allowed == allowed);
         let chosen = match previous.and_then(|a| self.again_step(&mut p, a)) {
             Some((ties, a)) => {
                 p.again.put(p.slot.expect("cached"), p.cptr, a);
@@ -408,7 +411,10 @@ impl Placement {
                 }
                 pick(&ties, rank.as_deref(), rng)
             }
-            None => self.full_pass(&mut p, buf, rank.as_deref(), rng)?,
+            None => {
+                p.topo = topology::PodTopology::new(nodes, pod.constraints, domains);
+                self.full_pass(&mut p, buf, rank.as_deref(), rng)?
+            }
         };
         let gpus = self.select_gpus(&nodes[chosen], pod, cx, rng);
         Some(TaskBinding { node: sim_core::NodeId(chosen as u32), gpus })
@@ -421,6 +427,11 @@ impl Placement {
         let mut changed = std::mem::take(&mut a.changed);
         changed.sort_unstable();
         changed.dedup();
+        // The last placement found no running pod's term that selects the pod; the nodes
+        // not changed since hold the same pods, a changed one may hold a new term.
+        if changed.iter().any(|&i| p.nodes[i as usize].term_pods > 0) {
+            return None;
+        }
         let allowed = p.allowed;
         let fresh: Vec<(u32, i64)> = changed
             .iter()
@@ -465,8 +476,9 @@ impl Placement {
     }
 
     /// The allowed nodes that pass every filter (the inter-pod ones too) into `feasible`,
-    /// in node order, and their raw scores into `raw` (the inter-pod terms in the two
-    /// columns after the plugins').
+    /// in node order, and their raw scores into `raw` (the normalised InterPodAffinity and
+    /// PodTopologySpread scores, which depend on the feasible nodes, in the two columns
+    /// after the plugins').
     fn collect_feasible(&self, p: &mut Pass<'_>, feasible: &mut Vec<u32>, raw: &mut Vec<[i64; MAX_SCORES + 2]>) {
         let n_plugins = self.scores.len();
         let (nodes, allowed) = (p.nodes, p.allowed);
@@ -482,12 +494,14 @@ impl Placement {
             feasible.push(i as u32);
             let mut row = [0i64; MAX_SCORES + 2];
             row[..MAX_SCORES].copy_from_slice(&s);
-            if let Some(t) = &p.topo {
-                let (aff, spread) = t.scores(i);
-                row[n_plugins] = aff;
-                row[n_plugins + 1] = spread;
-            }
             raw.push(row);
+        }
+        if let Some(t) = p.topo.as_ref().filter(|_| !self.random_node) {
+            let (aff, spread) = t.scores(feasible);
+            for ((row, a), s) in raw.iter_mut().zip(aff).zip(spread) {
+                row[n_plugins] = a;
+                row[n_plugins + 1] = s;
+            }
         }
     }
 
@@ -547,8 +561,9 @@ impl Placement {
         (lo, hi): (&[i64; MAX_SCORES + 2], &[i64; MAX_SCORES + 2]),
         total: &mut Vec<i64>,
     ) {
-        // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2.
-        let extra = [(Normalize::MinMax, self.topology_weights[0]), (Normalize::MaxReversed, self.topology_weights[1])];
+        // Kubernetes' default weights: InterPodAffinity 2, PodTopologySpread 2; their
+        // columns come normalised (see `topology::PodTopology::scores`).
+        let extra = [(Normalize::None, self.topology_weights[0]), (Normalize::None, self.topology_weights[1])];
         // A column whose raw scores are all equal, or weighs nothing, adds
         // the same to every node: the choice does not change without it.
         let columns = self.scores.iter().map(|(p, w)| (p.normalize(), *w)).chain(extra).take(n_scores);

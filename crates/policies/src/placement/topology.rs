@@ -1,33 +1,69 @@
 //! Inter-pod affinity and anti-affinity (Kubernetes `InterPodAffinity`) and topology
-//! spread (`PodTopologySpread`), over the domains of a topology key (Kubernetes docs
-//! "Assigning Pods to Nodes", "Pod Topology Spread Constraints"; see
-//! docs/sources.md#pod-affinity-and-spread). Both need the whole cluster, so they are prepared once per pod (the
-//! framework's PreFilter/PreScore), then asked per node.
+//! spread (`PodTopologySpread`) over the domains of a topology key, as kubernetes v1.34
+//! computes them (`pkg/scheduler/framework/plugins/interpodaffinity/{filtering,scoring}.go`,
+//! `pkg/scheduler/framework/plugins/podtopologyspread/{common,filtering,scoring}.go`; see
+//! docs/sources.md#pod-affinity-and-spread). Both need the whole cluster, so they are
+//! prepared once per pod (the framework's PreFilter/PreScore), then asked per node.
+//!
+//! What a node knows of its pods is [`NodeUse::pods`]: each pod with labels or inter-pod
+//! terms; its other pods (`tasks` minus those) have no labels and no terms. Namespaces
+//! are not modelled (every pod is in one), nor are `matchLabelKeys`, `namespaceSelector`
+//! or the plugin's default constraints (`defaultingType: System` applies them only to
+//! pods owned by a Service or ReplicaSet; pods here have no owners).
 
-use sim_core::constraints::{PodAffinityTerm, PodConstraints, SpreadConstraint, WhenUnsatisfiable, selector_matches};
+use sim_core::constraints::{
+    PodAffinityTerm, PodConstraints, Requirement, SpreadConstraint, WhenUnsatisfiable, selector_matches,
+};
 use sim_core::ledger::NodeUse;
 use std::collections::BTreeMap;
 
-/// Each node's domain under each topology key asked so far, as dense ids (labels and
-/// network positions do not change during a run, so this is built once per key).
-#[derive(Default)]
-pub struct Domains {
-    nodes: usize,
-    keys: BTreeMap<String, (Vec<u32>, usize)>,
-}
+/// The InterPodAffinity score a running pod's required affinity term that selects the
+/// incoming pod adds to its domain (kube-scheduler's `hardPodAffinityWeight`, default 1).
+pub const HARD_POD_AFFINITY_WEIGHT: i64 = 1;
+
+/// Kubernetes' `MaxNodeScore`.
+const MAX_NODE_SCORE: i64 = 100;
 
 /// The id of "no domain under this key".
 const NONE: u32 = u32::MAX;
 
+/// The labels of a pod that has none.
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
+/// No domains (what a [`PodTopology`] points to while it is built).
+static NO_DOMAINS: Domains = Domains { nodes: 0, keys: Vec::new() };
+
+/// Each node's domain under each topology key asked so far, as dense ids (labels and
+/// network positions change only by controllers' actions, after which the placement
+/// context starts a new one).
+#[derive(Default)]
+pub struct Domains {
+    nodes: usize,
+    keys: Vec<KeyDomains>,
+}
+
+/// The domains of one key.
+struct KeyDomains {
+    key: String,
+    /// Each node's domain id, [`NONE`] without one.
+    ids: Vec<u32>,
+    /// How many domains.
+    count: usize,
+}
+
 impl Domains {
-    /// Makes sure the domains of `key` are known for `nodes`.
-    fn learn(&mut self, nodes: &[NodeUse], key: &str) {
-        if self.nodes != nodes.len() {
+    /// Forgets everything when the node count changed.
+    fn fit(&mut self, nodes: usize) {
+        if self.nodes != nodes {
             self.keys.clear();
-            self.nodes = nodes.len();
+            self.nodes = nodes;
         }
-        if self.keys.contains_key(key) {
-            return;
+    }
+
+    /// The index of `key`'s domains over `nodes`, learnt if new.
+    fn learn(&mut self, nodes: &[NodeUse], key: &str) -> usize {
+        if let Some(k) = self.keys.iter().position(|k| k.key == key) {
+            return k;
         }
         let mut names: BTreeMap<String, u32> = BTreeMap::new();
         let ids = nodes
@@ -40,151 +76,382 @@ impl Domains {
                 })
             })
             .collect();
-        self.keys.insert(key.to_string(), (ids, names.len()));
+        self.keys.push(KeyDomains { key: key.to_string(), ids, count: names.len() });
+        self.keys.len() - 1
     }
 
-    fn get(&self, key: &str) -> (&[u32], usize) {
-        let (ids, n) = &self.keys[key];
-        (ids, *n)
+    /// Node `i`'s domain under key `k`.
+    fn id(&self, k: usize, i: usize) -> u32 {
+        self.keys[k].ids[i]
+    }
+
+    fn count(&self, k: usize) -> usize {
+        self.keys[k].count
     }
 }
 
-/// A pod's view of where the pods its terms select are.
+/// Calls `f` with the labels of each pod on `n` and how many pods have them: each
+/// recorded pod once, then the pods with no labels together.
+fn each_pod(n: &NodeUse, mut f: impl FnMut(&BTreeMap<String, String>, i64)) {
+    for (_, p) in &n.pods {
+        f(&p.labels, 1);
+    }
+    let unlabelled = (n.tasks as usize).saturating_sub(n.pods.len());
+    if unlabelled > 0 {
+        f(&NO_LABELS, unlabelled as i64);
+    }
+}
+
+/// Pods on `n` a spread's selector counts: none for an empty selector (kubernetes
+/// `countPodsMatchSelector` skips `selector.Empty()`).
+fn spread_count(n: &NodeUse, selector: &[Requirement]) -> i64 {
+    if selector.is_empty() {
+        return 0;
+    }
+    let mut count = 0;
+    each_pod(n, |l, m| {
+        if selector_matches(selector, l) {
+            count += m;
+        }
+    });
+    count
+}
+
+/// The per-domain values of key `k` in `v`, added (with `n` domains, zeroed) if new.
+fn slot<T: Clone + Default>(v: &mut Vec<(usize, Vec<T>)>, k: usize, n: usize) -> &mut Vec<T> {
+    let p = v.iter().position(|e| e.0 == k).unwrap_or_else(|| {
+        v.push((k, vec![T::default(); n]));
+        v.len() - 1
+    });
+    &mut v[p].1
+}
+
+/// A pod's view of the cluster's inter-pod terms and spreads that concern it.
 pub struct PodTopology<'a> {
-    affinity: Vec<AffinityView<'a>>,
-    spread: Vec<SpreadView<'a>>,
+    domains: &'a Domains,
+    /// Its DoNotSchedule spreads.
+    filters: Vec<SpreadFilter<'a>>,
+    /// Its ScheduleAnyway spreads.
+    soft: Vec<SoftSpread<'a>>,
+    /// Its required affinity terms (key, domains holding a pod that matches all of them).
+    affinity: Vec<(usize, Vec<bool>)>,
+    /// Whether any domain does (upstream: `affinityCounts` not empty).
+    affinity_anywhere: bool,
+    /// Whether the pod matches all its own required affinity terms.
+    affinity_self: bool,
+    /// Its required anti-affinity terms (key, domains holding a pod the term selects).
+    anti: Vec<(usize, Vec<bool>)>,
+    /// Per key, the domains of running pods whose required anti-affinity selects the pod.
+    existing_anti: Vec<(usize, Vec<bool>)>,
+    /// Per key, each domain's InterPodAffinity score (weights of matching pods and terms).
+    scores: Vec<(usize, Vec<i64>)>,
 }
 
-/// An (anti-)affinity term over the cluster.
-struct AffinityView<'a> {
-    term: &'a PodAffinityTerm,
-    /// Each node's domain under the term's key.
-    ids: &'a [u32],
-    /// Which domains hold a pod the term selects.
-    held: Vec<bool>,
-    /// Whether any does.
-    any: bool,
-    /// Whether the pod matches its own selector.
-    self_match: bool,
-}
-
-/// A spread constraint over the cluster.
-struct SpreadView<'a> {
+/// A DoNotSchedule spread over the cluster.
+struct SpreadFilter<'a> {
     spread: &'a SpreadConstraint,
-    /// Each node's domain under the constraint's key.
-    ids: &'a [u32],
-    /// Selected pods per domain, and their minimum.
-    counts: Vec<u64>,
-    min: u64,
-    /// Whether the pod matches its own selector.
+    key: usize,
+    /// Selected pods per domain, on the nodes that have every DoNotSchedule key and pass
+    /// the spread's inclusion policies.
+    counts: Vec<i64>,
+    /// The global minimum over the eligible domains (0 with fewer than `min_domains`).
+    min: i64,
+    /// Whether the pod matches the selector.
     self_match: bool,
+}
+
+/// A ScheduleAnyway spread over the cluster.
+struct SoftSpread<'a> {
+    spread: &'a SpreadConstraint,
+    key: usize,
+    /// Selected pods per domain, on the nodes that have every ScheduleAnyway key and pass
+    /// the spread's inclusion policies.
+    counts: Vec<i64>,
 }
 
 impl<'a> PodTopology<'a> {
-    /// Prepares the pod's terms over `nodes`; `None` when it has none.
-    pub fn new(nodes: &[NodeUse], c: &'a PodConstraints, domains: &'a mut Domains) -> Option<Self> {
-        if c.pod_affinity.is_empty() && c.spread.is_empty() {
+    /// Prepares what concerns a pod with constraints `c` (`None`: none) on `nodes`: its
+    /// own terms and spreads, and the running pods' terms that select it. `None` when
+    /// nothing does (no term or spread of its own, no running pod's term selects it).
+    pub fn new(nodes: &[NodeUse], c: Option<&'a PodConstraints>, domains: &'a mut Domains) -> Option<Self> {
+        let own = c.filter(|c| c.has_pod_topology());
+        let others = nodes.iter().any(|n| n.term_pods > 0);
+        if own.is_none() && !others {
             return None;
         }
-        for key in c.pod_affinity.iter().map(|t| &t.topology_key).chain(c.spread.iter().map(|s| &s.topology_key)) {
-            domains.learn(nodes, key);
+        domains.fit(nodes.len());
+        let mut t = PodTopology {
+            domains: &NO_DOMAINS,
+            filters: Vec::new(),
+            soft: Vec::new(),
+            affinity: Vec::new(),
+            affinity_anywhere: false,
+            affinity_self: false,
+            anti: Vec::new(),
+            existing_anti: Vec::new(),
+            scores: Vec::new(),
+        };
+        if others {
+            t.existing_terms(nodes, c.map_or(&NO_LABELS, |c| &c.labels), domains);
         }
-        let domains: &'a Domains = domains;
-        let affinity = c
-            .pod_affinity
-            .iter()
-            .map(|t| {
-                let (ids, n) = domains.get(&t.topology_key);
-                let mut held = vec![false; n];
-                for (node, &d) in nodes.iter().zip(ids) {
-                    if d != NONE && !held[d as usize] && node.pods.iter().any(|(_, l)| selector_matches(&t.selector, l))
-                    {
-                        held[d as usize] = true;
-                    }
-                }
-                let any = held.contains(&true);
-                AffinityView { term: t, ids, held, any, self_match: selector_matches(&t.selector, &c.labels) }
-            })
-            .collect();
-        let spread = c
-            .spread
-            .iter()
-            .map(|s| {
-                let (ids, n) = domains.get(&s.topology_key);
-                let mut counts = vec![0u64; n];
-                for (node, &d) in nodes.iter().zip(ids) {
-                    if d != NONE {
-                        counts[d as usize] +=
-                            node.pods.iter().filter(|(_, l)| selector_matches(&s.selector, l)).count() as u64;
-                    }
-                }
-                let min = counts.iter().copied().min().unwrap_or(0);
-                SpreadView { spread: s, ids, counts, min, self_match: selector_matches(&s.selector, &c.labels) }
-            })
-            .collect();
-        Some(PodTopology { affinity, spread })
+        if let Some(c) = own {
+            t.own_terms(nodes, c, domains);
+            t.spreads(nodes, c, domains);
+        } else if t.existing_anti.is_empty() && t.scores.is_empty() {
+            return None;
+        }
+        t.domains = domains;
+        Some(t)
     }
 
-    /// Whether node `i` passes the required terms and the DoNotSchedule spreads.
+    /// The running pods' terms that select a pod with `labels`: required anti-affinity
+    /// (a filter: `satisfyExistingPodsAntiAffinity`), and in the score their required
+    /// affinity at [`HARD_POD_AFFINITY_WEIGHT`] and their preferred terms at ± weight
+    /// (`processExistingPod`).
+    fn existing_terms(&mut self, nodes: &[NodeUse], labels: &BTreeMap<String, String>, domains: &mut Domains) {
+        for (i, n) in nodes.iter().enumerate().filter(|(_, n)| n.term_pods > 0) {
+            for t in n.pods.iter().flat_map(|(_, p)| &p.terms) {
+                if !selector_matches(&t.selector, labels) {
+                    continue;
+                }
+                let k = domains.learn(nodes, &t.topology_key);
+                let (d, count) = (domains.id(k, i), domains.count(k));
+                if d == NONE {
+                    continue;
+                }
+                match (t.weight, t.anti) {
+                    (0, true) => slot(&mut self.existing_anti, k, count)[d as usize] = true,
+                    (0, false) => slot(&mut self.scores, k, count)[d as usize] += HARD_POD_AFFINITY_WEIGHT,
+                    (w, anti) => {
+                        slot(&mut self.scores, k, count)[d as usize] += if anti { -(w as i64) } else { w as i64 }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The pod's own terms over every pod: its required affinity (the domains holding a
+    /// pod that matches all its terms), required anti-affinity (those holding a pod a
+    /// term selects), and preferred terms (± weight for each pod a term selects).
+    fn own_terms(&mut self, nodes: &[NodeUse], c: &PodConstraints, domains: &mut Domains) {
+        let of = |w: fn(&PodAffinityTerm) -> bool| -> Vec<&PodAffinityTerm> {
+            c.pod_affinity.iter().filter(|t| w(t)).collect()
+        };
+        let required = of(|t| t.weight == 0 && !t.anti);
+        let anti = of(|t| t.weight == 0 && t.anti);
+        let preferred = of(|t| t.weight > 0);
+        let mut keys = |ts: &[&PodAffinityTerm]| -> Vec<usize> {
+            ts.iter().map(|t| domains.learn(nodes, &t.topology_key)).collect()
+        };
+        let (rk, ak, pk) = (keys(&required), keys(&anti), keys(&preferred));
+        let domains: &Domains = domains;
+        self.affinity = rk.iter().map(|&k| (k, vec![false; domains.count(k)])).collect();
+        self.anti = ak.iter().map(|&k| (k, vec![false; domains.count(k)])).collect();
+        self.affinity_self = !required.is_empty() && required.iter().all(|t| selector_matches(&t.selector, &c.labels));
+        if c.pod_affinity.is_empty() {
+            return;
+        }
+        let PodTopology { affinity, affinity_anywhere, anti: held, scores, .. } = self;
+        for (i, n) in nodes.iter().enumerate() {
+            each_pod(n, |l, m| {
+                if !required.is_empty() && required.iter().all(|t| selector_matches(&t.selector, l)) {
+                    for (k, on) in affinity.iter_mut() {
+                        let d = domains.id(*k, i);
+                        if d != NONE {
+                            on[d as usize] = true;
+                            *affinity_anywhere = true;
+                        }
+                    }
+                }
+                for (t, (k, on)) in anti.iter().zip(held.iter_mut()) {
+                    let d = domains.id(*k, i);
+                    if d != NONE && selector_matches(&t.selector, l) {
+                        on[d as usize] = true;
+                    }
+                }
+                for (t, &k) in preferred.iter().zip(&pk) {
+                    let d = domains.id(k, i);
+                    if d != NONE && selector_matches(&t.selector, l) {
+                        let w = if t.anti { -(t.weight as i64) } else { t.weight as i64 };
+                        slot(scores, k, domains.count(k))[d as usize] += w * m;
+                    }
+                }
+            });
+        }
+    }
+
+    /// The pod's spreads: selected pods per domain over the nodes that have every key of
+    /// the spreads of their kind and pass the spread's inclusion policies
+    /// (`calPreFilterState`, `PreScore`), and for DoNotSchedule the global minimum over
+    /// those domains, 0 when fewer than `min_domains` (`minMatchNum`).
+    fn spreads(&mut self, nodes: &[NodeUse], c: &'a PodConstraints, domains: &mut Domains) {
+        for when in [WhenUnsatisfiable::DoNotSchedule, WhenUnsatisfiable::ScheduleAnyway] {
+            let list: Vec<&'a SpreadConstraint> = c.spread.iter().filter(|s| s.when_unsatisfiable == when).collect();
+            let keys: Vec<usize> = list.iter().map(|s| domains.learn(nodes, &s.topology_key)).collect();
+            let mut counts: Vec<Vec<i64>> = keys.iter().map(|&k| vec![0; domains.count(k)]).collect();
+            let mut eligible: Vec<Vec<bool>> = keys.iter().map(|&k| vec![false; domains.count(k)]).collect();
+            for (i, n) in nodes.iter().enumerate() {
+                if keys.iter().any(|&k| domains.id(k, i) == NONE) {
+                    continue;
+                }
+                for (j, s) in list.iter().enumerate() {
+                    if s.includes(c, &n.meta.labels, &n.meta.taints) {
+                        let d = domains.id(keys[j], i) as usize;
+                        eligible[j][d] = true;
+                        counts[j][d] += spread_count(n, &s.selector);
+                    }
+                }
+            }
+            for (j, (spread, counts)) in list.into_iter().zip(counts).enumerate() {
+                let key = keys[j];
+                if when == WhenUnsatisfiable::ScheduleAnyway {
+                    self.soft.push(SoftSpread { spread, key, counts });
+                    continue;
+                }
+                let domains_in = eligible[j].iter().filter(|e| **e).count();
+                let min = if domains_in < spread.min_domains as usize {
+                    0
+                } else {
+                    counts
+                        .iter()
+                        .zip(&eligible[j])
+                        .filter(|(_, e)| **e)
+                        .map(|(n, _)| *n)
+                        .min()
+                        .unwrap_or(i32::MAX as i64)
+                };
+                let self_match = selector_matches(&spread.selector, &c.labels);
+                self.filters.push(SpreadFilter { spread, key, counts, min, self_match });
+            }
+        }
+    }
+
+    /// Whether node `i` passes the DoNotSchedule spreads and the required terms.
     pub fn pass(&self, i: usize) -> bool {
         self.why_not(i).is_none()
     }
 
-    /// Why node `i` fails the required terms or the DoNotSchedule spreads, in kubernetes
-    /// v1.31's words (`plugins/interpodaffinity/filtering.go`,
-    /// `plugins/podtopologyspread/filtering.go`); `None` when it passes.
+    /// Why node `i` fails, in kubernetes v1.34's words and in its default plugin order
+    /// (PodTopologySpread, then InterPodAffinity: the pod's affinity, its anti-affinity,
+    /// the running pods' anti-affinity); `None` when it passes.
     pub fn why_not(&self, i: usize) -> Option<&'static str> {
-        for AffinityView { term: t, ids, held, any, self_match } in &self.affinity {
-            if t.weight != 0 {
-                continue;
-            }
-            let d = ids[i];
-            if t.anti {
-                if d != NONE && held[d as usize] {
-                    return Some("node(s) didn't match pod anti-affinity rules");
-                }
-            } else if !((d != NONE && held[d as usize]) || (!*any && *self_match)) {
-                // The first pod of a group that matches its own selector may go anywhere.
-                return Some("node(s) didn't match pod affinity rules");
-            }
-        }
-        for SpreadView { spread: s, ids, counts, min, self_match } in &self.spread {
-            if s.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule {
-                continue;
-            }
-            let d = ids[i];
+        for f in &self.filters {
+            let d = self.domains.id(f.key, i);
             if d == NONE {
                 return Some("node(s) didn't match pod topology spread constraints (missing required label)");
             }
-            let skew = counts[d as usize] + u64::from(*self_match) - min;
-            if skew > s.max_skew as u64 {
+            let skew = f.counts[d as usize] + i64::from(f.self_match) - f.min;
+            if skew > f.spread.max_skew as i64 {
                 return Some("node(s) didn't match pod topology spread constraints");
             }
+        }
+        if !self.affinity.is_empty() {
+            let mut all_held = true;
+            for (k, on) in &self.affinity {
+                let d = self.domains.id(*k, i);
+                if d == NONE {
+                    return Some("node(s) didn't match pod affinity rules");
+                }
+                all_held &= on[d as usize];
+            }
+            // The first pod of a group that matches its own terms may go to any node with
+            // every key, while no pod matches them anywhere.
+            if !all_held && (self.affinity_anywhere || !self.affinity_self) {
+                return Some("node(s) didn't match pod affinity rules");
+            }
+        }
+        let held = |v: &[(usize, Vec<bool>)]| {
+            v.iter().any(|(k, on)| {
+                let d = self.domains.id(*k, i);
+                d != NONE && on[d as usize]
+            })
+        };
+        if held(&self.anti) {
+            return Some("node(s) didn't match pod anti-affinity rules");
+        }
+        if held(&self.existing_anti) {
+            return Some("node(s) didn't satisfy existing pods anti-affinity rules");
         }
         None
     }
 
-    /// Raw scores of node `i`: preferred (anti-)affinity (Σ ± weight of the terms whose
-    /// domain holds a selected pod; higher is better) and ScheduleAnyway spread (selected
-    /// pods in its domain; lower is better).
-    pub fn scores(&self, i: usize) -> (i64, i64) {
-        let mut aff = 0i64;
-        for AffinityView { term: t, ids, held, .. } in &self.affinity {
-            if t.weight == 0 {
-                continue;
-            }
-            let d = ids[i];
-            if d != NONE && held[d as usize] {
-                aff += if t.anti { -(t.weight as i64) } else { t.weight as i64 };
-            }
+    /// The normalised (0–100) InterPodAffinity and PodTopologySpread scores of the
+    /// `feasible` nodes (those that passed every filter), in their order.
+    pub fn scores(&self, feasible: &[u32]) -> (Vec<i64>, Vec<i64>) {
+        (self.affinity_scores(feasible), self.spread_scores(feasible))
+    }
+
+    /// InterPodAffinity: each node's raw score is the sum over keys of its domain's score;
+    /// NormalizeScore maps [min, max] onto [0, 100] in floating point, truncated (all 0
+    /// when they are equal).
+    fn affinity_scores(&self, feasible: &[u32]) -> Vec<i64> {
+        let raw: Vec<i64> = feasible
+            .iter()
+            .map(|&i| {
+                self.scores
+                    .iter()
+                    .map(|(k, v)| {
+                        let d = self.domains.id(*k, i as usize);
+                        if d == NONE { 0 } else { v[d as usize] }
+                    })
+                    .sum()
+            })
+            .collect();
+        let lo = raw.iter().copied().min().unwrap_or(0);
+        let hi = raw.iter().copied().max().unwrap_or(0);
+        raw.iter()
+            .map(|&s| if hi > lo { (MAX_NODE_SCORE as f64 * ((s - lo) as f64 / (hi - lo) as f64)) as i64 } else { 0 })
+            .collect()
+    }
+
+    /// PodTopologySpread: nodes missing a ScheduleAnyway key are ignored (score 0); the
+    /// others score Σ count × ln(domains + 2) + (maxSkew − 1), rounded, where `domains`
+    /// counts the domains of the other feasible nodes (`topologyNormalizingWeight`,
+    /// `scoreForCount`); NormalizeScore gives `100 × (max + min − s) / max` (100 for all
+    /// when max is 0).
+    fn spread_scores(&self, feasible: &[u32]) -> Vec<i64> {
+        if self.soft.is_empty() {
+            return vec![0; feasible.len()];
         }
-        let mut spread = 0i64;
-        for SpreadView { spread: s, ids, counts, .. } in &self.spread {
-            if s.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
-                let d = ids[i];
-                spread += if d == NONE { 0 } else { counts[d as usize] as i64 };
-            }
-        }
-        (aff, spread)
+        let ignored: Vec<bool> =
+            feasible.iter().map(|&i| self.soft.iter().any(|s| self.domains.id(s.key, i as usize) == NONE)).collect();
+        let weights: Vec<f64> = self
+            .soft
+            .iter()
+            .map(|s| {
+                let mut seen = vec![false; s.counts.len()];
+                for (&i, _) in feasible.iter().zip(&ignored).filter(|(_, ig)| !**ig) {
+                    seen[self.domains.id(s.key, i as usize) as usize] = true;
+                }
+                ((seen.iter().filter(|x| **x).count() + 2) as f64).ln()
+            })
+            .collect();
+        let raw: Vec<Option<i64>> = feasible
+            .iter()
+            .zip(&ignored)
+            .map(|(&i, &ig)| {
+                (!ig).then(|| {
+                    let s: f64 = self
+                        .soft
+                        .iter()
+                        .zip(&weights)
+                        .map(|(s, w)| {
+                            let d = self.domains.id(s.key, i as usize) as usize;
+                            s.counts[d] as f64 * w + (s.spread.max_skew as f64 - 1.0)
+                        })
+                        .sum();
+                    s.round() as i64
+                })
+            })
+            .collect();
+        let max = raw.iter().flatten().copied().max().unwrap_or(0).max(0);
+        let min = raw.iter().flatten().copied().min().unwrap_or(0);
+        raw.iter()
+            .map(|s| match *s {
+                None => 0,
+                Some(_) if max == 0 => MAX_NODE_SCORE,
+                Some(s) => MAX_NODE_SCORE * (max + min - s) / max,
+            })
+            .collect()
     }
 }

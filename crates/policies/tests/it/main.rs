@@ -6,6 +6,7 @@ mod placement;
 mod properties;
 mod scenarios;
 mod sjf_aging;
+mod topology;
 
 use sim_core::log::{LogEvent, LogSink};
 use sim_core::time::parse_secs_micros;

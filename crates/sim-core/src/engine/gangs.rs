@@ -97,10 +97,9 @@ impl Engine<'_> {
         let was_oom = self.bound[j.idx()].hold.oom;
         let oom = self.take_bindings(j, &new, was_oom)?;
         let job = &self.jobs[j.idx()];
-        if let Some(c) = job.constraints.as_deref().filter(|c| !c.labels.is_empty()) {
-            let labels = std::sync::Arc::new(c.labels.clone());
+        if let Some(pod) = job.constraints.as_deref().and_then(crate::constraints::PodInfo::of) {
             for b in &new {
-                self.ledger.label_pod(b.node, j.0, labels.clone());
+                self.ledger.label_pod(b.node, j.0, pod.clone());
             }
         }
         if oom && !was_oom {
