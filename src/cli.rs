@@ -485,6 +485,8 @@ pub fn policies_text() -> String {
          \x20   --gang {} --topology {}\n\
          \x20   SCORE: {}\n\
          \x20   PLUGIN: tainttoleration (default 3), nodeaffinity (2), interpodaffinity (2), podtopologyspread (2)\n\
+         \x20   (interpodaffinity and podtopologyspread as kube-scheduler v1.34: running pods' terms count, spreads\n\
+         \x20   count eligible domains only; not modelled: namespaces, matchLabelKeys, default spread constraints)\n\
          \x20   e.g. --policy easy --placement 'bestfit,nodeaffinity=2,interpodaffinity=2' --gang atomic\n",
         over.join("|"),
         policies::kube::GANG.values.join("|"),

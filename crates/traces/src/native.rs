@@ -30,13 +30,15 @@
 //! | `tolerations` | `{key, exists, value, effect}`; effect `NoSchedule`, `PreferNoSchedule`, `NoExecute` or absent (all) | none |
 //! | `labels` | the pod's own labels `{key: value}` | none |
 //! | `pod_affinity` | `{selector: [requirements], topology_key, weight, anti}`: weight 0 = required, 1–100 preferred; `anti: true` for anti-affinity; keys `node`, `rack`, `zone`, `switch` or a node label | none |
-//! | `spread` | `{max_skew, topology_key, when_unsatisfiable: DoNotSchedule\|ScheduleAnyway, selector}` | none |
+//! | `spread` | `{max_skew, topology_key, when_unsatisfiable: DoNotSchedule\|ScheduleAnyway, selector, min_domains, node_affinity_policy: Honor\|Ignore, node_taints_policy: Honor\|Ignore}`; `max_skew` ≥ 1, `min_domains` ≥ 1 (default 1, DoNotSchedule only), policies default Honor and Ignore | none |
 
 use crate::error::TraceError;
 use serde::ser::Error as _;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
-use sim_core::constraints::{PodAffinityTerm, PodConstraints, Requirement, SelectorTerm, SpreadConstraint, Toleration};
+use sim_core::constraints::{
+    PodAffinityTerm, PodConstraints, Requirement, SelectorTerm, SpreadConstraint, Toleration, WhenUnsatisfiable,
+};
 use sim_core::job::{Job, JobKind, TaskShape, TraceStatus};
 use sim_core::time::{parse_secs_micros, secs_string};
 use sim_core::{SimDuration, SimTime};
@@ -205,7 +207,9 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
 }
 
 /// The rules of a line that its types do not hold: GPU shares and utilization at most
-/// 1000 ‰, an elastic gang no larger than the job, preferred-term weights 1..=100.
+/// 1000 ‰, an elastic gang no larger than the job, preferred-term weights 1..=100,
+/// inter-pod term weights 0..=100, spreads' `max_skew` and `min_domains` (Kubernetes'
+/// API validation).
 fn check(j: &Line<'_>, bad: &dyn Fn(&str, &str, String) -> TraceError) -> Result<(), TraceError> {
     if j.gpu_milli > 1000 || (j.gpus > 1 && j.gpu_milli != 0 && j.gpu_milli != 1000) {
         return Err(bad("gpu_milli", "1..=1000, and 1000 for more than one GPU", j.gpu_milli.to_string()));
@@ -218,6 +222,18 @@ fn check(j: &Line<'_>, bad: &dyn Fn(&str, &str, String) -> TraceError) -> Result
     }
     if let Some((w, _)) = j.preferred.iter().find(|(w, _)| !(1..=100).contains(w)) {
         return Err(bad("preferred", "weights 1..=100", w.to_string()));
+    }
+    if let Some(t) = j.pod_affinity.iter().find(|t| t.weight > 100 || t.topology_key.is_empty()) {
+        return Err(bad("pod_affinity", "weights 0..=100 and a topology_key", format!("{t:?}")));
+    }
+    for s in &j.spread {
+        if s.max_skew == 0 || s.topology_key.is_empty() {
+            return Err(bad("spread", "max_skew at least 1 and a topology_key", format!("{s:?}")));
+        }
+        // Kubernetes' validation: minDomains > 0, and only with DoNotSchedule.
+        if s.min_domains == 0 || (s.min_domains != 1 && s.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule) {
+            return Err(bad("spread", "min_domains at least 1, and only with DoNotSchedule", format!("{s:?}")));
+        }
     }
     Ok(())
 }
@@ -382,6 +398,7 @@ pub fn write_job(out: &mut dyn Write, j: &Job) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sim_core::constraints::NodeInclusionPolicy::{Honor, Ignore};
 
     const TEXT: &str = r#"{"id":"train-1","submit":0.5,"runtime":3600,"requested":7200,"tasks":4,"cores":8,"memory_mib":65536,"gpus":8,"gpu_memory_mib":60000,"gpu_peak_mib":70000,"gpu_models":["A100"],"kind":"dl_train","priority":5,"node_selector":{"pool":"train"},"required":[[{"key":"rack","operator":"In","values":["r1","r2"]}]],"preferred":[[20,[{"key":"zone","operator":"Exists"}]]],"tolerations":[{"key":"nvidia.com/gpu","exists":true,"effect":"NoSchedule"}]}
 {"id":"infer-1","submit":10,"runtime":60,"gpus":1,"gpu_milli":250,"cpu_milli":500}
@@ -420,6 +437,39 @@ mod tests {
         let mut out = Vec::new();
         write(&mut out, &jobs).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), WRITTEN);
+    }
+
+    #[test]
+    fn spread_fields_default_as_kubernetes_and_round_trip() {
+        let line = |spread: &str| format!("{{\"id\":\"a\",\"submit\":0,\"spread\":[{spread}]}}\n");
+        let jobs = parse("w.jsonl", &line(r#"{"max_skew":1,"topology_key":"zone","selector":[]}"#)).unwrap();
+        let s = &jobs[0].constraints.as_ref().unwrap().spread[0];
+        assert_eq!((s.min_domains, s.node_affinity_policy, s.node_taints_policy), (1, Honor, Ignore));
+        let all = r#"{"max_skew":2,"min_domains":3,"node_affinity_policy":"Ignore","node_taints_policy":"Honor","selector":[],"topology_key":"zone","when_unsatisfiable":"DoNotSchedule"}"#;
+        let jobs = parse("w.jsonl", &line(all)).unwrap();
+        let s = &jobs[0].constraints.as_ref().unwrap().spread[0];
+        assert_eq!((s.max_skew, s.min_domains, s.node_affinity_policy, s.node_taints_policy), (2, 3, Ignore, Honor));
+        let mut out = Vec::new();
+        write(&mut out, &jobs).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("{{\"id\":\"a\",\"runtime\":null,\"spread\":[{all}],\"submit\":0}}\n")
+        );
+        for (bad, field) in [
+            (r#"{"max_skew":0,"topology_key":"zone","selector":[]}"#, "max_skew at least 1"),
+            (r#"{"max_skew":1,"topology_key":"zone","selector":[],"min_domains":0}"#, "min_domains at least 1"),
+            (
+                r#"{"max_skew":1,"topology_key":"zone","selector":[],"min_domains":2,"when_unsatisfiable":"ScheduleAnyway"}"#,
+                "only with DoNotSchedule",
+            ),
+        ] {
+            let e = parse("w.jsonl", &line(bad)).unwrap_err().to_string();
+            assert!(e.starts_with("w.jsonl:1: field 'spread': expected") && e.contains(field), "{e}");
+        }
+        let e = parse("w.jsonl", &line(r#"{"max_skew":1,"topology_key":"zone","selector":[],"minDomains":2}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `minDomains`"), "{e}");
     }
 
     #[test]
