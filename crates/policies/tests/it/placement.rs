@@ -621,14 +621,15 @@ fn two_quads() -> Cluster {
 fn kueue_evicts_a_gang_not_ready_in_time_and_backs_off() {
     // W takes 2 GPUs of node 0 until 1000. G, a gang of 2 tasks × 4 GPUs, is admitted at
     // 1 against a 200 % quota, places one task on node 1 and waits for the other: evicted
-    // at 301 (5 min), back-off 60 s, admitted again at 361, evicted at 661, back-off
-    // 120 s, admitted at 781; when W ends at 1000 its second task fits and it starts.
+    // at 301 (5 min, the v1beta1 configuration's timeout), back-off 60 s, admitted again
+    // at 361, evicted at 661, back-off 120 s, admitted at 781; when W ends at 1000 its
+    // second task fits and it starts.
     let mut g = gpu_pod("G", 1, 50, 4);
     g.tasks = 2;
     g.task.cpu_milli = 1000;
     let jobs = [gpu_pod("W", 0, 1000, 2), g.clone()];
     let c = two_quads();
-    let mut p = policies::build("kube[gang=kueue,quota=200]").unwrap();
+    let mut p = policies::build("kube[gang=kueue,quota=200,kueue_api=v1beta1]").unwrap();
     let r = sim_core::simulate(&c, &jobs, p.as_mut(), &sim_core::SimConfig::default(), None).unwrap();
     assert_eq!(r.records[1].start.map(|s| s.0 / 1_000_000), Some(1000));
     // Held 4 GPUs over [1, 301], [361, 661] and [781, 1000].
