@@ -165,6 +165,8 @@ pub struct KueueAdmission {
     admitted: BTreeMap<JobId, Admitted>,
     /// Per evicted job, its requeue state.
     evicted: BTreeMap<JobId, Evicted>,
+    /// Jobs deactivated in this pass (withdrawn: they leave the queue after it).
+    deactivated: BTreeSet<JobId>,
 }
 
 impl KueueAdmission {
@@ -178,6 +180,7 @@ impl KueueAdmission {
             used: (0, 0),
             admitted: BTreeMap::new(),
             evicted: BTreeMap::new(),
+            deactivated: BTreeSet::new(),
         }
     }
 
@@ -278,6 +281,7 @@ impl KueueAdmission {
     /// deactivates them once requeued `backoffLimitCount` times (`Decision::Withdraw`).
     pub fn step(&mut self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
         let now = view.now();
+        self.deactivated.clear();
         let waiting: BTreeSet<JobId> = view.queue().iter().copied().collect();
         let admitted: Vec<(JobId, Admitted)> = self.admitted.iter().map(|(j, a)| (*j, *a)).collect();
         for (j, a) in admitted {
@@ -315,6 +319,7 @@ impl KueueAdmission {
         let count = self.evicted.get(&j).map_or(0, |e| e.count);
         if let Some(limit) = self.cfg.backoff_limit.filter(|&l| count + 1 > l) {
             self.evicted.remove(&j);
+            self.deactivated.insert(j);
             let why = format!(
                 "deactivated by Kueue: its pods were not ready within waitForPodsReady.timeout after {count} \
                  requeue(s), the backoffLimitCount of {limit}"
@@ -338,7 +343,8 @@ impl KueueAdmission {
             return true;
         }
         let now = view.now();
-        if self.evicted.get(&j).is_some_and(|e| e.until > now) || self.blocking().is_some() {
+        let backing_off = self.evicted.get(&j).is_some_and(|e| e.until > now);
+        if backing_off || self.deactivated.contains(&j) || self.blocking().is_some() {
             return false;
         }
         let job = view.job(j);
