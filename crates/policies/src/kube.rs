@@ -11,12 +11,12 @@ use crate::profile::overrun_clamp;
 use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
+use sim_core::SimTime;
 use sim_core::job::JobId;
 use sim_core::ledger::TaskBinding;
 use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, JobView, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
-use sim_core::SimTime;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -421,9 +421,10 @@ impl KubeScheduler {
                 kind: "policy",
                 plugin: "kube with --placement".into(),
                 key: k.clone(),
-                known: "queue, order, aging, gang, topology, timeout, quota, reject, backoff, backoff_limit, kueue_api, \
+                known:
+                    "queue, order, aging, gang, topology, timeout, quota, reject, backoff, backoff_limit, kueue_api, \
                         block_admission, requeue"
-                    .into(),
+                        .into(),
             });
         }
         options.entry(ORDER.key.to_string()).or_insert_with(|| Order::Fifo.name().to_string());

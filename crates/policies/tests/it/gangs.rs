@@ -24,10 +24,15 @@ fn nodes(count: u32, gpus: usize) -> Cluster {
 
 /// A job of `tasks` tasks of one core and `gpus` whole GPUs each, `run` seconds long.
 fn gang(id: &str, submit: u64, run: u64, tasks: u32, gpus: u32) -> Job {
-    let mut j =
-        Job::rigid(id, SimTime::from_secs(submit), 1, SimDuration::from_secs(run), SimDuration::from_secs(run));
+    let mut j = Job::rigid(id, SimTime::from_secs(submit), 1, SimDuration::from_secs(run), SimDuration::from_secs(run));
     j.tasks = tasks;
-    j.task = TaskShape { cores: 1, cpu_milli: 1000, gpus, gpu_milli: if gpus == 0 { 0 } else { 1000 }, ..TaskShape::default() };
+    j.task = TaskShape {
+        cores: 1,
+        cpu_milli: 1000,
+        gpus,
+        gpu_milli: if gpus == 0 { 0 } else { 1000 },
+        ..TaskShape::default()
+    };
     j
 }
 
@@ -70,10 +75,7 @@ fn postfilter_rejects_a_gang_that_cannot_reach_its_minimum_at_once() {
     // all 6 and runs 100–150; train-a, 2 of 6, is rejected again; at 150 it starts (8
     // free) and runs to 200. No GPU is ever held by a partial gang.
     let r = run("kube[gang=permit-wait]", &c, &jobs);
-    assert_eq!(
-        times(&r),
-        [(Some(0), Some(100)), (Some(150), Some(200)), (Some(100), Some(150)), (Some(30), Some(80))]
-    );
+    assert_eq!(times(&r), [(Some(0), Some(100)), (Some(150), Some(200)), (Some(100), Some(150)), (Some(30), Some(80))]);
     assert_eq!(held_gpu_secs(&r), [0, 0, 0, 0]);
     assert!(r.deadlock.is_none() && r.stall.is_none());
     // reject=100 turns PostFilter's rejection off: only the 60 s permit timeout releases.
@@ -114,10 +116,7 @@ fn a_rejected_group_backs_off_for_pod_group_backoff_seconds() {
     // 201 train-a finds 8 free GPUs and runs to 251; at 202 train-b finds 2, is rejected
     // and backs off to 402, when it runs to 452.
     let r = run("kube[gang=permit-wait,backoff=200]", &c, &jobs);
-    assert_eq!(
-        times(&r),
-        [(Some(0), Some(100)), (Some(201), Some(251)), (Some(402), Some(452)), (Some(30), Some(80))]
-    );
+    assert_eq!(times(&r), [(Some(0), Some(100)), (Some(201), Some(251)), (Some(402), Some(452)), (Some(30), Some(80))]);
     assert_eq!(held_gpu_secs(&r), [0, 0, 0, 0]);
 }
 
@@ -193,8 +192,7 @@ fn kueue_requeues_an_evicted_job_by_its_eviction_time_or_its_creation() {
     // admitted then and runs 101–201; D (4 GPUs, at 50) does not fit the quota beside X
     // and E. When E ends at 201 the quota has 6 free: A (6) and D (4) cannot both go.
     let c = nodes(2, 4);
-    let jobs =
-        [gang("X", 0, 250, 1, 2), gang("A", 1, 10, 2, 3), gang("E", 40, 100, 1, 4), gang("D", 50, 10, 1, 4)];
+    let jobs = [gang("X", 0, 250, 1, 2), gang("A", 1, 10, 2, 3), gang("E", 40, 100, 1, 4), gang("D", 50, 10, 1, 4)];
     // requeue=eviction (default): A's place is its eviction (101), behind D (50): D runs
     // 201–211; A is admitted at 211, places one task, and the other fits when X ends: 250.
     let r = run("kube[gang=kueue,timeout=100]", &c, &jobs);
