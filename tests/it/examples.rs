@@ -35,26 +35,37 @@ fn gang_deadlock_under_pod_at_a_time_but_not_under_gang_admission() {
     assert_eq!((s["stuck_partial_gangs"].as_u64(), s["outcomes"]["completed"].as_u64()), (Some(0), Some(3)));
     assert!(jobs.contains("train-b,2,100,150,"), "{jobs}");
     assert!(jobs.contains("train-a,1,150,200,"), "{jobs}");
-    // Permit-wait: train-a's partial gang is released at its 60 s timeout; it completes
-    // later, after train-b.
+    // Permit-wait (Coscheduling): a gang's 5th pod fits nowhere with 4 of 6 placed, so
+    // PostFilter gives its 4 back at once: nothing is ever held; train-b starts when
+    // warmup ends, train-a after it.
     let (jobs, s) = example("gang-deadlock", "kube[gang=permit-wait]");
     assert_eq!(s["outcomes"]["completed"], 3);
+    assert_eq!((s["stuck_partial_gangs"].as_u64(), s["gang_held_gpu_hours"].as_f64()), (Some(0), Some(0.0)));
+    assert!(jobs.contains("train-b,2,100,150,") && jobs.contains("train-a,1,150,200,"), "{jobs}");
+    assert!(s["deadlock"].is_null() && s["stalled"].is_null());
+    // Without PostFilter's rejection (reject=100) only the 60 s permit timeout releases:
+    // train-a holds 4 GPUs over [1, 61], then train-b over [61, 100]; same starts.
+    let (jobs, s) = example("gang-deadlock", "kube[gang=permit-wait,reject=100]");
     assert_eq!(s["stuck_partial_gangs"], 0);
     assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
-    assert!(jobs.contains("train-a,1,150,200,"), "{jobs}");
-    assert!(s["deadlock"].is_null());
+    assert!(jobs.contains("train-b,2,100,150,") && jobs.contains("train-a,1,150,200,"), "{jobs}");
     // Kueue: with the quota at the node's 8 GPUs neither gang is admitted while warmup
     // holds 4; at 100 train-b is admitted and placed whole, train-a after it.
     let (jobs, s) = example("gang-deadlock", "kube[gang=kueue]");
     assert_eq!((s["outcomes"]["completed"].as_u64(), s["gang_held_gpu_hours"].as_f64()), (Some(3), Some(0.0)));
     assert!(jobs.contains("train-b,2,100,150,") && jobs.contains("train-a,1,150,200,"), "{jobs}");
-    // Over-committed quota: both are admitted and hold 4 GPUs each from 100; train-a is
-    // evicted at the 300 s timeout (301), its GPUs are free at once and train-b starts
-    // then; train-a is admitted again after the 60 s back-off and starts at 361.
+    // Over-committed quota (v1beta2: 1800 s, no blockAdmission): both are admitted and
+    // hold 4 GPUs each from 100; train-a is evicted at its timeout (1801), its GPUs are
+    // free at once and train-b starts then; train-a is admitted again after the 60 s
+    // back-off and starts at 1861.
     let (jobs, s) = example("gang-deadlock", "kube[gang=kueue,quota=200]");
     assert_eq!(s["outcomes"]["completed"], 3);
     assert!(s["gang_held_gpu_hours"].as_f64().unwrap() > 0.0);
-    assert!(jobs.contains("train-a,1,361,411,") && jobs.contains("train-b,2,301,351,"), "{jobs}");
+    assert!(jobs.contains("train-a,1,1861,1911,") && jobs.contains("train-b,2,1801,1851,"), "{jobs}");
+    // v1beta1 (blockAdmission): train-b is not admitted while train-a's pods are not all
+    // running; train-a completes its gang when warmup ends, train-b follows.
+    let (jobs, _) = example("gang-deadlock", "kube[gang=kueue,quota=200,kueue_api=v1beta1]");
+    assert!(jobs.contains("train-a,1,100,150,") && jobs.contains("train-b,2,150,200,"), "{jobs}");
 }
 
 /// (job, node) of every start in a run's decision log.

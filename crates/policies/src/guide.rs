@@ -117,7 +117,7 @@
 //!
 //! ## 3. What a policy says: `Decision`
 //!
-//! [`Decision`] has seven variants:
+//! [`Decision`] has eight variants:
 //!
 //! | decision | effect |
 //! |---|---|
@@ -125,6 +125,7 @@
 //! | `Bind { job, binding, reason }` | start a waiting job on named nodes and GPUs, one [`sim_core::TaskBinding`] per task (a Kubernetes Bind; needs `binds_nodes`) |
 //! | `Hold { job, binding, timeout }` | bind some tasks of a gang, which hold their resources until the whole gang is placed (pod-at-a-time); with a `timeout` an incomplete gang gives everything back |
 //! | `Release { job }` | give back what a waiting job's partial gang holds (Kueue's eviction) |
+//! | `Withdraw { job, why }` | end a waiting job for good without running it (Kueue's deactivation at `backoffLimitCount`): its held tasks are given back, it leaves the queue, its outcome is `unfinished` with `why` as the reason |
 //! | `WakeAt { at }` | run a pass at `at` even if nothing else happens then (a policy's own timer; a time not in the future is ignored) |
 //! | `Preempt { job }` | stop a running job and requeue it (it restarts from the beginning); the engine runs another pass at the same instant so the freed units are used at once |
 //! | `Wait { job, reason }` | no effect: explains in the decision log (`sim run --log`) why a job waits ([`WaitReason`]) |
@@ -138,7 +139,7 @@
 //! (started twice, or unknown), with fewer free units than it needs, or on named units
 //! of the wrong count or not all free; a `Bind` or `Hold` from a policy that does not
 //! declare `binds_nodes`, onto a node that is not up or that lacks the resources, or naming
-//! too many tasks; a `Release` of a job that is not waiting; a `Preempt` of a job that is
+//! too many tasks; a `Release` or `Withdraw` of a job that is not waiting; a `Preempt` of a job that is
 //! not running — each stops the run with [`sim_core::EngineError::InvalidDecision`],
 //! which names the policy's spec, the time and what was wrong. A policy that keeps
 //! preempting at one instant (more than
@@ -146,6 +147,14 @@
 //! `EngineError::Livelock`. These are bugs in the policy, never in the input: so a
 //! policy keeps its own count of what it has used within a pass (`free -= need` in the
 //! examples).
+//!
+//! **Timers that could repeat for ever.** A policy whose `WakeAt` timers retry something
+//! (an eviction's back-off, a rejected gang's back-off) implements
+//! [`sim_core::policy::Policy::retry_state`]: it pushes what of its own state can change
+//! what its later passes decide. When nothing runs, nothing is left to arrive and only its
+//! timers are pending, the engine stops a run as soon as a pass would see a state it saw
+//! before, and reports a [`sim_core::Stall`]; the default says nothing and is never
+//! stopped.
 //!
 //! ## 4. Options and specs
 //!

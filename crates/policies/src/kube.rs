@@ -1,5 +1,7 @@
 //! Kubernetes-style scheduling: pods one at a time through the placement framework.
 
+use crate::coscheduling::Coscheduling;
+use crate::gang_options::GangOptions;
 use crate::kueue::KueueAdmission;
 use crate::options::Estimate;
 use crate::options::{Chosen, OptionInfo, canonical};
@@ -9,14 +11,16 @@ use crate::profile::overrun_clamp;
 use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
+use sim_core::SimTime;
 use sim_core::job::JobId;
 use sim_core::ledger::TaskBinding;
 use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, JobView, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
-use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
+
+mod gangs;
 
 /// `score=...`: the placement (filters + score + GPU choice).
 pub const SCORE: OptionInfo = OptionInfo {
@@ -69,20 +73,25 @@ pub const GANG: OptionInfo = OptionInfo {
     values: &["atomic", "none", "permit-wait", "kueue"],
     doc: "atomic: all of a job's tasks are bound in one decision or none (Slurm, Volcano minMember); none: \
           pod-at-a-time, the Kubernetes default: tasks are bound as they fit and hold their resources until \
-          the whole gang runs; permit-wait: as none, but a gang not complete `timeout` (60 s) after its first \
-          task was held releases everything and is tried again (scheduler-plugins Coscheduling, \
-          scheduleTimeoutSeconds; 0 means the default); kueue: a job's pods are placed as with none only once Kueue admitted it \
-          whole against the quota (`quota`, % of the cluster's GPUs and CPUs); not all running `timeout` \
-          (300 s, waitForPodsReady) after admission, it is evicted and may be admitted again after a back-off \
-          of 60 s doubling to 3600 s. A job with min_tasks (elastic) starts once that many tasks are placed",
+          the whole gang runs; permit-wait: scheduler-plugins Coscheduling: as none, but when a task fits \
+          nowhere and the gang lacks more than `reject` % of its tasks its waiting tasks are given back at once \
+          (PostFilter), else they wait at most `timeout` (60 s) from the first; a rejected gang is tried again \
+          at the next pass, or after `backoff` s; kueue: Kueue admits a job against the quota (`quota`, % of \
+          the cluster's GPUs and CPUs; an elastic job with the largest count from its minimum that fits) and \
+          only then are its pods placed, as with none; not all running `timeout` after admission (waitForPodsReady: \
+          1800 s under kueue_api=v1beta2, 300 s under v1beta1), it is evicted and admitted again after a back-off \
+          of `backoff` (60) s doubling to 3600 s, or deactivated once requeued `backoff_limit` times. A job with \
+          min_tasks (elastic) starts once that many tasks are placed",
 };
 
 /// `timeout=<seconds>`.
 pub const TIMEOUT: OptionInfo = OptionInfo {
     key: "timeout",
     values: crate::options::NUMBER,
-    doc: "seconds a partial gang may wait: Coscheduling's scheduleTimeoutSeconds for gang=permit-wait \
-          (default 60), Kueue's waitForPodsReady.timeout for gang=kueue (default 300)",
+    doc: "seconds a partial gang may wait: Coscheduling's PermitWaitingTimeSeconds / scheduleTimeoutSeconds \
+          for gang=permit-wait (default 60; 0 means the default), Kueue's waitForPodsReady.timeout for \
+          gang=kueue (default 1800 under kueue_api=v1beta2, where 0 means the default; 300 under v1beta1, \
+          where 0 evicts a job not running at its admission instant)",
 };
 
 /// `quota=<percent>`.
@@ -90,6 +99,58 @@ pub const QUOTA: OptionInfo = OptionInfo {
     key: "quota",
     values: crate::options::NUMBER,
     doc: "gang=kueue: the ClusterQueue's nominal quota, in percent of the cluster's GPUs and CPUs (default 100)",
+};
+
+/// `reject=<percent>` (gang=permit-wait).
+pub const REJECT: OptionInfo = OptionInfo {
+    key: "reject",
+    values: crate::options::NUMBER,
+    doc: "gang=permit-wait: Coscheduling's PodGroupRejectPercentage, 0-100 (default 10): PostFilter gives \
+          a gang's waiting tasks back when one fits nowhere unless the tasks it lacks are at most this % of \
+          those it needs; 100 never rejects (only the timeout releases)",
+};
+
+/// `backoff=<seconds>` (gang=permit-wait|kueue).
+pub const BACKOFF: OptionInfo = OptionInfo {
+    key: "backoff",
+    values: crate::options::NUMBER,
+    doc: "gang=permit-wait: Coscheduling's PodGroupBackoffSeconds (default 0): a gang rejected by PostFilter \
+          is not tried again for this long; gang=kueue: requeuingStrategy.backoffBaseSeconds (default 60): \
+          the first back-off after an eviction, doubling each time up to 3600 s",
+};
+
+/// `backoff_limit=<count>` (gang=kueue).
+pub const BACKOFF_LIMIT: OptionInfo = OptionInfo {
+    key: "backoff_limit",
+    values: crate::options::NUMBER,
+    doc: "gang=kueue: requeuingStrategy.backoffLimitCount (default none: requeued for ever): a job evicted \
+          and requeued this many times is deactivated at its next timeout and never runs (outcome unfinished, \
+          reason `deactivated by Kueue: ...`)",
+};
+
+/// `kueue_api=v1beta2|v1beta1` (gang=kueue).
+pub const KUEUE_API: OptionInfo = OptionInfo {
+    key: "kueue_api",
+    values: &["v1beta2", "v1beta1"],
+    doc: "gang=kueue: the Kueue configuration API whose waitForPodsReady defaults apply: v1beta2 (current): \
+          timeout 1800 s, blockAdmission false; v1beta1: timeout 300 s, blockAdmission true",
+};
+
+/// `block_admission=per-api|true|false` (gang=kueue).
+pub const BLOCK_ADMISSION: OptionInfo = OptionInfo {
+    key: "block_admission",
+    values: &["per-api", "true", "false"],
+    doc: "gang=kueue: waitForPodsReady.blockAdmission: true admits no job while an admitted one is not yet \
+          running (jobs admitted one at a time); per-api: the kueue_api default (v1beta2 false, v1beta1 true)",
+};
+
+/// `requeue=eviction|creation` (gang=kueue).
+pub const REQUEUE: OptionInfo = OptionInfo {
+    key: "requeue",
+    values: &["eviction", "creation"],
+    doc: "gang=kueue: requeuingStrategy.timestamp: where an evicted job goes back in Kueue's order (higher \
+          priority first, then this time): eviction (default) at its eviction time, behind jobs created \
+          before it; creation at its creation time",
 };
 
 /// `topology=none|tree`.
@@ -217,7 +278,7 @@ impl KubeChoice for Topology {
 type PodShape = (u64, u64, u32, u32, u64, Vec<String>);
 
 /// Coscheduling's default `scheduleTimeoutSeconds`.
-pub const PERMIT_TIMEOUT_SECS: u64 = 60;
+pub const PERMIT_TIMEOUT_SECS: u64 = crate::coscheduling::PERMIT_TIMEOUT_SECS;
 
 /// Kubernetes' scheduling loop over a placement: the queue in `PrioritySort` order,
 /// each pod filtered, scored and bound (ties broken by the seeded stream `kube-ties`).
@@ -251,11 +312,12 @@ pub struct KubeScheduler {
     job_types: Vec<u32>,
     /// `aging=` in thousandths, for `order=sjf-aging`.
     aging_permille: u64,
-    /// `timeout=` and `quota=` as given.
-    timeout: Option<u64>,
-    quota: Option<u64>,
+    /// The gang options as given (`timeout=`, `quota=`, Coscheduling's and Kueue's).
+    gang_opts: GangOptions,
     /// Kueue's admission (`gang=kueue`), made at the first pass.
     kueue: Option<KueueAdmission>,
+    /// Coscheduling's PostFilter, back-off and QueueSort (`gang=permit-wait`).
+    cosched: Option<Coscheduling>,
     /// With a decision log: the kind of reason last logged for each unplaced pod (its
     /// explanation without the counts), so a pod is logged again only when it changes.
     logged_wait: std::collections::HashMap<JobId, String>,
@@ -284,7 +346,23 @@ struct Pass {
 
 impl KubeScheduler {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[SCORE, MEMORY, ORDER, QUEUE, GANG, TOPOLOGY, TIMEOUT, QUOTA, AGING];
+    pub const OPTIONS: &'static [OptionInfo] = &[
+        SCORE,
+        MEMORY,
+        ORDER,
+        QUEUE,
+        GANG,
+        TOPOLOGY,
+        TIMEOUT,
+        QUOTA,
+        AGING,
+        REJECT,
+        BACKOFF,
+        BACKOFF_LIMIT,
+        KUEUE_API,
+        BLOCK_ADMISSION,
+        REQUEUE,
+    ];
 
     /// Builds it from a spec and the run's seed.
     pub fn from_spec(spec: &PolicySpec, seed: u64) -> Result<Self, PolicyError> {
@@ -299,13 +377,15 @@ impl KubeScheduler {
                 what: "aging applies only with order=sjf-aging".into(),
             });
         }
+        let gang = GangMode::chosen(&c);
+        let gang_opts = GangOptions::read(&c, spec, gang)?;
         Ok(KubeScheduler {
             placement,
             score,
             memory,
             order,
             queue: Queue::chosen(&c),
-            gang: GangMode::chosen(&c),
+            gang,
             topology: Topology::chosen(&c),
             label: None,
             type_ids: std::collections::HashMap::new(),
@@ -318,8 +398,8 @@ impl KubeScheduler {
             scratch: Ledger::empty(),
             job_types: Vec::new(),
             aging_permille: c.permille(AGING),
-            timeout: c.number(TIMEOUT),
-            quota: c.number(QUOTA),
+            cosched: (gang == GangMode::PermitWait).then(|| gang_opts.coscheduling()),
+            gang_opts,
             kueue: None,
             logged_wait: std::collections::HashMap::new(),
         })
@@ -341,7 +421,10 @@ impl KubeScheduler {
                 kind: "policy",
                 plugin: "kube with --placement".into(),
                 key: k.clone(),
-                known: "queue, order, aging, gang, topology, timeout, quota".into(),
+                known:
+                    "queue, order, aging, gang, topology, timeout, quota, reject, backoff, backoff_limit, kueue_api, \
+                        block_admission, requeue"
+                        .into(),
             });
         }
         options.entry(ORDER.key.to_string()).or_insert_with(|| Order::Fifo.name().to_string());
@@ -377,16 +460,9 @@ impl KubeScheduler {
         self.job_types[j.idx()]
     }
 
-    /// `timeout=…,quota=…` as given, for the spec.
+    /// `timeout=…,quota=…` and the other gang options as given, for the spec.
     fn numbers(&self) -> String {
-        let mut v = Vec::new();
-        if let Some(t) = self.timeout {
-            v.push(format!("timeout={t}"));
-        }
-        if let Some(q) = self.quota {
-            v.push(format!("quota={q}"));
-        }
-        v.join(",")
+        self.gang_opts.given().join(",")
     }
 
     /// A dense id of the job's pod shape, computed.
@@ -439,7 +515,7 @@ impl Policy for KubeScheduler {
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
         if self.gang == GangMode::Kueue && self.kueue.is_none() {
-            self.kueue = Some(KueueAdmission::for_cluster(view.ledger().nodes(), self.timeout, self.quota));
+            self.kueue = Some(KueueAdmission::for_cluster(view.ledger().nodes(), self.gang_opts.kueue()));
         }
         // Labels and taints a controller changed invalidate what was learnt from them.
         self.cx.sync_meta(view.ledger().meta_epoch());
@@ -449,9 +525,7 @@ impl Policy for KubeScheduler {
         }
         self.learn_pod_types(view, &info.queued);
         let queue = self.ordered_queue(view);
-        if let Some(k) = &mut self.kueue {
-            k.step(view, &queue, out);
-        }
+        let queue = self.gang_queue(view, info, queue, out);
         if self.queue == Queue::Conservative {
             self.conservative(view, &queue, out);
             if view.logging() {
@@ -464,6 +538,11 @@ impl Policy for KubeScheduler {
 
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
         self.explain(view, view.ledger(), job)
+    }
+
+    fn retry_state(&self, view: &SchedView<'_>, out: &mut Vec<u64>) -> bool {
+        self.gang_retry_state(view, out);
+        true
     }
 }
 
@@ -564,7 +643,7 @@ impl KubeScheduler {
         let key = (ty, fenced);
         let only_restricts = job.constraints().as_ref().is_none_or(|c| c.tolerations.is_empty());
         let fit = pass.fits_at_most.get(&key).copied().filter(|_| only_restricts);
-        if self.kueue.as_ref().is_some_and(|k| !k.admitted(j)) {
+        if !self.gang_admits(view, j, out) {
             return ControlFlow::Continue(());
         }
         let holds_parts = self.gang.holds_parts() && job.tasks() > 1;
@@ -589,6 +668,7 @@ impl KubeScheduler {
                 } else {
                     StartReason::Placed
                 };
+                self.gang_started(j);
                 out.push(Decision::Bind { job: j, binding, reason });
                 ControlFlow::Continue(())
             }
@@ -598,36 +678,6 @@ impl KubeScheduler {
                 }
                 self.unplaced(view, pass, j, ty, out)
             }
-        }
-    }
-
-    /// A gang pod at a time (`gang=none|permit-wait|kueue`): binds what fits now of its
-    /// tasks not yet held; they hold their resources while they wait for the rest (with
-    /// `gang=permit-wait`, at most `timeout`).
-    fn hold_parts(
-        &mut self,
-        view: &SchedView<'_>,
-        pass: &mut Pass,
-        j: JobId,
-        ty: u32,
-        fenced: bool,
-        out: &mut Vec<Decision>,
-    ) {
-        let job = view.job(j);
-        let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
-        let left = job.tasks() as usize - view.held(j).len();
-        let placed = self.bind_some(&mut pass.scratch, job, ty, left, allowed);
-        if placed.len() < left && job.constraints().is_none() {
-            pass.fits_at_most.insert((ty, fenced), 0);
-        }
-        if !placed.is_empty() {
-            // A timeout of 0 means the default, as Coscheduling reads a PodGroup's
-            // scheduleTimeoutSeconds (scheduler-plugins pkg/util, GetWaitTimeDuration:
-            // only a positive value replaces the default); a zero wait would release
-            // and hold again at one instant for ever.
-            let secs = self.timeout.filter(|&t| t > 0).unwrap_or(PERMIT_TIMEOUT_SECS);
-            let timeout = (self.gang == GangMode::PermitWait).then(|| SimDuration::from_secs(secs));
-            out.push(Decision::Hold { job: j, binding: placed, timeout });
         }
     }
 
@@ -702,8 +752,8 @@ impl KubeScheduler {
     /// and draws nothing from the run's random stream: explaining never changes a schedule.
     fn explain(&mut self, view: &SchedView<'_>, ledger: &Ledger, j: JobId) -> Option<String> {
         let job = view.job(j);
-        if let Some(k) = self.kueue.as_ref().filter(|k| !k.admitted(j)) {
-            return Some(k.why_not_admitted(j, job, view.now()));
+        if let Some(why) = self.gang_why_not(view, j) {
+            return Some(why);
         }
         let ty = self.type_of(j, job);
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
@@ -806,9 +856,13 @@ impl KubeScheduler {
             if reserved >= MAX_RESERVATIONS {
                 break;
             }
+            if !self.gang_admits(view, j, out) {
+                continue;
+            }
             let job = view.job(j);
             let ty = self.type_of(j, job);
             let d = view.requested(j);
+            let cap = self.task_cap(j, job);
             let mut starts: Vec<SimTime> = vec![now];
             starts.extend(running.iter().map(|e| e.0).filter(|&t| t > now));
             starts.extend(holds.iter().map(|h| h.1).filter(|&t| t > now));
@@ -843,7 +897,9 @@ impl KubeScheduler {
             };
             for t in starts {
                 let mut state = at_instant(t, &holds);
-                if let Ok(b) = self.bind(&mut state, job, ty, &up) {
+                if let Ok(mut b) = self.bind(&mut state, job, ty, &up) {
+                    // Kueue's partial admission: no more tasks than it admitted.
+                    b.truncate(cap);
                     // Free resources only shrink when a hold starts: the binding must also
                     // fit at every hold start inside its run.
                     let later: Vec<SimTime> = holds.iter().map(|h| h.0).filter(|&s| s > t && s < t + d).collect();
@@ -856,6 +912,7 @@ impl KubeScheduler {
                     }
                     holds.push((t, t + d, j, b.clone()));
                     if t == now {
+                        self.gang_started(j);
                         out.push(Decision::Bind { job: j, binding: b, reason: StartReason::Placed });
                     } else {
                         reserved += 1;

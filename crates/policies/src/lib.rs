@@ -22,9 +22,11 @@
 //! ```
 
 pub mod conservative;
+pub mod coscheduling;
 pub mod easy;
 pub mod fcfs;
 pub mod fgd_protocol;
+pub mod gang_options;
 pub mod guide;
 pub mod kube;
 pub mod kueue;

@@ -89,6 +89,9 @@ pub struct Summary {
     pub stuck_partial_gangs: u64,
     /// The hold-and-wait deadlock the run ended in, if any (`null` otherwise).
     pub deadlock: Option<DeadlockReport>,
+    /// Set when the run was ended because its policy would retry for ever on the same
+    /// cluster (`null` otherwise).
+    pub stalled: Option<StallReport>,
     /// GPU energy of the run, kWh: every GPU with a power curve at idle over the makespan,
     /// plus what each job adds above idle while it runs ([`sim_core::GpuEnergy`]). 0 when
     /// no GPU has a power curve (see `gpus_with_power`).
@@ -107,12 +110,30 @@ pub struct Summary {
 /// A deadlock of partial gangs (see [`sim_core::Deadlock`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DeadlockReport {
-    /// Seconds from the trace start at which the last task was placed: nothing progressed after.
+    /// Seconds from the trace start at which the hold-and-wait cycle formed (the last
+    /// time one of its gangs had a task placed).
     pub since: f64,
     /// Gangs holding part of their tasks.
     pub partial_gangs: u32,
     /// GPUs they hold.
     pub gpus_held: u64,
+}
+
+/// A run ended because it would spin (see [`sim_core::Stall`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct StallReport {
+    /// Seconds from the trace start at which the state that repeats was first seen.
+    pub since: f64,
+    /// When it was seen again: the run stopped there.
+    pub at: f64,
+    /// Jobs still waiting then.
+    pub waiting: u32,
+}
+
+impl From<&sim_core::Stall> for StallReport {
+    fn from(s: &sim_core::Stall) -> Self {
+        StallReport { since: s.since.0 as f64 / 1e6, at: s.at.0 as f64 / 1e6, waiting: s.waiting }
+    }
 }
 
 impl From<&sim_core::Deadlock> for DeadlockReport {
@@ -169,6 +190,7 @@ impl Summary {
             gang_wait_mean: if t.gang_n == 0 { 0.0 } else { t.gang_wait as f64 / t.gang_n as f64 / 1e6 },
             stuck_partial_gangs: t.stuck,
             deadlock: None,
+            stalled: None,
             gpu_energy_kwh: 0.0,
             gpu_energy_jobs_kwh: records.iter().map(|r| r.gpu_energy_mj as u128).sum::<u128>() as f64 / 3.6e9,
             gpu_energy_idle_kwh: 0.0,
@@ -241,6 +263,13 @@ impl Summary {
                 d.since, d.partial_gangs, d.gpus_held
             );
             row(&mut s, "DEADLOCK", what);
+        }
+        if let Some(st) = &self.stalled {
+            let what = format!(
+                "from {:.0} s the policy's retries saw the same cluster again ({:.0} s): stopped with {} jobs waiting",
+                st.since, st.at, st.waiting
+            );
+            row(&mut s, "STALLED", what);
         }
         s
     }

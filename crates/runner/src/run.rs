@@ -283,6 +283,7 @@ fn write_outputs(
     let (jobs, records) = (&all_jobs[..], &result.records);
     let mut summary = Summary::compute(meta, jobs, records);
     summary.deadlock = result.deadlock.as_ref().map(Into::into);
+    summary.stalled = result.stall.as_ref().map(Into::into);
     summary.set_energy(&result.gpu_energy);
     let mut files: Vec<(&str, Finished)> = Vec::new();
     let mut write = |name: &'static str, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {

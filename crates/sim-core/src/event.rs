@@ -123,6 +123,12 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|Reverse((k, Slot(e)))| (k, e))
     }
 
+    /// The events still queued, cancelled ones left out, in no particular order (a caller
+    /// sorts what it reads before anything depends on it).
+    pub fn pending(&self) -> impl Iterator<Item = (EventKey, &E)> + '_ {
+        self.heap.iter().filter(|Reverse((k, _))| !self.cancelled.contains(&k.seq)).map(|Reverse((k, Slot(e)))| (*k, e))
+    }
+
     /// Number of events still queued (cancelled ones included until skipped).
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -69,6 +69,14 @@ pub enum LogEvent<'a> {
         /// Why.
         reason: String,
     },
+    /// A waiting job was withdrawn by its policy and will never run (Kueue deactivated
+    /// it); its outcome is `unfinished` with this reason.
+    Withdraw {
+        /// Trace id.
+        job: &'a str,
+        /// Why.
+        reason: String,
+    },
     /// A node changed state.
     Node {
         /// Node index.

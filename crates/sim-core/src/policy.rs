@@ -126,6 +126,16 @@ pub enum Decision {
         /// The job.
         job: JobId,
     },
+    /// End a waiting job for good without running it (Kueue deactivates a workload that
+    /// reached its `backoffLimitCount`): what its tasks hold is given back (the pass then
+    /// runs again at this instant, as after a release), it leaves the queue, and its
+    /// outcome is `unfinished` with `why` as its reason.
+    Withdraw {
+        /// The job.
+        job: JobId,
+        /// Why, in words (the job's `unfinished` reason).
+        why: String,
+    },
     /// Run a pass at `at` even if nothing else happens then (a policy's own timer).
     WakeAt {
         /// When.
@@ -186,6 +196,19 @@ pub trait Policy: Send {
     }
     /// One scheduling pass: push decisions into `out`.
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>);
+    /// For the engine's check that a run does not spin: whether the policy says what of
+    /// its own state can change what its later passes decide, besides what the engine sees
+    /// (the queue, the tasks held, the nodes, pending timers): pushed into `out`, times
+    /// relative to `view.now()` (per-job back-off and deadline offsets, counts towards a
+    /// retry limit, an order among waiting jobs that is not their queue order). When it says so,
+    /// a run with nothing running, nothing left to arrive and only the policy's timers
+    /// pending ends as soon as a pass would see a state it saw before
+    /// ([`crate::RunResult::stall`]): its retries would see the same cluster again and
+    /// again. The default says nothing (`false`), and such a run is never cut short.
+    fn retry_state(&self, view: &SchedView<'_>, out: &mut Vec<u64>) -> bool {
+        let _ = (view, out);
+        false
+    }
     /// Why waiting job `job` cannot start in the cluster as `view` shows it: asked once
     /// per job still waiting when a run ends, for its `unfinished` reason. `None`: the
     /// engine's generic reason.

@@ -68,3 +68,43 @@ fn composed_labels_name_queue_gang_and_topology() {
     let p = policies::compose("conservative", None, Some("permit-wait"), None, 0).unwrap();
     assert_eq!(p.spec(), "conservative+placement[least-allocated]+gang[permit-wait]+topology[none]");
 }
+
+#[test]
+fn gang_options_are_written_back_as_given() {
+    let cases = [
+        ("kube[gang=permit-wait,reject=0,backoff=30]", "gang=permit-wait,topology=none,reject=0,backoff=30]"),
+        (
+            "kube[requeue=creation,gang=kueue,kueue_api=v1beta1,block_admission=false,backoff_limit=3,backoff=10,quota=80]",
+            "gang=kueue,topology=none,quota=80,backoff=10,backoff_limit=3,kueue_api=v1beta1,block_admission=false,requeue=creation]",
+        ),
+        // `per-api` is the default and is not written.
+        ("kube[gang=kueue,block_admission=per-api,timeout=0]", "gang=kueue,topology=none,timeout=0]"),
+    ];
+    let head = "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,";
+    for (given, tail) in cases {
+        let spec = policies::build(given).unwrap().spec();
+        assert_eq!(spec, format!("{head}{tail}"), "{given}");
+        assert_eq!(policies::build(&spec).unwrap().spec(), spec);
+    }
+    let p = policies::compose("easy", None, Some("kueue"), None, 0).unwrap();
+    assert_eq!(p.spec(), "easy+placement[least-allocated]+gang[kueue]+topology[none]");
+    let p = policies::compose("kube[queue=fcfs,kueue_api=v1beta1,gang=kueue]", Some("bestfit"), None, None, 0).unwrap();
+    assert_eq!(p.spec(), "fcfs+placement[bestfit]+gang[kueue]+topology[none]+[kueue_api=v1beta1]");
+}
+
+#[test]
+fn gang_options_belong_to_their_gang_mode() {
+    for bad in [
+        "kube[reject=10]",
+        "kube[gang=kueue,reject=10]",
+        "kube[gang=none,backoff=5]",
+        "kube[gang=permit-wait,kueue_api=v1beta1]",
+        "kube[gang=permit-wait,backoff_limit=1]",
+        "kube[block_admission=true]",
+        "kube[gang=atomic,requeue=creation]",
+        "kube[gang=permit-wait,reject=101]",
+        "kube[gang=kueue,kueue_api=v1]",
+    ] {
+        assert!(policies::build(bad).is_err(), "{bad}");
+    }
+}

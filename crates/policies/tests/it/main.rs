@@ -1,6 +1,7 @@
 //! Integration tests of the policies, run through the engine.
 
 mod fixture;
+mod gangs;
 mod kube_spec;
 mod placement;
 mod properties;

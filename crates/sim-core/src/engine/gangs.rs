@@ -129,7 +129,6 @@ impl Engine<'_> {
             }
         }
         self.holds[j.idx()].extend(new);
-        self.last_progress = now;
         if self.holds[j.idx()].len() < need {
             if first_hold && let Some(t) = timeout {
                 self.events.schedule(now + t, EventClass::JobArrival, Ev::HoldTimeout(j, epoch));

@@ -75,7 +75,6 @@ impl Engine<'_> {
         let seq = self.start_seq;
         self.start_seq += 1;
         let end_event = self.events.schedule(self.now + run, EventClass::JobEnd, Ev::End(j));
-        self.last_progress = self.now;
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Running;
         st.start = Some(self.now);

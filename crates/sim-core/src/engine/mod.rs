@@ -38,7 +38,10 @@
 //!
 //! A policy with [`crate::policy::PassMode::PerEvent`] gets steps 2–3 one event (or
 //! arrival) at a time, each followed by steps 4–6. A run ends when no event or arrival is
-//! left, or at the horizon; every job then has exactly one outcome ([`RunResult`]).
+//! left, at the horizon, or when it would spin: nothing runs, nothing is left to arrive,
+//! only the policy's timers are pending and a pass would see a state it saw before
+//! (`stall.rs`, [`RunResult::stall`]); every job then has exactly one outcome
+//! ([`RunResult`]).
 //!
 //! ## Parts
 //!
@@ -49,6 +52,7 @@
 //! * `control.rs` — controllers: starting them, their timers, observations, actions;
 //! * `energy.rs`, `sampling.rs` — the observers;
 //! * `records.rs` — the records and figures of a finished run;
+//! * `stall.rs` — the check that ends a run whose policy would retry for ever;
 //! * `config.rs`, `describe.rs` — settings and errors, the decision log's words.
 
 /// The policy's read-only view of engine `$e` (a macro, not a method, so that the
@@ -85,11 +89,12 @@ mod job_control;
 mod records;
 mod run_loop;
 mod sampling;
+mod stall;
 
 pub use config::{EngineError, MAX_LEDGER_NODES, MAX_PASSES_PER_INSTANT, SimConfig, oom_backoff};
 pub use control::MAX_CONTROL_ROUNDS;
 pub use energy::GpuEnergy;
-pub use records::{Deadlock, RunResult};
+pub use records::{Deadlock, RunResult, Stall};
 pub use sampling::GpuSample;
 
 use crate::cluster::{Cluster, NodeState};
@@ -216,8 +221,10 @@ struct Engine<'a> {
     event_count: u64,
     progress: Option<&'a mut dyn FnMut(u64)>,
     max_queue: usize,
-    /// When a job last started or a task was last placed.
-    last_progress: SimTime,
+    /// Jobs a policy withdrew ([`crate::policy::Decision::Withdraw`]), with its reason.
+    withdrawn: BTreeMap<JobId, Box<str>>,
+    /// The spin check's states seen since the run became quiet (`stall.rs`).
+    quiet: stall::QuietStates,
     /// The GPU energy observer.
     energy: energy::EnergyMeter,
     /// Controllers, built-in ones first.
@@ -299,7 +306,8 @@ impl<'a> Engine<'a> {
             event_count: 0,
             progress: None,
             max_queue: 0,
-            last_progress: SimTime::ZERO,
+            withdrawn: BTreeMap::new(),
+            quiet: stall::QuietStates::default(),
             energy: energy::EnergyMeter::new(cluster, jobs.len(), binds, cfg.gpu_util_permille),
             controllers,
             interests,

@@ -23,6 +23,11 @@ pub struct RunResult {
     /// Set when the run ended with partial gangs holding resources and nothing left to
     /// happen: hold-and-wait with no way out.
     pub deadlock: Option<Deadlock>,
+    /// Set when the run was ended because it would spin: nothing ran, nothing was left to
+    /// arrive, only the policy's own timers were pending, and a pass would see a state
+    /// (queue, held tasks, nodes, timers, the policy's [`crate::policy::Policy::retry_state`])
+    /// it had seen before — its retries would see the same cluster for ever.
+    pub stall: Option<Stall>,
     /// The GPUs' state over time (see [`super::SimConfig::gpu_sample_every`]).
     pub gpu_samples: Vec<GpuSample>,
     /// GPU energy figures (see [`GpuEnergy`]).
@@ -32,7 +37,8 @@ pub struct RunResult {
 /// A hold-and-wait deadlock of partial gangs, found at the end of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
-    /// When the last task was placed or job started: nothing progressed after.
+    /// When the hold-and-wait cycle formed: the last time one of these gangs had a task
+    /// placed (jobs that started and ended elsewhere after it do not move it).
     pub since: SimTime,
     /// Gangs holding some of their tasks' resources.
     pub partial_gangs: u32,
@@ -40,12 +46,26 @@ pub struct Deadlock {
     pub gpus_held: u64,
 }
 
+/// A run ended because its policy would retry for ever on the same cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// When the state that repeats was first seen.
+    pub since: SimTime,
+    /// When it was seen again: the run stopped there.
+    pub at: SimTime,
+    /// Jobs still waiting then.
+    pub waiting: u32,
+}
+
 impl Engine<'_> {
     /// Why each job without an outcome did not end, in job order: `(index, reason)`.
     /// Waiting jobs are explained by the policy ([`Policy::explain_wait`]) when it can.
     pub(super) fn unfinished_reasons(&mut self) -> Vec<(usize, Box<str>)> {
-        // Events or arrivals left: the horizon stopped the run, not a lack of anything to do.
-        let at_horizon = self.events.peek_key().is_some() || self.next_arrival_time().is_some();
+        // Events or arrivals left: the horizon (or the spin check) stopped the run, not a
+        // lack of anything to do.
+        let stalled = self.quiet.stall.is_some();
+        let stopped = stalled || self.events.peek_key().is_some() || self.next_arrival_time().is_some();
+        let prefix = if stalled { "stalled: " } else { "waiting at the horizon: " };
         let mut out = Vec::new();
         if self.ended == self.state.len() {
             return out;
@@ -55,6 +75,10 @@ impl Engine<'_> {
                 continue;
             }
             let j = JobId(i as u32);
+            if let Some(why) = self.withdrawn.get(&j) {
+                out.push((i, why.clone()));
+                continue;
+            }
             let why = match self.state[i].phase {
                 Phase::Running => "running at the horizon".to_string(),
                 Phase::NotArrived => "not submitted by the horizon".to_string(),
@@ -70,7 +94,7 @@ impl Engine<'_> {
                             format!("never started: {} units asked, {} up", job.units(), self.capacity)
                         })
                     };
-                    if at_horizon { format!("waiting at the horizon: {why}") } else { why }
+                    if stopped { format!("{prefix}{why}") } else { why }
                 }
             };
             out.push((i, why.into_boxed_str()));
@@ -130,7 +154,7 @@ impl Engine<'_> {
         // so partial gangs still holding resources at the end can never complete.
         let partial: Vec<usize> = (0..self.holds.len()).filter(|&i| !self.holds[i].is_empty()).collect();
         let deadlock = (!partial.is_empty() && nothing_left).then(|| Deadlock {
-            since: self.last_progress,
+            since: partial.iter().map(|&i| self.bound[i].hold.since).max().unwrap_or_default(),
             partial_gangs: partial.len() as u32,
             gpus_held: partial.iter().map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>()).sum(),
         });
@@ -140,6 +164,7 @@ impl Engine<'_> {
             events: self.event_count,
             max_queue: self.max_queue,
             deadlock,
+            stall: self.quiet.stall.take(),
             gpu_samples: std::mem::take(&mut self.sampler.samples),
             gpu_energy,
             submitted: self.jobs.take_submitted(),

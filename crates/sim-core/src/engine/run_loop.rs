@@ -36,7 +36,6 @@ impl Engine<'_> {
                     while self.next_arrival_time() == Some(t) {
                         self.apply_arrival()?;
                     }
-                    self.settle()?;
                 }
                 PassMode::PerEvent => {
                     if heap_t == Some(t) {
@@ -45,9 +44,12 @@ impl Engine<'_> {
                     } else {
                         self.apply_arrival()?;
                     }
-                    self.settle()?;
                 }
             }
+            if self.would_spin() {
+                break;
+            }
+            self.settle()?;
         }
         self.finish()
     }
@@ -190,6 +192,10 @@ impl Engine<'_> {
             match self.apply_decision(d)? {
                 Applied::Started => started = true,
                 Applied::Freed => freed = true,
+                Applied::Withdrawn { freed: f } => {
+                    started = true;
+                    freed |= f;
+                }
                 Applied::Other => {}
             }
         }
@@ -238,6 +244,14 @@ impl Engine<'_> {
                 // queue).
                 Ok(Applied::Freed)
             }
+            Decision::Withdraw { job, why } => {
+                if !known(job) || self.state[job.idx()].phase != Phase::Waiting {
+                    return Err(self.invalid(format!("withdrawal of job index {} which is not waiting", job.0)));
+                }
+                let held = self.holds.get(job.idx()).is_some_and(|h| !h.is_empty());
+                self.withdraw(job, why)?;
+                Ok(Applied::Withdrawn { freed: held })
+            }
             Decision::WakeAt { at } => {
                 if at > self.now {
                     self.events.schedule(at, EventClass::JobArrival, Ev::Wake);
@@ -256,6 +270,18 @@ impl Engine<'_> {
                 Ok(Applied::Other)
             }
         }
+    }
+
+    /// Ends waiting job `j` for good without running it: its held tasks given back, its
+    /// outcome `unfinished` with reason `why` (the queue drops it after the pass).
+    fn withdraw(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
+        self.release_holds(j, None::<fn() -> String>)?;
+        self.state[j.idx()].phase = Phase::Done;
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(self.now, &LogEvent::Withdraw { job: &self.jobs[j.idx()].trace_id, reason: why.clone() })?;
+        }
+        self.withdrawn.insert(j, why.into_boxed_str());
+        Ok(())
     }
 
     /// Writes a policy's reason for a job's wait to the decision log, if one is written.
@@ -280,6 +306,12 @@ enum Applied {
     /// Resources were freed (a running job preempted, a job's held tasks released by
     /// the policy): the pass is repeated at this instant.
     Freed,
+    /// A waiting job was withdrawn (it leaves the queue after the pass); `freed`: it held
+    /// tasks, now given back, and the pass is repeated at this instant.
+    Withdrawn {
+        /// It held tasks.
+        freed: bool,
+    },
     /// Anything else.
     Other,
 }
