@@ -83,17 +83,22 @@ mod fits;
 mod gangs;
 mod job_control;
 mod records;
+mod restarts;
 mod run_loop;
 mod sampling;
+mod taints;
 
-pub use config::{EngineError, MAX_LEDGER_NODES, MAX_PASSES_PER_INSTANT, SimConfig, oom_backoff};
+pub use config::{
+    CRASH_LOOP_RESET, EngineError, MAX_LEDGER_NODES, MAX_PASSES_PER_INSTANT, NODE_MONITOR_GRACE,
+    NODE_MONITOR_GRACE_V1_31, NodeLifecycle, SimConfig, crash_loop_backoff, oom_backoff,
+};
 pub use control::MAX_CONTROL_ROUNDS;
 pub use energy::GpuEnergy;
 pub use records::{Deadlock, RunResult};
 pub use sampling::GpuSample;
 
 use crate::cluster::{Cluster, NodeState};
-use crate::controller::{Controller, Interests, JobRetry, NodeEvents, Observed};
+use crate::controller::{Controller, Interests, JobRetry, NodeEvents, NodeLifecycleController, Observed};
 use crate::event::EventQueue;
 use crate::job::{Job, JobId, JobStore};
 use crate::ledger::{Ledger, TaskBinding};
@@ -116,6 +121,32 @@ enum Ev {
     Timer(u32),
     /// The grace period of an eviction of this attempt of the job is over.
     Evict(JobId, u32),
+    /// The toleration of a NoExecute taint is over (the eviction's token).
+    TaintEvict(JobId, u64),
+    /// The kubelet's CrashLoopBackOff of this attempt of a job killed in place is over.
+    Restart(JobId, u32),
+}
+
+/// A job whose attempt was killed, waiting for a controller's decision.
+enum Killed {
+    /// Its pod failed (restart policy Never): its resources are free; the units that
+    /// attempt held.
+    Released(crate::units::UnitSet),
+    /// Its container was killed in place (OnFailure): its pod keeps its binding.
+    InPlace,
+    /// Killed in place, then requeued or restarted (an eviction, its node back) at the
+    /// same instant, before the controller answered: the answer changes nothing.
+    Moot,
+}
+
+/// A pending eviction by a tolerated NoExecute taint.
+struct TaintEviction {
+    /// When it was first scheduled (a later change of taints does not move it).
+    since: SimTime,
+    /// Its event's token.
+    token: u64,
+    /// Why (the decision log's words).
+    reason: String,
 }
 
 /// Runs `jobs` on `cluster` under `policy`.
@@ -162,7 +193,8 @@ pub struct Hooks<'a> {
     /// Called now and then with the number of jobs submitted so far.
     pub progress: Option<&'a mut dyn FnMut(u64)>,
     /// Controllers to attach, in order, after the built-in ones ([`NodeEvents`] for
-    /// [`SimConfig::node_events`], then [`JobRetry`]).
+    /// [`SimConfig::node_events`], [`NodeLifecycleController`] under
+    /// [`NodeLifecycle::Kubernetes`], then [`JobRetry`]).
     pub controllers: Vec<Box<dyn Controller + 'a>>,
 }
 
@@ -225,9 +257,14 @@ struct Engine<'a> {
     /// What any of them wants to observe, and what was observed and not yet delivered.
     interests: Interests,
     observed: Vec<Observed>,
-    /// Jobs whose attempt was killed, waiting for a controller's decision, with the units
-    /// that attempt held.
-    killed: BTreeMap<JobId, crate::units::UnitSet>,
+    /// Jobs whose attempt was killed, waiting for a controller's decision.
+    killed: BTreeMap<JobId, Killed>,
+    /// Pending evictions by tolerated NoExecute taints, by job, and the last token given.
+    taint_evictions: BTreeMap<JobId, TaintEviction>,
+    taint_tokens: u64,
+    /// Whether a node that goes down keeps its pods bound until evicted (Kubernetes'
+    /// node lifecycle, [`NodeLifecycle::Kubernetes`]) rather than requeuing them at once.
+    kube_nodes: bool,
     /// Evictions in their grace period: why, by job.
     evicting: BTreeMap<JobId, String>,
     /// Jobs with an outcome (when all have one, nothing is left to explain at the end).
@@ -253,9 +290,13 @@ impl<'a> Engine<'a> {
         let events = EventQueue::new();
         // Anything that may change nodes: node events given as input, or controllers.
         let dynamic = !cfg.node_events.is_empty() || !attached.is_empty();
+        let kube_nodes = binds && cfg.node_lifecycle != NodeLifecycle::Requeue;
         let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
         if !cfg.node_events.is_empty() {
             controllers.push(Box::new(NodeEvents::new(cfg.node_events.clone())));
+        }
+        if kube_nodes && dynamic {
+            controllers.push(Box::new(NodeLifecycleController::new(cfg.node_monitor_grace)));
         }
         controllers.push(Box::new(JobRetry { retries: cfg.oom_retries }));
         controllers.extend(attached);
@@ -305,6 +346,9 @@ impl<'a> Engine<'a> {
             interests,
             observed: Vec::new(),
             killed: BTreeMap::new(),
+            taint_evictions: BTreeMap::new(),
+            taint_tokens: 0,
+            kube_nodes,
             evicting: BTreeMap::new(),
             saved: BTreeMap::new(),
             ended: 0,
