@@ -256,7 +256,9 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
     let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
     let cfg = sim_config(o, w);
     let progress = progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64));
-    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers };
+    let fragmentation: Option<Box<dyn sim_core::Fragmentation>> =
+        cfg.gpu_sample_every.map(|_| Box::new(crate::fragmentation::Fgd::of_workload(&w.jobs)) as _);
+    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers, fragmentation };
     let result = sim_core::simulate_with(&w.cluster, &w.jobs, policy.as_mut(), &cfg, hooks).map_err(|e| {
         if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
     })?;

@@ -76,7 +76,9 @@ pub mod time;
 pub mod units;
 
 pub use cluster::{Cluster, GpuSharing, GpuSpec, NodeId, NodePool, NodeSpec, NodeState};
-pub use engine::{Deadlock, EngineError, GpuEnergy, GpuSample, Hooks, RunResult, SimConfig, simulate, simulate_with};
+pub use engine::{
+    Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, RunResult, SimConfig, simulate, simulate_with,
+};
 pub use job::{Job, JobId, JobKind, RestartPolicy, TaskShape, TraceStatus};
 pub use ledger::{GpuAffinity, Ledger, NodeUse, TaskBinding};
 pub use outcome::{JobRecord, Outcome, RejectReason};

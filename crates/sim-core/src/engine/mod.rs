@@ -14,15 +14,23 @@
 //!    scheduled (their sequence number):
 //!    * class 0, [`crate::event::EventClass::JobEnd`]: a running attempt ends — completed, failed (as
 //!      the trace says), killed at its time limit (`walltime_kill`), or killed for running
-//!      out of GPU memory; ends come first so what they free is seen by everything after;
+//!      out of GPU memory (with restart policy OnFailure its pod keeps its binding); an
+//!      eviction's grace period ends (`Evict`) or a pod's toleration of a NoExecute taint
+//!      runs out (`TaintEvict`): the job is requeued; ends come first so what they free is
+//!      seen by everything after;
 //!    * class 1, [`crate::event::EventClass::Controller`]: a controller's timer
 //!      ([`crate::controller::Action::WakeAt`]) — among them the node events given as
-//!      input (the `node-events` controller: a node goes down, its jobs requeued and held
-//!      tasks released, drains or comes up) — and the actions it returns, applied at once;
+//!      input (the `node-events` controller: a node goes down — held tasks released, its
+//!      jobs requeued, or under the Kubernetes node lifecycle stalled until evicted —
+//!      drains or comes up) and the node lifecycle controller tainting a node that has
+//!      been down for the grace period — and the actions it returns, applied at once (a
+//!      NoExecute taint evicts the pods that do not tolerate it there and then);
 //!    * class 2, [`crate::event::EventClass::JobArrival`]: a job re-enters the queue after its
-//!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a partial
-//!      gang reaches its permit timeout and releases its tasks (`HoldTimeout`); a pass a
-//!      policy asked for ([`crate::policy::Decision::WakeAt`]) is due (`Wake`);
+//!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a
+//!      container killed in place restarts after the kubelet's CrashLoopBackOff
+//!      (`Restart`, at once, then 10 s doubling to 5 min); a partial gang reaches its
+//!      permit timeout and releases its tasks (`HoldTimeout`); a pass a policy asked for
+//!      ([`crate::policy::Decision::WakeAt`]) is due (`Wake`);
 //! 3. submits the jobs whose submission time is `t`, in input order (a job is rejected
 //!    at once when it can never run: no processors, no or zero run time, larger than the
 //!    machine, GPU models no node has under a policy that binds GPUs);
@@ -43,9 +51,12 @@
 //! ## Parts
 //!
 //! * `run_loop.rs` — the loop above, arrivals and the pass;
-//! * `capacity.rs` — processor units and node states;
+//! * `capacity.rs` — processor units and node states (a node going down under the
+//!   Kubernetes node lifecycle stalls its pods);
 //! * `gangs.rs` — binding jobs to nodes and GPUs, gangs held in parts;
 //! * `job_control.rs` — starting, ending, out-of-memory kills, checkpoints, requeues;
+//! * `restarts.rs` — restarts in place (restart policy OnFailure, a node back);
+//! * `taints.rs` — NoExecute taints and the evictions they schedule;
 //! * `control.rs` — controllers: starting them, their timers, observations, actions;
 //! * `energy.rs`, `sampling.rs` — the observers;
 //! * `records.rs` — the records and figures of a finished run;
@@ -95,7 +106,7 @@ pub use config::{
 pub use control::MAX_CONTROL_ROUNDS;
 pub use energy::GpuEnergy;
 pub use records::{Deadlock, RunResult};
-pub use sampling::GpuSample;
+pub use sampling::{Fragmentation, GpuSample, WholeGpuPod};
 
 use crate::cluster::{Cluster, NodeState};
 use crate::controller::{Controller, Interests, JobRetry, NodeEvents, NodeLifecycleController, Observed};
@@ -182,7 +193,13 @@ pub fn simulate<'a>(
     cfg: &'a SimConfig,
     log: Option<&'a mut dyn LogSink>,
 ) -> Result<RunResult, EngineError> {
-    simulate_with(cluster, jobs, policy, cfg, Hooks { log, progress: None, controllers: Vec::new() })
+    simulate_with(
+        cluster,
+        jobs,
+        policy,
+        cfg,
+        Hooks { log, progress: None, controllers: Vec::new(), fragmentation: None },
+    )
 }
 
 /// Observers of a run: the decision log and a progress callback.
@@ -196,6 +213,9 @@ pub struct Hooks<'a> {
     /// [`SimConfig::node_events`], [`NodeLifecycleController`] under
     /// [`NodeLifecycle::Kubernetes`], then [`JobRetry`]).
     pub controllers: Vec<Box<dyn Controller + 'a>>,
+    /// How the GPU samples ([`SimConfig::gpu_sample_every`]) measure fragmentation;
+    /// `None`: [`WholeGpuPod`].
+    pub fragmentation: Option<Box<dyn Fragmentation + 'a>>,
 }
 
 /// [`simulate`] with observers.
@@ -208,6 +228,9 @@ pub fn simulate_with<'a>(
 ) -> Result<RunResult, EngineError> {
     let mut engine = Engine::new(cluster, jobs, policy, cfg, hooks.log, hooks.controllers)?;
     engine.progress = hooks.progress;
+    if let Some(measure) = hooks.fragmentation {
+        engine.sampler = sampling::GpuSampler::new(cfg.gpu_sample_every, Some(measure));
+    }
     engine.start_controllers()?;
     engine.run()
 }
@@ -236,7 +259,7 @@ struct Engine<'a> {
     node_state: Vec<NodeState>,
     ledger: Ledger,
     /// The GPU fragmentation observer.
-    sampler: sampling::GpuSampler,
+    sampler: sampling::GpuSampler<'a>,
     holds: Vec<Vec<TaskBinding>>,
     /// Per job, for policies that bind nodes (empty otherwise).
     bound: Vec<BoundState>,
@@ -330,7 +353,7 @@ impl<'a> Engine<'a> {
             allocated: 0,
             node_state: if node_states { vec![NodeState::Up; node_count as usize] } else { Vec::new() },
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
-            sampler: sampling::GpuSampler::new(cfg.gpu_sample_every),
+            sampler: sampling::GpuSampler::new(cfg.gpu_sample_every, None),
             holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },
             nodes_not_up: 0,
             start_seq: 0,
