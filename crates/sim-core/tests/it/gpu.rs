@@ -225,6 +225,11 @@ fn on_failure_restarts_in_place_after_crash_loop_back_off() {
     assert_eq!((r[0].attempts, r[0].oom_kills, r[0].restarts), (3, 3, 2));
     assert_eq!(r[0].wasted_gpu_milli_us, 3 * 1000 * 120_000_000);
     assert_eq!((secs(r[1].start), secs(r[1].end)), (Some(390), Some(490)));
+    // The default backoffLimit 6 (docs/gpu.md): kills at 120, 240, 370, 510, 670, 870
+    // (restarts at 120, 250, 390, 550, 750); the sixth is followed by the end at
+    // 870 + 160 = 1030.
+    let r = run(&node(1, GpuSharing::Exclusive), &jobs, 6);
+    assert_eq!((secs(r[0].start), secs(r[0].end), r[0].oom_kills), (Some(750), Some(1030), 6));
     // backoffLimit 0: the first restart already fails it, at its kill (no back-off yet).
     let r = run(&node(1, GpuSharing::Exclusive), &jobs, 0);
     assert_eq!((r[0].outcome, secs(r[0].end), r[0].restarts), (Outcome::OomKilled, Some(120), 0));
