@@ -242,7 +242,8 @@ fn the_crash_loop_back_off_starts_again_after_ten_minutes_of_running() {
     let big = on_failure(gpu_job("big", 0, 10_000, 1000, 0, 20_000));
     let cfg =
         |after: u64| SimConfig { oom_retries: 3, oom_after: SimDuration::from_secs(after), ..SimConfig::default() };
-    let r = simulate(&node(1, GpuSharing::Exclusive), &[big.clone()], &mut OnGpuZero, &cfg(300), None).unwrap();
+    let r =
+        simulate(&node(1, GpuSharing::Exclusive), std::slice::from_ref(&big), &mut OnGpuZero, &cfg(300), None).unwrap();
     assert_eq!((secs(r.records[0].start), secs(r.records[0].end)), (Some(610), Some(930)));
     // Killed 700 s after each start: each run lasted more than 10 min since the last
     // restart, so every restart is immediate: kills at 700, 1400, 2100, ended at 2100.
