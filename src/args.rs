@@ -1,7 +1,7 @@
 //! From the command line's arguments to the runner's settings.
 
 use crate::Failure;
-use crate::cli::{FormatArg, GpuMemoryArg, InputArgs, JobsFormat, SharingArg, SimArgs};
+use crate::cli::{FormatArg, GpuMemoryArg, InputArgs, JobsFormat, NodeLifecycleArg, SharingArg, SimArgs};
 use runner::input::Input;
 use runner::run::RunOptions;
 use std::path::PathBuf;
@@ -59,6 +59,8 @@ pub fn run_options(
     let bad = Failure::BadInput;
     let oom_after = sim_core::time::parse_secs_micros(&s.oom_after)
         .map_err(|e| bad(format!("--oom-after: {e}, found '{}'", s.oom_after)))?;
+    let node_monitor_grace = node_monitor_grace(&s.node_monitor_grace)
+        .map_err(|e| bad(format!("--node-monitor-grace: {e}, found '{}'", s.node_monitor_grace)))?;
     let horizon = match &s.horizon {
         None => None,
         Some(h) => Some(sim_core::SimTime(
@@ -77,6 +79,13 @@ pub fn run_options(
         oom_retries: s.oom_retries,
         oom_after: sim_core::SimDuration(oom_after),
         cross_switch_slowdown_pct: s.cross_switch_slowdown,
+        node_lifecycle: match s.node_lifecycle {
+            NodeLifecycleArg::Auto => sim_core::engine::NodeLifecycle::Auto,
+            NodeLifecycleArg::Requeue => sim_core::engine::NodeLifecycle::Requeue,
+            NodeLifecycleArg::Kubernetes => sim_core::engine::NodeLifecycle::Kubernetes,
+        },
+        node_monitor_grace,
+        default_toleration_secs: s.default_toleration_seconds,
         gpu_util_pct: s.gpu_util,
         out,
         log,
@@ -85,4 +94,20 @@ pub fn run_options(
             JobsFormat::Batsim => runner::run::JobsFormat::Batsim,
         },
     })
+}
+
+/// `--node-monitor-grace`: seconds, or a Kubernetes version (`v1.31`: 40 s and earlier
+/// releases; `v1.32` and later: 50 s, kubernetes PR 126287).
+fn node_monitor_grace(v: &str) -> Result<sim_core::SimDuration, String> {
+    if let Some(version) = v.strip_prefix('v') {
+        let minor = version
+            .strip_prefix("1.")
+            .and_then(|m| m.split('.').next())
+            .and_then(|m| m.parse::<u32>().ok())
+            .ok_or("expected a version v1.N")?;
+        let grace =
+            if minor >= 32 { sim_core::engine::NODE_MONITOR_GRACE } else { sim_core::engine::NODE_MONITOR_GRACE_V1_31 };
+        return Ok(grace);
+    }
+    sim_core::time::parse_secs_micros(v).map(sim_core::SimDuration).map_err(|e| e.to_string())
 }

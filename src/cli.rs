@@ -176,6 +176,19 @@ pub enum GpuMemoryArg {
     Synthetic,
 }
 
+/// What becomes of the jobs of a node that goes down.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum NodeLifecycleArg {
+    /// Kubernetes' under a policy that binds nodes (kube), requeue otherwise.
+    #[default]
+    Auto,
+    /// Requeued at once (Slurm's DOWN node).
+    Requeue,
+    /// Kubernetes: pods stay bound without progress until the unreachable taint and
+    /// their toleration (300 s by default) evict them (policies that bind nodes).
+    Kubernetes,
+}
+
 /// Per-job table layouts.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum JobsFormat {
@@ -361,6 +374,19 @@ pub struct SimArgs {
     /// Stop at this simulated time (seconds); jobs not done by then end `unfinished`.
     #[arg(long)]
     pub horizon: Option<String>,
+    /// What becomes of the jobs of a node that goes down: auto (Kubernetes' node
+    /// lifecycle under kube, requeue otherwise), requeue, kubernetes.
+    #[arg(long, value_enum, default_value_t = NodeLifecycleArg::Auto)]
+    pub node_lifecycle: NodeLifecycleArg,
+    /// Seconds a down node is still taken for ready before it is tainted unreachable
+    /// (kube-controller-manager --node-monitor-grace-period), or a Kubernetes version:
+    /// v1.32 (and later) 50 s, v1.31 (and earlier) 40 s.
+    #[arg(long, default_value = "v1.32")]
+    pub node_monitor_grace: String,
+    /// Seconds a pod that declares no toleration of the not-ready and unreachable
+    /// NoExecute taints tolerates them (DefaultTolerationSeconds admission plugin).
+    #[arg(long, default_value_t = 300)]
+    pub default_toleration_seconds: u64,
     /// Attach a controller, `name[key=value,...]` (see `sim controllers`); repeat it for
     /// several, called in the order given, after the cluster configuration's own.
     #[arg(long = "controller", value_name = "SPEC")]

@@ -203,11 +203,11 @@ fn gpu_runs_record_fragmentation_over_time() {
     ]));
     let text = std::fs::read_to_string(out.join("fragmentation.csv")).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("t,free_gpus,stranded_gpus,fragmentation"));
+    assert_eq!(lines.next(), Some("t,free_gpus,fragment_gpus,fragmentation"));
     let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|f| f.parse().unwrap()).collect()).collect();
     assert!(rows.len() > 100, "{} samples", rows.len());
-    // 314 GPUs: free and stranded within bounds, time ascending, some stranded capacity
-    // once shared pods run.
+    // 314 GPUs: free and fragment within bounds, time ascending, some fragment once pods
+    // run.
     assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]));
     assert!(rows.iter().all(|r| r[1] <= 314.0 && r[2] <= r[1] && (0.0..=1.0).contains(&r[3])));
     assert!(rows.iter().any(|r| r[2] > 0.0));

@@ -61,3 +61,42 @@ fn controllers_are_listed_and_bad_specs_refused() {
         "{err}"
     );
 }
+
+/// A rack powered off under `kube` (maintenance `mode=down`): Kubernetes' node lifecycle.
+/// A (one GPU, 1000 s, preferring `tier=a`) starts at 0 on rack r1's node; r1 goes down
+/// at 100; the node lifecycle controller taints it unreachable at 100 + 50 = 150; A's
+/// default toleration (300 s) evicts it at 450, and it is placed on r2 at once: 450–1450.
+/// With Kubernetes v1.31's 40 s grace: 440–1440; with Slurm's semantics (`--node-lifecycle
+/// requeue`) it is requeued at 100: 100–1100.
+#[test]
+fn a_rack_down_under_kube_evicts_its_pods_after_grace_and_toleration() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("cluster.toml");
+    let workload = dir.path().join("w.jsonl");
+    let pool = |name: &str, tier: &str| {
+        format!(
+            "[[pool]]\nname = \"{name}\"\ncount = 1\ncores = 8\nlabels = {{ tier = \"{tier}\" }}\n\
+             gpus = {{ count = 1, model = \"A100\", memory_mib = 40960 }}\ntopology = {{ rack = \"{name}\" }}\n"
+        )
+    };
+    std::fs::write(&cluster, format!("{}\n{}", pool("r1", "a"), pool("r2", "b"))).unwrap();
+    std::fs::write(
+        &workload,
+        "{\"id\":\"A\",\"submit\":0,\"runtime\":1000,\"gpus\":1,\
+         \"preferred\":[[100,[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\"]}]]]}\n",
+    )
+    .unwrap();
+    let (w, c) = (workload.to_str().unwrap(), cluster.to_str().unwrap());
+    let base =
+        ["--trace", w, "--cluster", c, "--policy", "kube", "--controller", "maintenance[rack=r1,at=100,mode=down]"];
+    let span = |extra: &[&str]| {
+        let (out, run) = run_into(&[&base[..], extra].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let jobs = read(&run, "jobs.csv");
+        let f: Vec<String> = jobs.lines().nth(1).unwrap().split(',').map(str::to_string).collect();
+        (f[2].clone(), f[3].clone())
+    };
+    assert_eq!(span(&[]), ("450".into(), "1450".into()));
+    assert_eq!(span(&["--node-monitor-grace", "v1.31"]), ("440".into(), "1440".into()));
+    assert_eq!(span(&["--node-lifecycle", "requeue"]), ("100".into(), "1100".into()));
+}

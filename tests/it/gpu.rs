@@ -186,3 +186,45 @@ fn native_format_round_trips_through_convert() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs its cluster"));
 }
+
+/// `fragmentation.csv` by the FGD paper's definition on one node of 8 cores and two
+/// shared GPUs. Pods: A (6 cores, a whole GPU, 0–100 s), B (1 core, half a GPU, 0–200 s),
+/// C (1 core, a quarter GPU, 300–310 s); each is a typical pod with share 1/3. F_n =
+/// Σ over typical pods of ⅓ × (all idle GPU when the pod cannot be hosted, else the
+/// idle GPU too small for it):
+/// * 0–100: GPUs left [0, 500], CPU left 1000: A lacks CPU (all 500 idle), B and C fit
+///   with nothing too small: F = 500/3 = 167 of 500 free, 0.334 (the capacity left on
+///   partly used GPUs alone would have said 500, 1.0);
+/// * 100–200: [1000, 500], CPU 7000: A fits, the 500 GPU too small for it: F = 500/3 =
+///   167 of 1500, 0.111333;
+/// * 200–300: nothing runs: 0 of 2000;
+/// * 300–310: C on one GPU, [750, 1000], CPU 7000: A fits, the 750 GPU too small for it:
+///   F = 750/3 = 250 of 1750 free, 0.142857.
+#[test]
+fn fragmentation_follows_the_fgd_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("cluster.toml");
+    let workload = dir.path().join("w.jsonl");
+    std::fs::write(
+        &cluster,
+        "[[pool]]\nname = \"g\"\ncount = 1\ncores = 8\nsharing = \"shared\"\n\
+         gpus = { count = 2, model = \"A100\", memory_mib = 40960 }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &workload,
+        "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"cores\":6,\"gpus\":1}\n\
+         {\"id\":\"B\",\"submit\":0,\"runtime\":200,\"cores\":1,\"gpus\":1,\"gpu_milli\":500}\n\
+         {\"id\":\"C\",\"submit\":300,\"runtime\":10,\"cores\":1,\"gpus\":1,\"gpu_milli\":250}\n",
+    )
+    .unwrap();
+    let (out, run) = run_into(&["--trace", workload.to_str().unwrap(), "--cluster", cluster.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = read(&run, "fragmentation.csv");
+    let row = |t: &str| csv.lines().find(|l| l.starts_with(&format!("{t},"))).map(str::to_string);
+    assert_eq!(csv.lines().next(), Some("t,free_gpus,fragment_gpus,fragmentation"));
+    assert_eq!(row("0").as_deref(), Some("0,0.5,0.167,0.334000"));
+    assert_eq!(row("150").as_deref(), Some("150,1.5,0.167,0.111333"));
+    assert_eq!(row("250").as_deref(), Some("250,2,0,0.000000"));
+    assert_eq!(row("305").as_deref(), Some("305,1.75,0.25,0.142857"));
+}

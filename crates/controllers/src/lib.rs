@@ -67,9 +67,18 @@ pub const BUILT_IN: &[(&str, &str)] = &[
          attached when the run has any",
     ),
     (
+        "node-lifecycle",
+        "Kubernetes' node lifecycle controller: a node down for --node-monitor-grace (50 s; 40 s before v1.32) is \
+         tainted node.kubernetes.io/unreachable:NoExecute, evicting its pods after their toleration (300 s unless \
+         they declare one); the taint is removed when the node is back; attached when the policy binds nodes and \
+         nodes may change (--node-lifecycle auto|kubernetes)",
+    ),
+    (
         "job-retry",
         "Kubernetes' Job controller: a job killed for running out of GPU memory is re-created after a back-off \
-         of 10 s doubling to 6 min, until --oom-retries kills (backoffLimit, default 6); always attached",
+         of 10 s doubling to 6 min, until --oom-retries kills (backoffLimit, default 6); with restart_policy \
+         OnFailure the kubelet restarts it in place instead (at once, then 10 s doubling to 5 min) until its \
+         restarts reach backoffLimit; always attached",
     ),
 ];
 

@@ -306,6 +306,7 @@ mod tests {
             attempts: 1,
             units: UnitSet::from_sorted([0, 1, 2, 3, 8, 10, 11]),
             oom_kills: 0,
+            restarts: 0,
             wasted_gpu_milli_us: 0,
             gpu_milli_held: 0,
             gpu_energy_mj: 0,

@@ -219,8 +219,8 @@ fn over_time_plots(
         .map(|r| Series { name: r.policy(), points: r.fragmentation.clone() })
         .collect();
     if !frag.is_empty() {
-        p.add("gpu_fragmentation", "GPU fragmentation over time (free capacity stranded on partly used GPUs)", &|f| {
-            plots::lines(&chart("GPU fragmentation", "stranded / free"), &frag, true, f)
+        p.add("gpu_fragmentation", "GPU fragmentation over time (idle capacity the typical pods cannot use)", &|f| {
+            plots::lines(&chart("GPU fragmentation", "fragment / free"), &frag, true, f)
         })?;
     }
     let queue = by_series("queue_length");

@@ -76,7 +76,8 @@ pub struct Summary {
     pub gpu_hours: f64,
     /// Attempts killed for running out of GPU memory.
     pub oom_kills: u64,
-    /// Of those, how many were requeued (the rest ended their job `oom_killed`).
+    /// Of those, how many were requeued or, with restart policy OnFailure, restarted in place
+    /// (the rest ended their job `oom_killed`).
     pub oom_retries: u64,
     /// GPU-hours the out-of-memory attempts used before they were killed.
     pub wasted_gpu_hours: f64,

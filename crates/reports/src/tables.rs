@@ -418,6 +418,7 @@ mod tests {
             attempts: 1,
             units: UnitSet::default(),
             oom_kills: 0,
+            restarts: 0,
             wasted_gpu_milli_us: 0,
             gpu_milli_held: 0,
             gpu_energy_mj: 0,

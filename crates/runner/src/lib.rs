@@ -10,7 +10,8 @@
 //! * [`run`] — a [`run::RunOptions`] (policy, controllers, seed, limits, outputs):
 //!   the policy and controllers built, the replay simulated, the run folder written
 //!   (`jobs.csv`, `summary.json`, `frame.csv`, `fragmentation.csv`, `decisions.jsonl`),
-//!   each file whole or not at all ([`output`]);
+//!   each file whole or not at all ([`output`]); [`fragmentation`] is the FGD measure
+//!   of `fragmentation.csv`;
 //! * [`compare`] — a plan of (policy, seed) runs replayed in parallel, results in plan
 //!   order whatever the thread count;
 //! * [`report`] — run folders read back and the report written;
@@ -22,6 +23,7 @@
 
 pub mod compare;
 pub mod fgd;
+pub mod fragmentation;
 pub mod input;
 pub mod output;
 pub mod report;

@@ -48,6 +48,12 @@ pub struct RunOptions {
     pub cross_switch_slowdown_pct: u32,
     /// GPU utilization (percent) of jobs that do not say, for the energy model.
     pub gpu_util_pct: u16,
+    /// What becomes of the jobs of a node that goes down.
+    pub node_lifecycle: sim_core::engine::NodeLifecycle,
+    /// Kubernetes' node-monitor-grace-period.
+    pub node_monitor_grace: SimDuration,
+    /// The DefaultTolerationSeconds admission plugin's seconds.
+    pub default_toleration_secs: u64,
     /// The run folder.
     pub out: PathBuf,
     /// Write the decision log.
@@ -71,6 +77,9 @@ impl Default for RunOptions {
             oom_after: SimDuration::from_secs(120),
             cross_switch_slowdown_pct: 0,
             gpu_util_pct: 100,
+            node_lifecycle: sim_core::engine::NodeLifecycle::Auto,
+            node_monitor_grace: sim_core::engine::NODE_MONITOR_GRACE,
+            default_toleration_secs: 300,
             out: PathBuf::from("sim-out"),
             log: false,
             jobs_format: JobsFormat::Default,
@@ -200,6 +209,9 @@ fn sim_config(o: &RunOptions, w: &Workload) -> SimConfig {
         oom_after: o.oom_after,
         cross_switch_slowdown_permille: o.cross_switch_slowdown_pct.saturating_mul(10),
         gpu_util_permille: o.gpu_util_pct.min(100) * 10,
+        node_lifecycle: o.node_lifecycle,
+        node_monitor_grace: o.node_monitor_grace,
+        default_toleration_secs: o.default_toleration_secs,
         // GPU fragmentation about 500 times over the submission span (GPU clusters only).
         gpu_sample_every: (w.cluster.total_gpus() > 0).then(|| {
             let first = w.jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
@@ -244,7 +256,9 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
     let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
     let cfg = sim_config(o, w);
     let progress = progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64));
-    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers };
+    let fragmentation: Option<Box<dyn sim_core::Fragmentation>> =
+        cfg.gpu_sample_every.map(|_| Box::new(crate::fragmentation::Fgd::of_workload(&w.jobs)) as _);
+    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers, fragmentation };
     let result = sim_core::simulate_with(&w.cluster, &w.jobs, policy.as_mut(), &cfg, hooks).map_err(|e| {
         if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
     })?;

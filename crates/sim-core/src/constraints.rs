@@ -113,6 +113,81 @@ pub struct Toleration {
     pub value: String,
     /// Effect it tolerates; `None` = every effect.
     pub effect: Option<TaintEffect>,
+    /// For a `NoExecute` taint: how long the pod may stay bound after the taint appears,
+    /// seconds (`tolerationSeconds`; 0 = evicted at once); `None` = for ever. Read only
+    /// for NoExecute taints, as Kubernetes does.
+    #[serde(default, alias = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<u64>,
+}
+
+/// The taint the node lifecycle controller puts on a node that stopped reporting (its
+/// `Ready` condition `Unknown`), kubernetes `pkg/apis/core/well_known_taints.go`.
+pub const TAINT_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+/// The taint of a node whose `Ready` condition is `False`.
+pub const TAINT_NOT_READY: &str = "node.kubernetes.io/not-ready";
+
+/// What the `NoExecute` taints of the nodes a pod is bound to do to it (the taint
+/// eviction controller's rule, kubernetes v1.31 `pkg/controller/tainteviction/taint_eviction.go`
+/// `processPodOnNode`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NoExecute {
+    /// No NoExecute taint, or every one tolerated for ever: the pod stays.
+    Stays,
+    /// A NoExecute taint it does not tolerate (or tolerates for 0 s): evicted now.
+    EvictNow,
+    /// Every NoExecute taint tolerated, the shortest for this many seconds.
+    EvictAfter(u64),
+}
+
+impl NoExecute {
+    /// The verdict for a pod on several nodes: evicted at the first of its pods' times.
+    pub fn min(self, o: NoExecute) -> NoExecute {
+        match (self, o) {
+            (NoExecute::EvictNow, _) | (_, NoExecute::EvictNow) => NoExecute::EvictNow,
+            (NoExecute::EvictAfter(a), NoExecute::EvictAfter(b)) => NoExecute::EvictAfter(a.min(b)),
+            (NoExecute::EvictAfter(a), NoExecute::Stays) | (NoExecute::Stays, NoExecute::EvictAfter(a)) => {
+                NoExecute::EvictAfter(a)
+            }
+            (NoExecute::Stays, NoExecute::Stays) => NoExecute::Stays,
+        }
+    }
+}
+
+/// What `taints` (a node's, any effect) do to a running pod with `tolerations`.
+/// `default_secs`: the `DefaultTolerationSeconds` admission plugin's toleration (kubernetes
+/// `plugin/pkg/admission/defaulttolerationseconds`, 300 s by default): a pod without a
+/// toleration of `not-ready` (or `unreachable`) NoExecute gets one of that many seconds,
+/// after those it declares. Each NoExecute taint is matched by the first toleration that
+/// tolerates it (`GetMatchingTolerations`); the pod is evicted now when one is not
+/// tolerated, after the shortest `tolerationSeconds` of those matched, or never when none
+/// of them has seconds (`getMinTolerationTime`).
+pub fn no_execute(tolerations: &[Toleration], taints: &[Taint], default_secs: Option<u64>) -> NoExecute {
+    let mut min: Option<u64> = None;
+    for t in taints.iter().filter(|t| t.effect == TaintEffect::NoExecute) {
+        let default = default_secs.and_then(|secs| {
+            let covers = |key: &str| {
+                tolerations.iter().any(|x| {
+                    x.key.as_deref().is_none_or(|k| k == key) && x.effect.is_none_or(|e| e == TaintEffect::NoExecute)
+                })
+            };
+            [TAINT_NOT_READY, TAINT_UNREACHABLE].into_iter().find(|&k| k == t.key && !covers(k)).map(|_| secs)
+        });
+        let secs = match tolerations.iter().find(|x| x.tolerates(t)) {
+            Some(x) => x.toleration_seconds,
+            None => match default {
+                Some(secs) => Some(secs),
+                None => return NoExecute::EvictNow,
+            },
+        };
+        if let Some(s) = secs {
+            min = Some(min.map_or(s, |m| m.min(s)));
+        }
+    }
+    match min {
+        None => NoExecute::Stays,
+        Some(0) => NoExecute::EvictNow,
+        Some(s) => NoExecute::EvictAfter(s),
+    }
 }
 
 impl Toleration {
@@ -373,6 +448,7 @@ mod tests {
                 exists: true,
                 value: "".into(),
                 effect: None,
+                toleration_seconds: None,
             }],
             ..Default::default()
         };
@@ -382,12 +458,52 @@ mod tests {
             exists: true,
             value: "".into(),
             effect: Some(TaintEffect::NoExecute),
+            toleration_seconds: None,
         };
         assert!(!wrong_effect.tolerates(&gpu));
-        let equal = Toleration { key: Some("spot".into()), exists: false, value: "true".into(), effect: None };
+        let equal = Toleration {
+            key: Some("spot".into()),
+            exists: false,
+            value: "true".into(),
+            effect: None,
+            toleration_seconds: None,
+        };
         assert!(equal.tolerates(&soft));
-        let everything = Toleration { key: None, exists: true, value: "".into(), effect: None };
+        let everything =
+            Toleration { key: None, exists: true, value: "".into(), effect: None, toleration_seconds: None };
         assert!(everything.tolerates(&gpu) && everything.tolerates(&soft));
+    }
+
+    #[test]
+    fn no_execute_taints_and_default_tolerations() {
+        let ne = |key: &str| Taint { key: key.into(), value: "".into(), effect: TaintEffect::NoExecute };
+        let tol = |key: Option<&str>, effect: Option<TaintEffect>, secs: Option<u64>| Toleration {
+            key: key.map(Into::into),
+            exists: true,
+            value: "".into(),
+            effect,
+            toleration_seconds: secs,
+        };
+        let soft = Taint { key: "x".into(), value: "".into(), effect: TaintEffect::NoSchedule };
+        // Only NoExecute taints count; an untolerated one evicts at once.
+        assert_eq!(no_execute(&[], std::slice::from_ref(&soft), Some(300)), NoExecute::Stays);
+        assert_eq!(no_execute(&[], &[ne("x")], Some(300)), NoExecute::EvictNow);
+        // The admission plugin's 300 s covers `unreachable` and `not-ready` only.
+        assert_eq!(no_execute(&[], &[ne(TAINT_UNREACHABLE)], Some(300)), NoExecute::EvictAfter(300));
+        assert_eq!(no_execute(&[], &[ne(TAINT_NOT_READY)], None), NoExecute::EvictNow);
+        // A declared toleration replaces the default: for ever, or its own seconds.
+        let forever = [tol(Some(TAINT_UNREACHABLE), Some(TaintEffect::NoExecute), None)];
+        assert_eq!(no_execute(&forever, &[ne(TAINT_UNREACHABLE)], Some(300)), NoExecute::Stays);
+        let all = [tol(None, None, Some(30))];
+        assert_eq!(no_execute(&all, &[ne(TAINT_UNREACHABLE), ne("x")], Some(300)), NoExecute::EvictAfter(30));
+        // The shortest of the tolerations matched; the first match of a taint decides; 0 s
+        // is at once.
+        let two = [tol(Some("a"), None, Some(60)), tol(Some("b"), None, Some(30)), tol(Some("a"), None, Some(5))];
+        assert_eq!(no_execute(&two, &[ne("a"), ne("b")], None), NoExecute::EvictAfter(30));
+        assert_eq!(no_execute(&[tol(Some("a"), None, Some(0))], &[ne("a")], None), NoExecute::EvictNow);
+        // A toleration of `not-ready` keeps the default for `unreachable`.
+        let nr = [tol(Some(TAINT_NOT_READY), Some(TaintEffect::NoExecute), None)];
+        assert_eq!(no_execute(&nr, &[ne(TAINT_UNREACHABLE)], Some(300)), NoExecute::EvictAfter(300));
     }
 
     #[test]

@@ -11,9 +11,10 @@
 //! ## Order (part of the engine's ordering contract, see [`crate::engine`])
 //!
 //! * Controllers are called in the order they are attached: the built-in ones first
-//!   (`node-events` when the run has node events, then the Job controller
-//!   [`JobRetry`]), then those of the cluster configuration, then those given on the
-//!   command line.
+//!   (`node-events` when the run has node events, the node lifecycle controller
+//!   [`NodeLifecycleController`] under Kubernetes semantics when nodes may change, then the Job
+//!   controller [`JobRetry`]), then those of the cluster configuration, then those given
+//!   on the command line.
 //! * [`Controller::start`] is called once, in that order, before the first event.
 //! * A timer ([`Action::WakeAt`]) is an event of class
 //!   [`crate::event::EventClass::Controller`]: at one instant after the job ends and
@@ -36,6 +37,9 @@ use crate::job::{Job, JobId};
 use crate::policy::SchedView;
 use crate::time::{SimDuration, SimTime};
 
+mod node_lifecycle;
+pub use node_lifecycle::NodeLifecycleController;
+
 /// Something a controller asks the engine to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -44,9 +48,10 @@ pub enum Action {
         /// When.
         at: SimTime,
     },
-    /// Put a node in a state: [`NodeState::Down`] fails it (its running jobs are
-    /// requeued, held gang tasks released: Slurm DOWN, a failed Kubernetes node whose pods
-    /// are deleted), [`NodeState::Draining`] drains it (running jobs finish, nothing new
+    /// Put a node in a state: [`NodeState::Down`] fails it (held gang tasks are
+    /// released; its running jobs are requeued, Slurm DOWN, or under
+    /// [`crate::engine::NodeLifecycle::Kubernetes`] stop making progress until evicted,
+    /// see [`NodeLifecycleController`]), [`NodeState::Draining`] drains it (running jobs finish, nothing new
     /// starts: `scontrol update state=drain`, `kubectl cordon`), [`NodeState::Up`]
     /// repairs or resumes it, [`NodeState::Absent`] removes it from the cluster (as
     /// `Down`, but not a failure: scaled in) and `Up` adds it back.
@@ -57,14 +62,18 @@ pub enum Action {
         state: NodeState,
     },
     /// Add a taint to a node, or replace the one with the same key and effect
-    /// (`kubectl taint`). Placement filters and scores see it from the next pass.
+    /// (`kubectl taint`). Placement filters and scores see it from the next pass. A
+    /// `NoExecute` taint evicts the pods bound to the node that do not tolerate it at once,
+    /// those that tolerate it with `tolerationSeconds` that long after, the others never
+    /// (Kubernetes' taint eviction controller; see [`crate::constraints::no_execute`]).
     SetTaint {
         /// The node.
         node: NodeId,
         /// The taint.
         taint: Taint,
     },
-    /// Remove a node's taints with this key.
+    /// Remove a node's taints with this key (a pending NoExecute eviction of a pod there
+    /// is cancelled when none of its nodes has a NoExecute taint left).
     ClearTaint {
         /// The node.
         node: NodeId,
@@ -114,8 +123,19 @@ pub enum Action {
         at: SimTime,
     },
     /// End a job whose attempt was killed: it ends with that attempt's outcome (the Job
-    /// controller's `backoffLimit` reached).
+    /// controller's `backoffLimit` reached). A job killed in place
+    /// ([`crate::job::RestartPolicy::OnFailure`]) ends when the kubelet would have restarted
+    /// it (after its CrashLoopBackOff, [`crate::engine::crash_loop_backoff`]): the restart
+    /// that brings its restart count to `backoffLimit` makes the Job controller fail the
+    /// Job and delete the pod; until then its pod holds its GPUs.
     GiveUp {
+        /// The job.
+        job: JobId,
+    },
+    /// Let a job killed in place ([`crate::job::RestartPolicy::OnFailure`]: its pod keeps
+    /// its binding) be restarted by the kubelet, on the same node and GPUs, after its
+    /// CrashLoopBackOff ([`crate::engine::crash_loop_backoff`]).
+    Restart {
         /// The job.
         job: JobId,
     },
@@ -145,7 +165,9 @@ pub enum Observed {
         job: JobId,
     },
     /// A job's attempt was killed for running out of GPU memory; it waits for a
-    /// controller to [`Action::Resubmit`] it or [`Action::GiveUp`].
+    /// controller to [`Action::Resubmit`] it or [`Action::GiveUp`] — or, killed in place
+    /// (its job's [`crate::job::RestartPolicy::OnFailure`]), to [`Action::Restart`] it or
+    /// [`Action::GiveUp`].
     AttemptKilled {
         /// The job.
         job: JobId,
@@ -237,8 +259,12 @@ pub trait Controller: Send {
 /// Kubernetes' Job controller for pods killed for running out of GPU memory: the pod is
 /// re-created after a back-off of 10 s doubling to 6 min ([`crate::engine::oom_backoff`],
 /// `pkg/controller/job` in Kubernetes 1.31) until `backoffLimit` kills (default 6;
-/// Volcano's `maxRetry` is 3), then the job fails. Always attached, first after
-/// `node-events`; its limit is [`crate::SimConfig::oom_retries`].
+/// Volcano's `maxRetry` is 3), then the job fails. A job whose pods restart in place
+/// ([`crate::job::RestartPolicy::OnFailure`]) is restarted by the kubelet instead, until
+/// its container's restart count reaches `backoffLimit` (`pastBackoffLimitOnFailure`:
+/// restarts ≥ `backoffLimit`, or > 0 for a limit of 0): the `backoffLimit`-th kill (the
+/// first for 0) is given up. Always attached, after `node-events` and `node-lifecycle`;
+/// its limit is [`crate::SimConfig::oom_retries`].
 pub struct JobRetry {
     /// Kills after which the job ends `oom_killed`.
     pub retries: u32,
@@ -256,7 +282,11 @@ impl Controller for JobRetry {
     }
     fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
         if let Observed::AttemptKilled { job, kills } = *event {
-            if kills <= self.retries {
+            if view.job(job).restart_policy() == crate::job::RestartPolicy::OnFailure {
+                // The k-th kill is followed by the k-th restart; the Job fails at the one
+                // that reaches the limit.
+                out.push(if kills < self.retries.max(1) { Action::Restart { job } } else { Action::GiveUp { job } });
+            } else if kills <= self.retries {
                 out.push(Action::Resubmit { job, at: view.now() + crate::engine::oom_backoff(kills) });
             } else {
                 out.push(Action::GiveUp { job });

@@ -119,6 +119,30 @@ pub enum TraceStatus {
     Cancelled,
 }
 
+/// What becomes of a job's pod whose container fails (killed for running out of GPU
+/// memory): the `restartPolicy` of a Kubernetes Job's pod template.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RestartPolicy {
+    /// The pod fails; the Job controller re-creates it after its back-off and the
+    /// scheduler places the new pod ([`crate::controller::JobRetry`]).
+    #[default]
+    Never,
+    /// The kubelet restarts the container in the same pod, on the same node and GPUs
+    /// (the binding is kept, the GPUs stay held), after its CrashLoopBackOff delay; the
+    /// restarts count toward the Job's `backoffLimit`.
+    OnFailure,
+}
+
+impl RestartPolicy {
+    /// Its name, as Kubernetes and the native format spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RestartPolicy::Never => "Never",
+            RestartPolicy::OnFailure => "OnFailure",
+        }
+    }
+}
+
 /// One job as read from a trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
@@ -163,6 +187,9 @@ pub struct Job {
     /// sacct `Start`, Helios `start_time`); `None` = unknown. Kept so reports can set the
     /// simulated wait against the observed one; the engine never reads it.
     pub observed_start: Option<SimTime>,
+    /// What becomes of its pod when its container is killed for running out of GPU memory.
+    #[serde(default)]
+    pub restart_policy: RestartPolicy,
 }
 
 impl Job {
@@ -192,6 +219,7 @@ impl Job {
             constraints: None,
             min_tasks: 0,
             observed_start: None,
+            restart_policy: RestartPolicy::Never,
         }
     }
 

@@ -57,6 +57,10 @@ impl<'a> JobView<'a> {
     pub fn queue(&self) -> i32 {
         self.job.queue
     }
+    /// What becomes of its pod when its container fails.
+    pub fn restart_policy(&self) -> crate::job::RestartPolicy {
+        self.job.restart_policy
+    }
     /// Partition.
     pub fn partition(&self) -> i32 {
         self.job.partition

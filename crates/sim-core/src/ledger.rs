@@ -142,11 +142,17 @@ impl NodeUse {
     pub fn milli_taken(&self, task: &TaskShape) -> u32 {
         milli_taken(self.sharing, task)
     }
-    /// Declared GPU memory of a task per GPU here: its declaration, or else a share of
-    /// the device memory proportional to its milli-GPU (gpushare's "compute ∝ memory").
+    /// Declared GPU memory of a task per GPU here: its declaration, or else, on an
+    /// `isolated` pool, the whole device (HAMi's default for a vGPU with neither
+    /// `nvidia.com/gpumem` nor `gpumem-percentage`: 100 % of the device memory, both the
+    /// scheduler's reservation and the limit; HAMi v2.x `pkg/device/nvidia/device.go`
+    /// `GenerateResourceRequests`, `defaultMemory: 0`), elsewhere a share of the device
+    /// memory proportional to its milli-GPU (gpushare's "compute ∝ memory").
     pub fn declared_of(&self, task: &TaskShape, gpu: usize) -> u64 {
         if task.gpu_memory_mib > 0 {
             task.gpu_memory_mib
+        } else if self.sharing == GpuSharing::Isolated {
+            self.gpus.get(gpu).map_or(0, |g| g.memory_mib)
         } else {
             self.gpus.get(gpu).map_or(0, |g| g.memory_mib * self.milli_taken(task) as u64 / MILLI as u64)
         }

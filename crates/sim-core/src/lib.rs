@@ -77,9 +77,10 @@ pub mod units;
 
 pub use cluster::{Cluster, GpuSharing, GpuSpec, NodeId, NodePool, NodeSpec, NodeState};
 pub use engine::{
-    Deadlock, EngineError, GpuEnergy, GpuSample, Hooks, RunResult, SimConfig, Stall, simulate, simulate_with,
+    Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, RunResult, SimConfig, Stall, simulate,
+    simulate_with,
 };
-pub use job::{Job, JobId, JobKind, TaskShape, TraceStatus};
+pub use job::{Job, JobId, JobKind, RestartPolicy, TaskShape, TraceStatus};
 pub use ledger::{GpuAffinity, Ledger, NodeUse, TaskBinding};
 pub use outcome::{JobRecord, Outcome, RejectReason};
 pub use power::{PowerCurve, PowerCurveError};

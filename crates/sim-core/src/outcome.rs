@@ -111,9 +111,14 @@ pub struct JobRecord {
     pub attempts: u32,
     /// Units held by that attempt (empty if it never started or was bound to nodes).
     pub units: UnitSet,
-    /// Times it was killed for running out of GPU memory (each one requeued it until the
-    /// retry limit, after which it ended `oom_killed`).
+    /// Times it was killed for running out of GPU memory (each one requeued it, or with
+    /// restart policy OnFailure restarted it in place, until the retry limit, after which
+    /// it ended `oom_killed`).
     pub oom_kills: u32,
+    /// Times its pods were restarted in place, on the same nodes and GPUs (restart policy
+    /// OnFailure: after an out-of-memory kill's CrashLoopBackOff, or when the node it was
+    /// stalled on came back); each restart is a new attempt.
+    pub restarts: u32,
     /// GPU time its out-of-memory attempts used before they were killed, in milli-GPU
     /// microseconds (GPUs × milli-GPU each × time).
     pub wasted_gpu_milli_us: u64,

@@ -143,6 +143,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             constraints: None,
             min_tasks: 0,
             observed_start: None,
+            restart_policy: Default::default(),
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

@@ -181,6 +181,7 @@ impl JobReader for HeliosReader {
                 constraints: None,
                 min_tasks: 0,
                 observed_start: Some(SimTime::from_secs(started)),
+                restart_policy: Default::default(),
             }));
         }
     }

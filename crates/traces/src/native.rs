@@ -27,7 +27,8 @@
 //! | `node_selector` | `{label: value}` all required | none |
 //! | `required` | node affinity terms (ORed), each a list of `{key, operator, values}` (ANDed); operators `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt` | none |
 //! | `preferred` | `[[weight, term], ...]`, weight 1–100 | none |
-//! | `tolerations` | `{key, exists, value, effect}`; effect `NoSchedule`, `PreferNoSchedule`, `NoExecute` or absent (all) | none |
+//! | `tolerations` | `{key, exists, value, effect, toleration_seconds}`; effect `NoSchedule`, `PreferNoSchedule`, `NoExecute` or absent (all); `toleration_seconds` (also `tolerationSeconds`): how long a NoExecute taint is tolerated, absent = for ever | none |
+//! | `restart_policy` | `Never` (the Job controller re-creates a failed pod) or `OnFailure` (the kubelet restarts it in place, on its GPUs, after CrashLoopBackOff) | `Never` |
 //! | `labels` | the pod's own labels `{key: value}` | none |
 //! | `pod_affinity` | `{selector: [requirements], topology_key, weight, anti}`: weight 0 = required, 1–100 preferred; `anti: true` for anti-affinity; keys `node`, `rack`, `zone`, `switch` or a node label | none |
 //! | `spread` | `{max_skew, topology_key, when_unsatisfiable: DoNotSchedule\|ScheduleAnyway, selector, min_domains, node_affinity_policy: Honor\|Ignore, node_taints_policy: Honor\|Ignore}`; `max_skew` ≥ 1, `min_domains` ≥ 1 (default 1, DoNotSchedule only), policies default Honor and Ignore | none |
@@ -39,7 +40,7 @@ use serde_json::value::RawValue;
 use sim_core::constraints::{
     PodAffinityTerm, PodConstraints, Requirement, SelectorTerm, SpreadConstraint, Toleration, WhenUnsatisfiable,
 };
-use sim_core::job::{Job, JobKind, TaskShape, TraceStatus};
+use sim_core::job::{Job, JobKind, RestartPolicy, TaskShape, TraceStatus};
 use sim_core::time::{parse_secs_micros, secs_string};
 use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
@@ -93,6 +94,8 @@ struct Line<'a> {
     kind: Option<String>,
     #[serde(default)]
     status: Option<String>,
+    #[serde(default)]
+    restart_policy: Option<String>,
     #[serde(default)]
     node_selector: BTreeMap<String, String>,
     #[serde(default)]
@@ -166,6 +169,11 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
         Some("cancelled") => TraceStatus::Cancelled,
         Some(o) => return Err(bad("status", "completed, failed or cancelled", o.to_string())),
     };
+    let restart_policy = match j.restart_policy.as_deref() {
+        None | Some("Never") => RestartPolicy::Never,
+        Some("OnFailure") => RestartPolicy::OnFailure,
+        Some(o) => return Err(bad("restart_policy", "Never or OnFailure", o.to_string())),
+    };
     let constraints = PodConstraints {
         node_selector: j.node_selector,
         required: j.required.into_iter().map(|requirements| SelectorTerm { requirements }).collect(),
@@ -203,6 +211,7 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
         constraints,
         min_tasks: j.min_tasks,
         observed_start,
+        restart_policy,
     })
 }
 
@@ -297,6 +306,8 @@ struct LineOut<'a> {
     requested: Option<Secs>,
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "sorted")]
     required: Vec<&'a [Requirement]>,
+    #[serde(skip_serializing_if = "is_default")]
+    restart_policy: RestartPolicy,
     /// Always written: `null` when unknown.
     runtime: Option<Secs>,
     #[serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "sorted")]
@@ -378,6 +389,7 @@ impl<'a> LineOut<'a> {
             queue: j.queue,
             required: c.required.iter().map(|t| &t.requirements[..]).collect(),
             requested: j.requested.filter(|_| j.requested != j.runtime).map(|r| Secs(r.0)),
+            restart_policy: j.restart_policy,
             runtime: j.runtime.map(|r| Secs(r.0)),
             spread: &c.spread,
             status: j.trace_status,
@@ -470,6 +482,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `minDomains`"), "{e}");
+    }
+
+    #[test]
+    fn reads_toleration_seconds_and_the_restart_policy() {
+        // Kubernetes' spelling `tolerationSeconds` and the native `toleration_seconds` both
+        // read; the writer uses the native one (keys sorted) and leaves `Never` out.
+        let text = r#"{"id":"a","submit":0,"restart_policy":"OnFailure","tolerations":[{"key":"k","exists":true,"effect":"NoExecute","tolerationSeconds":60}]}
+{"id":"b","submit":0,"restart_policy":"Never","tolerations":[{"key":"k","exists":true,"effect":"NoExecute","toleration_seconds":0}]}
+"#;
+        let jobs = parse("w.jsonl", text).unwrap();
+        assert_eq!((jobs[0].restart_policy, jobs[1].restart_policy), (RestartPolicy::OnFailure, RestartPolicy::Never));
+        let secs = |j: &Job| j.constraints.as_ref().unwrap().tolerations[0].toleration_seconds;
+        assert_eq!((secs(&jobs[0]), secs(&jobs[1])), (Some(60), Some(0)));
+        let mut out = Vec::new();
+        write(&mut out, &jobs).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"id\":\"a\",\"restart_policy\":\"OnFailure\",\"runtime\":null,\"submit\":0,\"tolerations\":[{\"effect\":\"NoExecute\",\"exists\":true,\"key\":\"k\",\"toleration_seconds\":60,\"value\":\"\"}]}\n\
+             {\"id\":\"b\",\"runtime\":null,\"submit\":0,\"tolerations\":[{\"effect\":\"NoExecute\",\"exists\":true,\"key\":\"k\",\"toleration_seconds\":0,\"value\":\"\"}]}\n"
+        );
+        let e = parse("w.jsonl", "{\"id\":\"a\",\"submit\":0,\"restart_policy\":\"Always\"}\n").unwrap_err();
+        assert!(e.to_string().starts_with("w.jsonl:1: field 'restart_policy': expected Never or OnFailure"), "{e}");
     }
 
     #[test]

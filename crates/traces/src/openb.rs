@@ -290,6 +290,7 @@ impl OpenbPod {
             constraints: None,
             min_tasks: 0,
             observed_start: self.scheduled.map(SimTime::from_secs),
+            restart_policy: Default::default(),
         }
     }
 }

@@ -214,6 +214,7 @@ impl PaiReader {
             constraints: None,
             min_tasks: 0,
             observed_start,
+            restart_policy: Default::default(),
         }))
     }
 }

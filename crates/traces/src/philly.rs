@@ -109,6 +109,7 @@ impl JobReader for PhillyReader {
                 constraints: None,
                 min_tasks: 0,
                 observed_start: None,
+                restart_policy: Default::default(),
             }));
         }
     }

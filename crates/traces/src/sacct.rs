@@ -393,6 +393,7 @@ impl SacctReader {
             constraints: None,
             min_tasks: 0,
             observed_start: Some(start),
+            restart_policy: Default::default(),
         })
     }
 }

@@ -115,6 +115,7 @@ impl JobReader for SiaReader {
             constraints: None,
             min_tasks: 0,
             observed_start: None,
+            restart_policy: Default::default(),
         }))
     }
 

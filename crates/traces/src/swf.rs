@@ -103,6 +103,7 @@ impl SwfRecord {
             constraints: None,
             min_tasks: 0,
             observed_start: self.wait.map(|w| SimTime(self.submit.saturating_add(w))),
+            restart_policy: Default::default(),
         }
     }
 }

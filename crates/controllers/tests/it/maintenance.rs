@@ -21,7 +21,7 @@ fn starts(policy: &str, specs: &[&str], jobs: &[Job]) -> Vec<Option<u64>> {
     let controllers = specs.iter().enumerate().map(|(i, s)| controllers::build(s, 0, i).unwrap()).collect();
     let mut p = policies::build(policy).unwrap();
     let (cluster, cfg) = (cluster(), SimConfig::default());
-    let hooks = Hooks { log: None, progress: None, controllers };
+    let hooks = Hooks { controllers, ..Hooks::default() };
     let r = sim_core::simulate_with(&cluster, jobs, p.as_mut(), &cfg, hooks).unwrap();
     r.records.iter().map(|r| r.start.map(|t| t.0 / 1_000_000)).collect()
 }

@@ -486,6 +486,7 @@ mod affinity {
                 exists: true,
                 value: String::new(),
                 effect: None,
+                toleration_seconds: None,
             }],
             ..Default::default()
         };

@@ -58,10 +58,9 @@ impl Engine<'_> {
 
     /// Takes a running job off its units; returns them to the pool where their node is up.
     pub(super) fn release(&mut self, j: JobId) -> RunningJob {
+        self.account_energy(j);
+        self.taint_evictions.remove(&j);
         let r = self.running[j.idx()].take().expect("releasing a running job");
-        if self.energy.any_power && !r.binding.is_empty() {
-            self.energy.attempt_ended(self.cluster, &self.jobs[j.idx()], j, &r, self.now);
-        }
         let job = &self.jobs[j.idx()];
         for b in &r.binding {
             self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
@@ -88,6 +87,48 @@ impl Engine<'_> {
         }
         self.info.released.push(j);
         r
+    }
+
+    /// Whether running job `j` is bound to nodes (rather than holding processor units).
+    fn bound_to_nodes(&self, j: JobId) -> bool {
+        self.running[j.idx()].as_ref().is_some_and(|r| !r.binding.is_empty())
+    }
+
+    /// Job `j`'s node went down under the Kubernetes node lifecycle: its pod there stops
+    /// (the job makes no progress, its work since the last checkpoint is lost) but stays
+    /// bound, holding its resources, until it is evicted or the node comes back.
+    fn stall(&mut self, j: JobId) {
+        if let Some(id) = self.state[j.idx()].end_event.take() {
+            self.events.cancel(id);
+        }
+        self.account_energy(j);
+        self.bound[j.idx()].stalled = true;
+    }
+
+    /// `node`, down, is now in state `to`: removed, the jobs stalled on it are requeued
+    /// (their pods deleted with the node); up or draining, those whose nodes are all
+    /// back get their pods back ([`Engine::node_back`]); in start order.
+    fn stalled_node_back(&mut self, node: NodeId, to: NodeState) -> Result<(), EngineError> {
+        let gone = super::control::is_gone;
+        let back: Vec<JobId> = self
+            .running_by_start
+            .iter()
+            .map(|&(_, j)| j)
+            .filter(|j| {
+                let r = self.running[j.idx()].as_ref().expect("running");
+                self.bound[j.idx()].stalled
+                    && r.binding.iter().any(|b| b.node == node)
+                    && (gone(to) || r.binding.iter().all(|b| !gone(self.node_state[b.node.0 as usize])))
+            })
+            .collect();
+        for j in back {
+            if gone(to) {
+                self.requeue(j, format!("node {} removed", node.0))?;
+            } else {
+                self.node_back(j, node.0)?;
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn node_change(&mut self, node: NodeId, to: NodeState) -> Result<(), EngineError> {
@@ -122,7 +163,12 @@ impl Engine<'_> {
             self.node_state[node.0 as usize] = to;
             self.nodes_not_up += usize::from(from == NodeState::Up);
             for j in victims {
-                self.requeue(j, format!("node {} {}", node.0, if to == NodeState::Down { "down" } else { "removed" }))?;
+                if to == NodeState::Down && self.kube_nodes && self.bound_to_nodes(j) {
+                    self.stall(j);
+                } else {
+                    let why = if to == NodeState::Down { "down" } else { "removed" };
+                    self.requeue(j, format!("node {} {why}", node.0))?;
+                }
             }
         } else {
             self.node_state[node.0 as usize] = to;
@@ -131,6 +177,9 @@ impl Engine<'_> {
             }
             if to == NodeState::Up {
                 self.nodes_not_up -= 1;
+            }
+            if from == NodeState::Down && self.kube_nodes {
+                self.stalled_node_back(node, to)?;
             }
         }
         if from == NodeState::Up {

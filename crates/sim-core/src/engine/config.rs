@@ -43,7 +43,47 @@ pub struct SimConfig {
     /// the board power limit while a job runs, the conservative reading of a trace that
     /// has no utilization.
     pub gpu_util_permille: u16,
+    /// What becomes of the jobs of a node that goes down ([`NodeLifecycle`]; default
+    /// [`NodeLifecycle::Auto`]).
+    pub node_lifecycle: NodeLifecycle,
+    /// Under [`NodeLifecycle::Kubernetes`]: how long a node that stopped reporting is
+    /// still taken for ready, before the node lifecycle controller taints it
+    /// `node.kubernetes.io/unreachable:NoExecute` (kube-controller-manager
+    /// `--node-monitor-grace-period`: 50 s since Kubernetes v1.32, 40 s before;
+    /// [`NODE_MONITOR_GRACE_V1_31`]).
+    pub node_monitor_grace: SimDuration,
+    /// The `DefaultTolerationSeconds` admission plugin's toleration of the `not-ready` and
+    /// `unreachable` NoExecute taints, given to every pod that declares none (kube-apiserver
+    /// `--default-not-ready-toleration-seconds`, `--default-unreachable-toleration-seconds`,
+    /// default 300 s). Read wherever NoExecute taints are (policies that bind nodes).
+    pub default_toleration_secs: u64,
 }
+
+/// What becomes of the jobs running on a node that goes down.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum NodeLifecycle {
+    /// [`NodeLifecycle::Kubernetes`] when the policy binds jobs to nodes (`kube`),
+    /// [`NodeLifecycle::Requeue`] otherwise (the batch policies, as Slurm).
+    #[default]
+    Auto,
+    /// They are requeued at once (Slurm's `DOWN` node: its jobs requeued).
+    Requeue,
+    /// Kubernetes: the node is not ready; its pods stop making progress (their work
+    /// since the last checkpoint is lost) but stay bound, holding what they hold, until
+    /// the node lifecycle controller's `unreachable:NoExecute` taint, after
+    /// [`SimConfig::node_monitor_grace`], evicts them after their toleration (300 s
+    /// unless they say otherwise); evicted, they are requeued as new pods. A node back up
+    /// before that keeps its pods: `restartPolicy: Never` pods fail (their containers died
+    /// with the node) and are re-created at once, `OnFailure` pods restart in place.
+    /// Only for policies that bind nodes (otherwise the same as `Requeue`).
+    Kubernetes,
+}
+
+/// `--node-monitor-grace-period` of Kubernetes v1.32 and later.
+pub const NODE_MONITOR_GRACE: SimDuration = SimDuration::from_secs(50);
+/// `--node-monitor-grace-period` of Kubernetes v1.31 and earlier (kubernetes PR 126287
+/// raised it to 50 s).
+pub const NODE_MONITOR_GRACE_V1_31: SimDuration = SimDuration::from_secs(40);
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -57,6 +97,9 @@ impl Default for SimConfig {
             cross_switch_slowdown_permille: 0,
             gpu_sample_every: None,
             gpu_util_permille: 1000,
+            node_lifecycle: NodeLifecycle::Auto,
+            node_monitor_grace: NODE_MONITOR_GRACE,
+            default_toleration_secs: 300,
         }
     }
 }
@@ -67,6 +110,24 @@ pub fn oom_backoff(kills: u32) -> SimDuration {
     let secs = 10u64.saturating_mul(1u64 << kills.saturating_sub(1).min(16)).min(360);
     SimDuration::from_secs(secs)
 }
+
+/// The kubelet's CrashLoopBackOff before the `n`-th restart of a container since its back-off
+/// was last reset (`n` ≥ 1): the first restart is immediate (no back-off entry yet), then
+/// 10 s, 20 s, 40 s, … capped at 300 s (kubernetes v1.31 `pkg/kubelet/kuberuntime`
+/// `doBackOff` over client-go `flowcontrol.Backoff`, `backOffPeriod` 10 s,
+/// `MaxContainerBackOff` 300 s). The back-off is reset when the container ran more than
+/// twice the cap, 10 minutes, since its last restart ([`CRASH_LOOP_RESET`]).
+pub fn crash_loop_backoff(n: u32) -> SimDuration {
+    if n <= 1 {
+        return SimDuration::ZERO;
+    }
+    SimDuration::from_secs(10u64.saturating_mul(1u64 << (n - 2).min(16)).min(300))
+}
+
+/// How long a container must have run since its last restart for its CrashLoopBackOff to
+/// start again from an immediate restart (client-go `flowcontrol` `hasExpired`: twice the
+/// 300 s cap).
+pub const CRASH_LOOP_RESET: SimDuration = SimDuration::from_secs(600);
 
 /// Errors of a run. All are fatal to the run.
 #[derive(Debug, thiserror::Error)]

@@ -2,8 +2,9 @@
 //! delivering what they observe, and applying their actions, checked, in the order of
 //! the contract in the module documentation.
 
-use super::{Engine, EngineError, Ev, Phase};
+use super::{Engine, EngineError, Ev, Killed, Phase};
 use crate::cluster::{NodeId, NodeState};
+use crate::constraints::TaintEffect;
 use crate::controller::{Action, Controller, Observed};
 use crate::event::EventClass;
 use crate::job::JobId;
@@ -121,16 +122,25 @@ impl Engine<'_> {
             }
             Action::SetTaint { node, taint } => {
                 self.known_node(i, node)?;
+                let no_execute = taint.effect == TaintEffect::NoExecute;
                 self.ledger.edit_meta(node, |m| {
                     m.taints.retain(|t| !(t.key == taint.key && t.effect == taint.effect));
                     m.taints.push(taint);
                 });
                 self.info.capacity_changed = true;
+                if no_execute {
+                    self.no_execute_changed(node)?;
+                }
             }
             Action::ClearTaint { node, key } => {
                 self.known_node(i, node)?;
+                let no_execute =
+                    self.node_taints(node).iter().any(|t| t.key == key && t.effect == TaintEffect::NoExecute);
                 self.ledger.edit_meta(node, |m| m.taints.retain(|t| t.key != key));
                 self.info.capacity_changed = true;
+                if no_execute {
+                    self.no_execute_changed(node)?;
+                }
             }
             Action::SetLabel { node, key, value } => {
                 self.known_node(i, node)?;
@@ -169,10 +179,18 @@ impl Engine<'_> {
                 self.checkpoint(job);
             }
             Action::Resubmit { job, at } => {
-                let Some(units) = self.killed.remove(&job) else {
-                    return Err(self.bad_action(i, format!("resubmission of job index {}, not killed", job.0)));
-                };
-                drop(units);
+                match self.killed.remove(&job) {
+                    Some(Killed::Released(_)) => {}
+                    Some(Killed::Moot) => return Ok(()),
+                    Some(Killed::InPlace) => {
+                        self.killed.insert(job, Killed::InPlace);
+                        let what = "its pod keeps its binding (restart policy OnFailure): Restart or GiveUp it";
+                        return Err(self.bad_action(i, format!("resubmission of job index {}: {what}", job.0)));
+                    }
+                    None => {
+                        return Err(self.bad_action(i, format!("resubmission of job index {}, not killed", job.0)));
+                    }
+                }
                 let at = at.max(self.now);
                 self.events.schedule(at, EventClass::JobArrival, Ev::Retry(job));
                 if let Some(log) = self.log.as_deref_mut() {
@@ -181,8 +199,11 @@ impl Engine<'_> {
                 }
             }
             Action::GiveUp { job } => {
-                let Some(units) = self.killed.remove(&job) else {
-                    return Err(self.bad_action(i, format!("giving up job index {}, not killed", job.0)));
+                let units = match self.killed.remove(&job) {
+                    Some(Killed::Released(units)) => units,
+                    Some(Killed::InPlace) => return self.await_restart(job, true),
+                    Some(Killed::Moot) => return Ok(()),
+                    None => return Err(self.bad_action(i, format!("giving up job index {}, not killed", job.0))),
                 };
                 let st = &mut self.state[job.idx()];
                 st.units = units;
@@ -192,6 +213,16 @@ impl Engine<'_> {
                 self.ended += 1;
                 self.observe(self.interests.ends, || Observed::Ended { job });
             }
+            Action::Restart { job } => match self.killed.remove(&job) {
+                Some(Killed::InPlace) => self.await_restart(job, false)?,
+                Some(Killed::Moot) => {}
+                Some(k @ Killed::Released(_)) => {
+                    self.killed.insert(job, k);
+                    let what = "its pod failed (restart policy Never): Resubmit or GiveUp it";
+                    return Err(self.bad_action(i, format!("restart of job index {}: {what}", job.0)));
+                }
+                None => return Err(self.bad_action(i, format!("restart of job index {}, not killed", job.0))),
+            },
             Action::Submit { job } => self.submit(*job)?,
             Action::WakeAt { .. }
             | Action::SetNodeState { .. }

@@ -2,7 +2,7 @@
 
 use crate::cluster::Cluster;
 use crate::job::{Job, JobId};
-use crate::policy::RunningJob;
+use crate::ledger::TaskBinding;
 use crate::time::SimTime;
 
 /// The run's GPU energy, from the GPUs' power curves ([`crate::PowerCurve`]).
@@ -57,14 +57,23 @@ impl EnergyMeter {
         }
     }
 
-    /// Adds the GPU energy of job `j`'s attempt `r`, which ends at `now` ([`GpuEnergy`]'s model).
+    /// Adds the GPU energy of job `j` on `binding` from `from` to `to` (an attempt, or
+    /// the part of it that used its GPUs; [`GpuEnergy`]'s model).
     #[inline(never)]
-    pub(super) fn attempt_ended(&mut self, cluster: &Cluster, job: &Job, j: JobId, r: &RunningJob, now: SimTime) {
+    pub(super) fn attempt_ended(
+        &mut self,
+        cluster: &Cluster,
+        job: &Job,
+        j: JobId,
+        binding: &[TaskBinding],
+        from: SimTime,
+        to: SimTime,
+    ) {
         let task = &job.task;
         let util = if task.gpu_util_permille > 0 { task.gpu_util_permille } else { self.default_util };
-        let us = (now - r.start).0 as u128;
+        let us = (to - from).0 as u128;
         let (mut total, mut dynamic) = (0u128, 0u128);
-        for b in &r.binding {
+        for b in binding {
             let Some(pool) = cluster.pool_of(b.node) else { continue };
             let share = if pool.sharing == crate::cluster::GpuSharing::Exclusive { 1000 } else { task.gpu_milli() };
             for &g in &b.gpus {

@@ -27,6 +27,21 @@ pub(super) struct BoundState {
     pub(super) cross_switch: bool,
     /// Tasks it started with (fewer than its tasks for a short elastic gang).
     pub(super) started_tasks: u32,
+    /// Under the Kubernetes node lifecycle: a node it is bound to went down; its pods make
+    /// no progress, holding what they hold, until evicted or the node is back.
+    pub(super) stalled: bool,
+    /// Killed in place (restart policy OnFailure) and waiting for the kubelet's restart,
+    /// with whether the Job controller fails it then instead (`backoffLimit` reached).
+    pub(super) crash_wait: Option<bool>,
+    /// Restarts in its current CrashLoopBackOff run, and when it last restarted (the
+    /// kubelet's back-off entry).
+    pub(super) crash_loop: u32,
+    pub(super) last_restart: Option<SimTime>,
+    /// Restarts in place, all attempts together.
+    pub(super) restarts: u32,
+    /// Since when this attempt's GPU energy is still to be counted; `None` while it does
+    /// not use its GPUs (stalled, or waiting to restart).
+    pub(super) energy_from: Option<SimTime>,
 }
 
 /// A gang being held in parts.
@@ -216,6 +231,7 @@ impl Engine<'_> {
         b.started_tasks = binding.len() as u32;
         b.oom = oom;
         b.gpu_milli_held = held;
-        self.launch(j, UnitSet::new(), binding, 0, oom, reason)
+        self.launch(j, UnitSet::new(), binding, 0, oom, reason)?;
+        self.bound_under_taints(j)
     }
 }

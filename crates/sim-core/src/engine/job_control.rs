@@ -89,14 +89,29 @@ impl Engine<'_> {
             let units = if binding.is_empty() { set.to_interval_string() } else { describe_binding(&binding) };
             log.record(self.now, &LogEvent::Start { job: &job.trace_id, units, reason: describe_start(reason) })?;
         }
+        if let Some(b) = self.bound.get_mut(j.idx()) {
+            b.energy_from = (!binding.is_empty()).then_some(self.now);
+        }
         self.running[j.idx()] =
             Some(RunningJob { job: j, start: self.now, requested_end, units: set, count: need, binding });
         self.observe(self.interests.starts, || Observed::Started { job: j });
         Ok(())
     }
 
+    /// Counts the GPU energy job `j`'s attempt used since it last started using its GPUs,
+    /// up to now; nothing more is counted until it uses them again.
+    pub(super) fn account_energy(&mut self, j: JobId) {
+        if !self.energy.any_power {
+            return;
+        }
+        let Some(from) = self.bound.get_mut(j.idx()).and_then(|b| b.energy_from.take()) else { return };
+        if let Some(r) = self.running[j.idx()].as_ref() {
+            self.energy.attempt_ended(self.cluster, &self.jobs[j.idx()], j, &r.binding, from, self.now);
+        }
+    }
+
     /// An attempt stopped: what its checkpoints saved is kept for the next.
-    fn commit_saved(&mut self, j: JobId) {
+    pub(super) fn commit_saved(&mut self, j: JobId) {
         if let Some(s) = self.saved.get_mut(&j) {
             s.before = s.before.saturating_add(std::mem::take(&mut s.this_attempt));
         }
@@ -124,6 +139,9 @@ impl Engine<'_> {
     pub(super) fn end_job(&mut self, j: JobId) -> Result<(), EngineError> {
         // `release` reads the flag to leave the failed allocation's peak out of the sums.
         let oom = self.bound.get(j.idx()).is_some_and(|b| b.oom);
+        if oom && self.restarts_in_place(j) {
+            return self.kill_in_place(j);
+        }
         let r = self.release(j);
         let job = &self.jobs[j.idx()];
         if oom {
@@ -141,7 +159,7 @@ impl Engine<'_> {
             // back-off, or ended `oom_killed` (its record keeps this attempt's times).
             st.phase = Phase::BackingOff;
             self.commit_saved(j);
-            self.killed.insert(j, r.units);
+            self.killed.insert(j, super::Killed::Released(r.units));
             self.observe(self.interests.kills, || Observed::AttemptKilled { job: j, kills });
             return Ok(());
         }
@@ -190,6 +208,10 @@ impl Engine<'_> {
     /// share of its base run time this attempt has done.
     pub(super) fn checkpoint(&mut self, j: JobId) {
         let Some(start) = self.state[j.idx()].start else { return };
+        if self.bound.get(j.idx()).is_some_and(|b| b.stalled || b.crash_wait.is_some()) {
+            // Its containers are not running: nothing to save.
+            return;
+        }
         let base = self.jobs[j.idx()].runtime.unwrap_or_default().0;
         let full = self.effective_runtime(j).0.max(1) as u128;
         let before = self.saved.get(&j).map_or(0, |s| s.before);
@@ -226,8 +248,14 @@ impl Engine<'_> {
         st.phase = Phase::Waiting;
         st.start = None;
         if let Some(b) = self.bound.get_mut(j.idx()) {
+            // A new pod: placed afresh, with a kubelet back-off of its own.
             b.oom = false;
+            b.stalled = false;
+            b.crash_wait = None;
+            b.crash_loop = 0;
+            b.last_restart = None;
         }
+        self.moot_kill(j);
         self.enqueue(j);
         if let Some(log) = self.log.as_deref_mut() {
             log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;

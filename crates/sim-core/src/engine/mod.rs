@@ -14,15 +14,23 @@
 //!    scheduled (their sequence number):
 //!    * class 0, [`crate::event::EventClass::JobEnd`]: a running attempt ends — completed, failed (as
 //!      the trace says), killed at its time limit (`walltime_kill`), or killed for running
-//!      out of GPU memory; ends come first so what they free is seen by everything after;
+//!      out of GPU memory (with restart policy OnFailure its pod keeps its binding); an
+//!      eviction's grace period ends (`Evict`) or a pod's toleration of a NoExecute taint
+//!      runs out (`TaintEvict`): the job is requeued; ends come first so what they free is
+//!      seen by everything after;
 //!    * class 1, [`crate::event::EventClass::Controller`]: a controller's timer
 //!      ([`crate::controller::Action::WakeAt`]) — among them the node events given as
-//!      input (the `node-events` controller: a node goes down, its jobs requeued and held
-//!      tasks released, drains or comes up) — and the actions it returns, applied at once;
+//!      input (the `node-events` controller: a node goes down — held tasks released, its
+//!      jobs requeued, or under the Kubernetes node lifecycle stalled until evicted —
+//!      drains or comes up) and the node lifecycle controller tainting a node that has
+//!      been down for the grace period — and the actions it returns, applied at once (a
+//!      NoExecute taint evicts the pods that do not tolerate it there and then);
 //!    * class 2, [`crate::event::EventClass::JobArrival`]: a job re-enters the queue after its
-//!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a partial
-//!      gang reaches its permit timeout and releases its tasks (`HoldTimeout`); a pass a
-//!      policy asked for ([`crate::policy::Decision::WakeAt`]) is due (`Wake`);
+//!      out-of-memory back-off (`Retry`, Kubernetes Job's 10 s doubling to 6 min); a
+//!      container killed in place restarts after the kubelet's CrashLoopBackOff
+//!      (`Restart`, at once, then 10 s doubling to 5 min); a partial gang reaches its
+//!      permit timeout and releases its tasks (`HoldTimeout`); a pass a policy asked for
+//!      ([`crate::policy::Decision::WakeAt`]) is due (`Wake`);
 //! 3. submits the jobs whose submission time is `t`, in input order (a job is rejected
 //!    at once when it can never run: no processors, no or zero run time, larger than the
 //!    machine, GPU models no node has under a policy that binds GPUs);
@@ -46,9 +54,12 @@
 //! ## Parts
 //!
 //! * `run_loop.rs` — the loop above, arrivals and the pass;
-//! * `capacity.rs` — processor units and node states;
+//! * `capacity.rs` — processor units and node states (a node going down under the
+//!   Kubernetes node lifecycle stalls its pods);
 //! * `gangs.rs` — binding jobs to nodes and GPUs, gangs held in parts;
 //! * `job_control.rs` — starting, ending, out-of-memory kills, checkpoints, requeues;
+//! * `restarts.rs` — restarts in place (restart policy OnFailure, a node back);
+//! * `taints.rs` — NoExecute taints and the evictions they schedule;
 //! * `control.rs` — controllers: starting them, their timers, observations, actions;
 //! * `energy.rs`, `sampling.rs` — the observers;
 //! * `records.rs` — the records and figures of a finished run;
@@ -87,18 +98,23 @@ mod fits;
 mod gangs;
 mod job_control;
 mod records;
+mod restarts;
 mod run_loop;
 mod sampling;
 mod stall;
+mod taints;
 
-pub use config::{EngineError, MAX_LEDGER_NODES, MAX_PASSES_PER_INSTANT, SimConfig, oom_backoff};
+pub use config::{
+    CRASH_LOOP_RESET, EngineError, MAX_LEDGER_NODES, MAX_PASSES_PER_INSTANT, NODE_MONITOR_GRACE,
+    NODE_MONITOR_GRACE_V1_31, NodeLifecycle, SimConfig, crash_loop_backoff, oom_backoff,
+};
 pub use control::MAX_CONTROL_ROUNDS;
 pub use energy::GpuEnergy;
 pub use records::{Deadlock, RunResult, Stall};
-pub use sampling::GpuSample;
+pub use sampling::{Fragmentation, GpuSample, WholeGpuPod};
 
 use crate::cluster::{Cluster, NodeState};
-use crate::controller::{Controller, Interests, JobRetry, NodeEvents, Observed};
+use crate::controller::{Controller, Interests, JobRetry, NodeEvents, NodeLifecycleController, Observed};
 use crate::event::EventQueue;
 use crate::job::{Job, JobId, JobStore};
 use crate::ledger::{Ledger, TaskBinding};
@@ -121,6 +137,32 @@ enum Ev {
     Timer(u32),
     /// The grace period of an eviction of this attempt of the job is over.
     Evict(JobId, u32),
+    /// The toleration of a NoExecute taint is over (the eviction's token).
+    TaintEvict(JobId, u64),
+    /// The kubelet's CrashLoopBackOff of this attempt of a job killed in place is over.
+    Restart(JobId, u32),
+}
+
+/// A job whose attempt was killed, waiting for a controller's decision.
+enum Killed {
+    /// Its pod failed (restart policy Never): its resources are free; the units that
+    /// attempt held.
+    Released(crate::units::UnitSet),
+    /// Its container was killed in place (OnFailure): its pod keeps its binding.
+    InPlace,
+    /// Killed in place, then requeued or restarted (an eviction, its node back) at the
+    /// same instant, before the controller answered: the answer changes nothing.
+    Moot,
+}
+
+/// A pending eviction by a tolerated NoExecute taint.
+struct TaintEviction {
+    /// When it was first scheduled (a later change of taints does not move it).
+    since: SimTime,
+    /// Its event's token.
+    token: u64,
+    /// Why (the decision log's words).
+    reason: String,
 }
 
 /// Runs `jobs` on `cluster` under `policy`.
@@ -156,7 +198,13 @@ pub fn simulate<'a>(
     cfg: &'a SimConfig,
     log: Option<&'a mut dyn LogSink>,
 ) -> Result<RunResult, EngineError> {
-    simulate_with(cluster, jobs, policy, cfg, Hooks { log, progress: None, controllers: Vec::new() })
+    simulate_with(
+        cluster,
+        jobs,
+        policy,
+        cfg,
+        Hooks { log, progress: None, controllers: Vec::new(), fragmentation: None },
+    )
 }
 
 /// Observers of a run: the decision log and a progress callback.
@@ -167,8 +215,12 @@ pub struct Hooks<'a> {
     /// Called now and then with the number of jobs submitted so far.
     pub progress: Option<&'a mut dyn FnMut(u64)>,
     /// Controllers to attach, in order, after the built-in ones ([`NodeEvents`] for
-    /// [`SimConfig::node_events`], then [`JobRetry`]).
+    /// [`SimConfig::node_events`], [`NodeLifecycleController`] under
+    /// [`NodeLifecycle::Kubernetes`], then [`JobRetry`]).
     pub controllers: Vec<Box<dyn Controller + 'a>>,
+    /// How the GPU samples ([`SimConfig::gpu_sample_every`]) measure fragmentation;
+    /// `None`: [`WholeGpuPod`].
+    pub fragmentation: Option<Box<dyn Fragmentation + 'a>>,
 }
 
 /// [`simulate`] with observers.
@@ -181,6 +233,9 @@ pub fn simulate_with<'a>(
 ) -> Result<RunResult, EngineError> {
     let mut engine = Engine::new(cluster, jobs, policy, cfg, hooks.log, hooks.controllers)?;
     engine.progress = hooks.progress;
+    if let Some(measure) = hooks.fragmentation {
+        engine.sampler = sampling::GpuSampler::new(cfg.gpu_sample_every, Some(measure));
+    }
     engine.start_controllers()?;
     engine.run()
 }
@@ -209,7 +264,7 @@ struct Engine<'a> {
     node_state: Vec<NodeState>,
     ledger: Ledger,
     /// The GPU fragmentation observer.
-    sampler: sampling::GpuSampler,
+    sampler: sampling::GpuSampler<'a>,
     holds: Vec<Vec<TaskBinding>>,
     /// Per job, for policies that bind nodes (empty otherwise).
     bound: Vec<BoundState>,
@@ -232,9 +287,14 @@ struct Engine<'a> {
     /// What any of them wants to observe, and what was observed and not yet delivered.
     interests: Interests,
     observed: Vec<Observed>,
-    /// Jobs whose attempt was killed, waiting for a controller's decision, with the units
-    /// that attempt held.
-    killed: BTreeMap<JobId, crate::units::UnitSet>,
+    /// Jobs whose attempt was killed, waiting for a controller's decision.
+    killed: BTreeMap<JobId, Killed>,
+    /// Pending evictions by tolerated NoExecute taints, by job, and the last token given.
+    taint_evictions: BTreeMap<JobId, TaintEviction>,
+    taint_tokens: u64,
+    /// Whether a node that goes down keeps its pods bound until evicted (Kubernetes'
+    /// node lifecycle, [`NodeLifecycle::Kubernetes`]) rather than requeuing them at once.
+    kube_nodes: bool,
     /// Evictions in their grace period: why, by job.
     evicting: BTreeMap<JobId, String>,
     /// Jobs with an outcome (when all have one, nothing is left to explain at the end).
@@ -260,9 +320,13 @@ impl<'a> Engine<'a> {
         let events = EventQueue::new();
         // Anything that may change nodes: node events given as input, or controllers.
         let dynamic = !cfg.node_events.is_empty() || !attached.is_empty();
+        let kube_nodes = binds && cfg.node_lifecycle != NodeLifecycle::Requeue;
         let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
         if !cfg.node_events.is_empty() {
             controllers.push(Box::new(NodeEvents::new(cfg.node_events.clone())));
+        }
+        if kube_nodes && dynamic {
+            controllers.push(Box::new(NodeLifecycleController::new(cfg.node_monitor_grace)));
         }
         controllers.push(Box::new(JobRetry { retries: cfg.oom_retries }));
         controllers.extend(attached);
@@ -296,7 +360,7 @@ impl<'a> Engine<'a> {
             allocated: 0,
             node_state: if node_states { vec![NodeState::Up; node_count as usize] } else { Vec::new() },
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
-            sampler: sampling::GpuSampler::new(cfg.gpu_sample_every),
+            sampler: sampling::GpuSampler::new(cfg.gpu_sample_every, None),
             holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },
             nodes_not_up: 0,
             start_seq: 0,
@@ -313,6 +377,9 @@ impl<'a> Engine<'a> {
             interests,
             observed: Vec::new(),
             killed: BTreeMap::new(),
+            taint_evictions: BTreeMap::new(),
+            taint_tokens: 0,
+            kube_nodes,
             evicting: BTreeMap::new(),
             saved: BTreeMap::new(),
             ended: 0,

@@ -79,7 +79,15 @@ impl Engine<'_> {
                 out.push((i, why.clone()));
                 continue;
             }
+            let b = self.bound.get(i);
             let why = match self.state[i].phase {
+                Phase::Running if b.is_some_and(|b| b.stalled) => {
+                    let what = "bound to a node that is down, not evicted";
+                    if stopped { format!("{what} by the horizon") } else { format!("{what}: it tolerates its taints") }
+                }
+                Phase::Running if b.is_some_and(|b| b.crash_wait.is_some()) => {
+                    "waiting to restart in place (CrashLoopBackOff) at the horizon".to_string()
+                }
                 Phase::Running => "running at the horizon".to_string(),
                 Phase::NotArrived => "not submitted by the horizon".to_string(),
                 Phase::BackingOff => "backing off before a retry at the horizon".to_string(),
@@ -107,9 +115,7 @@ impl Engine<'_> {
         // Jobs still running at the end (horizon) used energy up to now.
         let accounted = if self.energy.any_power { self.running.len() } else { 0 };
         for i in 0..accounted {
-            if let Some(r) = &self.running[i] {
-                self.energy.attempt_ended(self.cluster, &self.jobs[i], JobId(i as u32), r, now);
-            }
+            self.account_energy(JobId(i as u32));
         }
         let gpu_energy = self.energy.totals(self.cluster);
         let nothing_left = self.events.peek_key().is_none() && self.next_arrival_time().is_none();
@@ -140,6 +146,7 @@ impl Engine<'_> {
                     attempts: st.attempts,
                     units,
                     oom_kills: b.map_or(0, |b| b.oom_kills),
+                    restarts: b.map_or(0, |b| b.restarts),
                     wasted_gpu_milli_us: b.map_or(0, |b| b.wasted),
                     gpu_milli_held: b.map_or(0, |b| b.gpu_milli_held),
                     gpu_energy_mj: self.energy.job_mj(i),

@@ -60,6 +60,8 @@ impl Engine<'_> {
             Ev::End(j) => self.end_job(j),
             Ev::Timer(i) => self.controller_timer(i as usize),
             Ev::Evict(j, attempt) => self.evict_now(j, attempt),
+            Ev::TaintEvict(j, token) => self.toleration_over(j, token),
+            Ev::Restart(j, attempt) => self.back_off_over(j, attempt),
             Ev::HoldTimeout(j, epoch) => {
                 if self.state[j.idx()].phase == Phase::Waiting && self.bound[j.idx()].hold.epoch == epoch {
                     self.release_holds(

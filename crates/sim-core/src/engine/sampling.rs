@@ -1,33 +1,58 @@
 //! GPU fragmentation samples on a time grid: an observer of the ledger.
 
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, MILLI, NodeUse};
 use crate::time::{SimDuration, SimTime};
 
-/// The cluster's GPUs at one moment: what is free, and how much of it is stranded on
-/// partly used GPUs, where no whole-GPU task fits (the fragmentation Alibaba's FGD paper
-/// measures for its typical one-GPU pod).
+/// The cluster's GPUs at one moment: what is free, and how much of it is fragment — idle
+/// GPU capacity the workload's typical pods cannot use ([`Fragmentation`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuSample {
     /// When.
     pub t: SimTime,
     /// Free milli-GPU over all GPUs.
     pub free_milli: u64,
-    /// Of it, free milli-GPU on GPUs partly in use.
-    pub stranded_milli: u64,
+    /// Of it, the fragment, milli-GPU (Σ over nodes of [`Fragmentation::fragment_milli`]).
+    pub fragment_milli: u64,
+}
+
+/// How much of a node's idle GPU capacity is fragment, milli-GPU, by the FGD paper's
+/// definition (Weng et al., "Beware of Fragmentation", USENIX ATC 2023; its simulator's
+/// `NodeGpuShareFragAmountScore`): the expectation over the workload's typical pods of
+/// the idle GPU capacity each cannot use there — all of it when the node cannot host the
+/// pod at all (too little CPU left, too few GPUs with enough left, another GPU model, a
+/// pod without GPUs), else the capacity of the GPUs too small for it. The runner measures
+/// it against the typical pods of the run's workload; a run given no measure uses
+/// [`WholeGpuPod`].
+pub trait Fragmentation: Send {
+    /// The fragment of `node`'s idle GPU capacity, milli-GPU.
+    fn fragment_milli(&mut self, node: &NodeUse) -> u64;
+}
+
+/// The fragmentation seen by one typical pod that asks for a whole GPU and no CPU: a node
+/// with a GPU free counts the capacity left on its partly used GPUs; one with none, all
+/// its idle capacity (every idle milli-GPU is on a partly used GPU then).
+pub struct WholeGpuPod;
+
+impl Fragmentation for WholeGpuPod {
+    fn fragment_milli(&mut self, node: &NodeUse) -> u64 {
+        node.gpus.iter().filter(|g| g.milli_left < MILLI).map(|g| g.milli_left as u64).sum()
+    }
 }
 
 /// The fragmentation observer: it reads the ledger (shared, never mutably) between
 /// events and records samples of its own, so it cannot change a schedule.
-pub(super) struct GpuSampler {
+pub(super) struct GpuSampler<'a> {
     every: Option<SimDuration>,
     next: SimTime,
+    measure: Box<dyn Fragmentation + 'a>,
     pub(super) samples: Vec<GpuSample>,
 }
 
-impl GpuSampler {
-    /// A sampler every `every` (none: it samples nothing).
-    pub(super) fn new(every: Option<SimDuration>) -> Self {
-        GpuSampler { every, next: SimTime::ZERO, samples: Vec::new() }
+impl<'a> GpuSampler<'a> {
+    /// A sampler every `every` (none: it samples nothing) measuring with `measure`.
+    pub(super) fn new(every: Option<SimDuration>, measure: Option<Box<dyn Fragmentation + 'a>>) -> Self {
+        let measure = measure.unwrap_or_else(|| Box::new(WholeGpuPod));
+        GpuSampler { every, next: SimTime::ZERO, measure, samples: Vec::new() }
     }
 
     /// Samples the GPUs at every sample time before `t`, the time of the next events: the
@@ -46,17 +71,16 @@ impl GpuSampler {
         if self.next >= t {
             return;
         }
-        let (mut free, mut stranded) = (0u64, 0u64);
-        for n in ledger.nodes() {
-            for g in n.gpus.iter() {
-                free += g.milli_left as u64;
-                if g.milli_left > 0 && g.milli_left < crate::ledger::MILLI {
-                    stranded += g.milli_left as u64;
-                }
+        let (mut free, mut fragment) = (0u64, 0u64);
+        for n in ledger.nodes().iter().filter(|n| !n.gpus.is_empty()) {
+            let idle = n.gpu_milli_left();
+            free += idle;
+            if idle > 0 {
+                fragment += self.measure.fragment_milli(n).min(idle);
             }
         }
         while self.next < t {
-            self.samples.push(GpuSample { t: self.next, free_milli: free, stranded_milli: stranded });
+            self.samples.push(GpuSample { t: self.next, free_milli: free, fragment_milli: fragment });
             self.next = SimTime(self.next.0.saturating_add(every.0));
         }
     }

@@ -204,3 +204,74 @@ fn energy_counts_idle_gpus_and_each_jobs_power_above_idle() {
             .unwrap();
     assert_eq!((res.records[0].gpu_energy_mj, res.gpu_energy), (0, sim_core::GpuEnergy::default()));
 }
+
+fn on_failure(mut j: Job) -> Job {
+    j.restart_policy = sim_core::RestartPolicy::OnFailure;
+    j
+}
+
+#[test]
+fn on_failure_restarts_in_place_after_crash_loop_back_off() {
+    // Peak 20000 > 16000 on an exclusive GPU: every run is killed 120 s after it starts.
+    // With restart policy OnFailure the pod keeps GPU 0 and the kubelet restarts the
+    // container there: the first restart at once (120), the second 10 s after its kill
+    // (240 + 10 = 250), the third 20 s after (370 + 20 = 390). backoffLimit 3: the third
+    // restart brings the restart count to 3, so the Job controller fails the Job then: it
+    // ends oom_killed at 390, its last run having started at 250. `next`, waiting for the
+    // GPU since 0, starts at 390.
+    let jobs = [on_failure(gpu_job("big", 0, 1000, 1000, 0, 20_000)), gpu_job("next", 0, 100, 1000, 0, 0)];
+    let r = run(&node(1, GpuSharing::Exclusive), &jobs, 3);
+    assert_eq!((r[0].outcome, secs(r[0].start), secs(r[0].end)), (Outcome::OomKilled, Some(250), Some(390)));
+    assert_eq!((r[0].attempts, r[0].oom_kills, r[0].restarts), (3, 3, 2));
+    assert_eq!(r[0].wasted_gpu_milli_us, 3 * 1000 * 120_000_000);
+    assert_eq!((secs(r[1].start), secs(r[1].end)), (Some(390), Some(490)));
+    // The default backoffLimit 6 (docs/gpu.md): kills at 120, 240, 370, 510, 670, 870
+    // (restarts at 120, 250, 390, 550, 750); the sixth is followed by the end at
+    // 870 + 160 = 1030.
+    let r = run(&node(1, GpuSharing::Exclusive), &jobs, 6);
+    assert_eq!((secs(r[0].start), secs(r[0].end), r[0].oom_kills), (Some(750), Some(1030), 6));
+    // backoffLimit 0: the first restart already fails it, at its kill (no back-off yet).
+    let r = run(&node(1, GpuSharing::Exclusive), &jobs, 0);
+    assert_eq!((r[0].outcome, secs(r[0].end), r[0].restarts), (Outcome::OomKilled, Some(120), 0));
+}
+
+#[test]
+fn the_crash_loop_back_off_starts_again_after_ten_minutes_of_running() {
+    // Killed 300 s after each start: kills at 300 (restart at once), 600 (+10 s: 610),
+    // 910 (+20 s: 930); retries 3 fails it at the third restart, 930.
+    let big = on_failure(gpu_job("big", 0, 10_000, 1000, 0, 20_000));
+    let cfg =
+        |after: u64| SimConfig { oom_retries: 3, oom_after: SimDuration::from_secs(after), ..SimConfig::default() };
+    let r =
+        simulate(&node(1, GpuSharing::Exclusive), std::slice::from_ref(&big), &mut OnGpuZero, &cfg(300), None).unwrap();
+    assert_eq!((secs(r.records[0].start), secs(r.records[0].end)), (Some(610), Some(930)));
+    // Killed 700 s after each start: each run lasted more than 10 min since the last
+    // restart, so every restart is immediate: kills at 700, 1400, 2100, ended at 2100.
+    let r = simulate(&node(1, GpuSharing::Exclusive), &[big], &mut OnGpuZero, &cfg(700), None).unwrap();
+    assert_eq!((secs(r.records[0].start), secs(r.records[0].end)), (Some(1400), Some(2100)));
+}
+
+#[test]
+fn a_restarted_container_allocates_its_memory_again() {
+    // Shared GPU: `first` (peak 9000) runs 0–1000; `second` (peak 9000, OnFailure)
+    // arrives at 10 and fails its allocation each time `first` is there (18000 > 16000).
+    // Kills and restarts: 130 → 130, 250 → 260 (+10), 380 → 400 (+20), 520 → 560 (+40),
+    // 680 → 760 (+80), 880 → 1040 (+160). At 1040 `first` is gone: the allocation succeeds
+    // and the run (no checkpoint) takes its 1000 s: ends at 2040, after 6 kills and 6
+    // restarts, on the GPU it held throughout.
+    let jobs = [gpu_job("first", 0, 1000, 500, 4000, 9000), on_failure(gpu_job("second", 10, 1000, 500, 4000, 9000))];
+    let r = run(&node(1, GpuSharing::Shared), &jobs, 10);
+    assert_eq!((r[1].outcome, secs(r[1].start), secs(r[1].end)), (Outcome::Completed, Some(1040), Some(2040)));
+    assert_eq!((r[1].oom_kills, r[1].restarts, r[1].attempts), (6, 6, 7));
+}
+
+#[test]
+fn an_isolated_pod_without_declared_memory_is_limited_by_the_whole_device() {
+    // HAMi's default for a vGPU with no gpumem: 100 % of the device. A 300-milli pod with
+    // no declaration peaking at 10000 MiB fits the 16000 MiB GPU (a share proportional to
+    // its milli-GPU would have been 4800 MiB); one peaking at 17000 MiB does not.
+    let r = run(&node(1, GpuSharing::Isolated), &[gpu_job("fits", 0, 1000, 300, 0, 10_000)], 0);
+    assert_eq!((r[0].outcome, r[0].oom_kills), (Outcome::Completed, 0));
+    let r = run(&node(1, GpuSharing::Isolated), &[gpu_job("over", 0, 1000, 300, 0, 17_000)], 0);
+    assert_eq!((r[0].outcome, secs(r[0].end)), (Outcome::OomKilled, Some(120)));
+}

@@ -4,3 +4,4 @@ mod controllers;
 mod engine;
 mod events;
 mod gpu;
+mod node_lifecycle;

@@ -103,6 +103,7 @@ fn with_the_job_table() {
         constraints: None,
         min_tasks: 0,
         observed_start: Some(secs(1_739_162)),
+        restart_policy: Default::default(),
     };
     assert_eq!(*j, want);
 

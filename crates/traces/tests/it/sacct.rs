@@ -92,6 +92,7 @@ fn sample_fields() {
         constraints: None,
         min_tasks: 0,
         observed_start: Some(secs(8 * 3600 + 2 * 60 + 13)),
+        restart_policy: Default::default(),
     };
     assert_eq!(*j, want);
 
