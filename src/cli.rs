@@ -507,10 +507,12 @@ pub fn policies_text() -> String {
     s.push_str("Specs: name or name[key=value,...], e.g. easy[pass=per-event,reservation=nodes]\n");
     let over: Vec<&str> = policies::REGISTRY.iter().filter(|p| p.over_placement.is_some()).map(|p| p.name).collect();
     s.push_str(&format!(
-        "\nComposed: sim run --policy {} --placement SCORE[=W][,PLUGIN=W...][,memory=aware] \\\n\
+        "\nComposed: sim run --policy {} --placement SCORE[=W][,PLUGIN=W...][,k8s=RELEASE][,memory=aware] \\\n\
          \x20   --gang {} --topology {}\n\
          \x20   SCORE: {}\n\
-         \x20   PLUGIN: tainttoleration (default 3), nodeaffinity (2), interpodaffinity (2), podtopologyspread (2)\n\
+         \x20   PLUGIN: tainttoleration (default 3), nodeaffinity (2), interpodaffinity (2), podtopologyspread (2),\n\
+         \x20     balancedallocation (1; least-allocated, most-allocated, balanced)\n\
+         \x20   RELEASE: {} (kube's k8s option; its default weights); every node is scored\n\
          \x20   (interpodaffinity and podtopologyspread as kube-scheduler v1.34: running pods' terms count, spreads\n\
          \x20   count eligible domains only; not modelled: namespaces, matchLabelKeys, default spread constraints)\n\
          \x20   e.g. --policy easy --placement 'bestfit,nodeaffinity=2,interpodaffinity=2' --gang atomic\n",
@@ -518,6 +520,7 @@ pub fn policies_text() -> String {
         policies::kube::GANG.values.join("|"),
         policies::kube::TOPOLOGY.values.join("|"),
         policies::placement::PLACEMENTS.join(", "),
+        policies::placement::RELEASES.join("|"),
     ));
     s
 }

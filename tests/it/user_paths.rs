@@ -64,7 +64,8 @@ fn gpu_workloads_default_to_a_policy_that_places_gpus() {
     let s = summary(&dir);
     assert_eq!(
         s["policy"],
-        "kube[score=least-allocated,memory=oblivious,order=fifo,queue=easy,gang=atomic,topology=none]"
+        "kube[score=least-allocated,memory=oblivious,order=fifo,queue=easy,gang=atomic,topology=none,k8s=current,\
+         nodes_to_score=adaptive]"
     );
     assert!(s["wait_mean"].as_f64().unwrap() > 3600.0, "{}", s["wait_mean"]);
     assert!(s["gpu_allocation"].as_f64().unwrap() > 0.1);

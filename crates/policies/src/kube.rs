@@ -4,9 +4,9 @@ use crate::coscheduling::Coscheduling;
 use crate::gang_options::GangOptions;
 use crate::kueue::KueueAdmission;
 use crate::options::Estimate;
-use crate::options::{Chosen, OptionInfo, canonical};
+use crate::options::{Chosen, OptionInfo, canonical_values};
 use crate::placement::frag::{FragMeter, PodType, TypicalPods};
-use crate::placement::{MemoryFit, PLACEMENTS, PlaceCx, Placement, PodReq};
+use crate::placement::{MemoryFit, NodesToScore, PLACEMENTS, PlaceCx, Placement, PodReq, RELEASES, Release};
 use crate::profile::overrun_clamp;
 use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
@@ -26,8 +26,35 @@ mod gangs;
 pub const SCORE: OptionInfo = OptionInfo {
     key: "score",
     values: PLACEMENTS,
-    doc: "the placement's score plugin: Kubernetes least-allocated (its default), most-allocated, balanced; \
-          the FGD paper's random, dotprod, gpuclustering, gpupacking, bestfit, fgd",
+    doc: "the placement's score plugins: least-allocated: kube-scheduler's default profile, NodeResourcesFit \
+          LeastAllocated (CPU, memory) + NodeResourcesBalancedAllocation, weight 1 each, in integers as upstream; \
+          most-allocated: the same with the MostAllocated strategy (packs); balanced: BalancedAllocation alone; \
+          the FGD paper's random, dotprod, gpuclustering, gpupacking, bestfit, fgd (weight 1000). Every one adds \
+          TaintToleration, NodeAffinity, InterPodAffinity and PodTopologySpread at the k8s release's weights; \
+          ImageLocality is not modelled (no images: the same score on every node)",
+};
+
+/// `k8s=current|1.23|1.20`: the kube-scheduler release whose scoring is modelled.
+pub const K8S: OptionInfo = OptionInfo {
+    key: "k8s",
+    values: RELEASES,
+    doc: "the kube-scheduler release whose scoring is modelled: current (v1.37): TaintToleration 3, NodeAffinity 2, \
+          InterPodAffinity 2, PodTopologySpread 2; BalancedAllocation scores the change of balance the pod makes, \
+          50 + (50 + s_with - s_without)/2 with s = (1 - std of the CPU and memory fractions) x 100, and skips pods \
+          requesting neither; 1.23: the same weights, BalancedAllocation s_with alone; 1.20 (v1.20.5, the FGD \
+          simulator's): weights 1, 1, 1, 2, BalancedAllocation (1 - |CPU fraction - memory fraction|) x 100 of \
+          the non-zero requests (0 once a fraction reaches 1), MostAllocated scores an over-requested resource 0",
+};
+
+/// `nodes_to_score=adaptive|all|<percent>`: kube-scheduler's `percentageOfNodesToScore`.
+pub const NODES_TO_SCORE: OptionInfo = OptionInfo {
+    key: "nodes_to_score",
+    values: &["adaptive", "all", "<integer>"],
+    doc: "percentageOfNodesToScore: each pod's filters stop once this many feasible nodes are found, and only \
+          those are scored; the scan starts where the last pod's stopped, in the node tree's order (zones \
+          round-robin). adaptive (upstream's default, 0): max(5, 50 - nodes/125) % of the nodes; all (100); or a \
+          percentage 1-99; never fewer than 100 nodes, so clusters under 100 nodes are always scored whole. \
+          Upstream filters nodes in parallel and may look at a few more; here they are looked at one by one",
 };
 
 /// `memory=oblivious|aware`.
@@ -192,6 +219,38 @@ trait KubeChoice: Copy + PartialEq + 'static {
     }
 }
 
+impl KubeChoice for Release {
+    const OPTION: OptionInfo = K8S;
+    const ALL: &'static [Self] = &[Release::Current, Release::V1_23, Release::V1_20];
+}
+
+/// `nodes_to_score=`, read: a percentage of 0 is upstream's adaptive default and 100 is
+/// every node, as `percentageOfNodesToScore` reads them; above 100 is refused.
+fn nodes_to_score(spec: &PolicySpec, c: &Chosen<'_>) -> Result<NodesToScore, PolicyError> {
+    Ok(match c.number(NODES_TO_SCORE) {
+        Some(0) => NodesToScore::Adaptive,
+        Some(100) => NodesToScore::All,
+        Some(p) if p < 100 => NodesToScore::Percent(p as u32),
+        Some(_) => {
+            return Err(PolicyError::Malformed {
+                spec: crate::options::spec_text(spec),
+                what: "nodes_to_score is adaptive, all or a percentage from 0 to 100".into(),
+            });
+        }
+        None if c.index(NODES_TO_SCORE) == 1 => NodesToScore::All,
+        None => NodesToScore::Adaptive,
+    })
+}
+
+/// `nodes_to_score=`'s text in the canonical spec.
+fn nodes_to_score_text(n: NodesToScore) -> String {
+    match n {
+        NodesToScore::Adaptive => "adaptive".into(),
+        NodesToScore::All => "all".into(),
+        NodesToScore::Percent(p) => p.to_string(),
+    }
+}
+
 impl KubeChoice for MemoryFit {
     const OPTION: OptionInfo = MEMORY;
     const ALL: &'static [Self] = &[MemoryFit::Oblivious, MemoryFit::Aware];
@@ -294,6 +353,8 @@ pub struct KubeScheduler {
     /// `score=`: the placement's name in [`PLACEMENTS`].
     score: &'static str,
     memory: MemoryFit,
+    release: Release,
+    nodes_to_score: NodesToScore,
     order: Order,
     queue: Queue,
     gang: GangMode,
@@ -353,6 +414,8 @@ impl KubeScheduler {
         QUEUE,
         GANG,
         TOPOLOGY,
+        K8S,
+        NODES_TO_SCORE,
         TIMEOUT,
         QUOTA,
         AGING,
@@ -369,7 +432,11 @@ impl KubeScheduler {
         let c = crate::options::check(spec, Self::OPTIONS)?;
         let score = PLACEMENTS[c.index(SCORE)];
         let memory = MemoryFit::chosen(&c);
-        let placement = Placement::by_name(score, memory).expect("listed placement");
+        let release = Release::chosen(&c);
+        let nodes_to_score = nodes_to_score(spec, &c)?;
+        let placement = Placement::for_release(score, memory, release)
+            .expect("listed placement")
+            .with_nodes_to_score(nodes_to_score);
         let order = Order::chosen(&c);
         if order != Order::SjfAging && spec.options.contains_key(AGING.key) {
             return Err(PolicyError::Malformed {
@@ -383,6 +450,8 @@ impl KubeScheduler {
             placement,
             score,
             memory,
+            release,
+            nodes_to_score,
             order,
             queue: Queue::chosen(&c),
             gang,
@@ -415,8 +484,11 @@ impl KubeScheduler {
         placement: Placement,
         seed: u64,
     ) -> Result<Self, PolicyError> {
-        if let Some(k) = options.keys().find(|k| [SCORE.key, MEMORY.key].contains(&k.as_str())) {
-            // The placement sets the score and the memory fit.
+        if let Some(k) =
+            options.keys().find(|k| [SCORE.key, MEMORY.key, K8S.key, NODES_TO_SCORE.key].contains(&k.as_str()))
+        {
+            // The placement sets the score, the memory fit and the release; composed
+            // policies score every node.
             return Err(PolicyError::UnknownOption {
                 kind: "policy",
                 plugin: "kube with --placement".into(),
@@ -490,17 +562,18 @@ impl Policy for KubeScheduler {
             return if n.is_empty() { l.clone() } else { format!("{l}+[{n}]") };
         }
         let score = SCORE.values.iter().position(|v| *v == self.score).expect("a listed placement");
-        let c = canonical(
-            "kube",
-            &[
-                (SCORE, score),
-                self.memory.pair(),
-                self.order.pair(),
-                self.queue.pair(),
-                self.gang.pair(),
-                self.topology.pair(),
-            ],
-        );
+        let enums = [
+            (SCORE, score),
+            self.memory.pair(),
+            self.order.pair(),
+            self.queue.pair(),
+            self.gang.pair(),
+            self.topology.pair(),
+            self.release.pair(),
+        ];
+        let mut values: Vec<(&str, String)> = enums.iter().map(|(o, i)| (o.key, o.values[*i].to_string())).collect();
+        values.push((NODES_TO_SCORE.key, nodes_to_score_text(self.nodes_to_score)));
+        let c = canonical_values("kube", &values);
         let mut n = self.numbers();
         if self.order == Order::SjfAging {
             let aging = format!("aging={}", crate::options::permille_string(self.aging_permille));
@@ -767,12 +840,14 @@ impl KubeScheduler {
         if needed <= 1 {
             return None;
         }
-        // Place the gang's pods on a copy, with the random stream restored afterwards.
+        // Place the gang's pods on a copy, with the random stream and the sampling's start
+        // restored afterwards.
         self.cx.mark_all_dirty();
-        let rng = self.rng.clone();
+        let (rng, start) = (self.rng.clone(), self.cx.next_start());
         let mut copy = ledger.clone();
         let placed = self.bind_some(&mut copy, job, ty, needed, &up);
         self.rng = rng;
+        self.cx.set_next_start(start);
         self.cx.mark_all_dirty();
         if placed.len() >= needed {
             return None;
@@ -1050,6 +1125,9 @@ impl KubeScheduler {
         ends.extend(bound_now.iter().map(|(t, j, b)| (*t, *j, b.as_slice())));
         ends.sort_by_key(|e| e.0); // stable: start order among equal ends
         let mut scratch = ledger.clone();
+        // What-if placements: the sampling's start is where the pass left it afterwards.
+        let start = self.cx.next_start();
+        let mut found = None;
         for (t, j, binding) in ends {
             for b in binding {
                 scratch.give(&view.job(j).task(), b, false);
@@ -1060,10 +1138,12 @@ impl KubeScheduler {
                 let mut nodes: Vec<u32> = b.iter().map(|x| x.node.0).collect();
                 nodes.sort_unstable();
                 nodes.dedup();
-                return Some((t.max(now), nodes));
+                found = Some((t.max(now), nodes));
+                break;
             }
         }
-        None
+        self.cx.set_next_start(start);
+        found
     }
 }
 

@@ -86,6 +86,10 @@ pub struct NodeUse {
     pub affinity: Vec<(GpuAffinity, u32)>,
     /// Tasks placed on it.
     pub tasks: u32,
+    /// Tasks placed on it that request no CPU, and that request no memory: kube-scheduler
+    /// scores each of them at its non-zero default requests (kubernetes
+    /// `pkg/scheduler/util/non_zero.go`: 100 milli-CPU, 200 MiB).
+    pub unrequested: [u32; 2],
     /// Its labels and taints, shared by the nodes of its pool.
     pub meta: std::sync::Arc<NodeMeta>,
     /// The pods (tasks) on it with labels or inter-pod terms, with their job index
@@ -235,6 +239,7 @@ impl Ledger {
                 sharing,
                 affinity: Vec::new(),
                 tasks: 0,
+                unrequested: [0, 0],
                 meta: metas[pool].clone(),
                 pods: Vec::new(),
                 term_pods: 0,
@@ -395,6 +400,8 @@ impl Ledger {
             }
         }
         n.tasks += 1;
+        n.unrequested[0] += u32::from(task.cpu_milli() == 0);
+        n.unrequested[1] += u32::from(task.memory_mib == 0);
         Ok(())
     }
 
@@ -423,6 +430,8 @@ impl Ledger {
             }
         }
         n.tasks -= 1;
+        n.unrequested[0] -= u32::from(task.cpu_milli() == 0);
+        n.unrequested[1] -= u32::from(task.memory_mib == 0);
         debug_assert!(n.cpu_milli_left <= n.cpu_milli);
         debug_assert!(n.gpus.iter().all(|g| g.milli_left <= MILLI));
     }

@@ -112,7 +112,9 @@ pub struct OptionInfo {
     pub doc: &'static str,
 }
 
-/// The values of an option that takes a non-negative integer.
+/// The values of an option that takes a non-negative integer. An option may also list
+/// `NUMBER[0]` after named values (`&["adaptive", "all", "<integer>"]`): it takes those names
+/// or an integer.
 pub const NUMBER: &[&str] = &["<integer>"];
 
 /// The placeholder that makes an option take any non-negative decimal number: an option
@@ -212,7 +214,8 @@ impl<'a> Chosen<'a> {
                 }
                 continue;
             }
-            let number = info.values == NUMBER && v.parse::<u64>().is_ok();
+            // An option may take an integer besides named values (`adaptive|all|<integer>`).
+            let number = info.values.contains(&NUMBER[0]) && v.parse::<u64>().is_ok();
             if !number && !info.values.contains(&v.as_str()) {
                 return Err(bad(info.values.join(", ")));
             }

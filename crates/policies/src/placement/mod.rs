@@ -8,15 +8,27 @@
 //!
 //! | name | scores | GPU choice for a shared pod |
 //! |---|---|---|
-//! | `least-allocated` | Kubernetes `LeastAllocated` | best fit |
-//! | `most-allocated` | Kubernetes `MostAllocated` | best fit |
-//! | `balanced` | Kubernetes `BalancedAllocation` | best fit |
+//! | `least-allocated` | Kubernetes' default profile: `NodeResourcesFit` `LeastAllocated` 1 + `NodeResourcesBalancedAllocation` 1 | best fit |
+//! | `most-allocated` | a profile with scoring strategy `MostAllocated`: `NodeResourcesFit` `MostAllocated` 1 + `NodeResourcesBalancedAllocation` 1 | best fit |
+//! | `balanced` | `NodeResourcesBalancedAllocation` 1 alone | best fit |
 //! | `random` | FGD `RandomScore` | random |
 //! | `dotprod` | FGD `DotProductScore` (merge, max) | best fit |
 //! | `gpuclustering` | FGD `GpuClusteringScore` | best fit |
 //! | `gpupacking` | FGD `GpuPackingScore` | best fit |
 //! | `bestfit` | FGD `BestFitScore` | best fit |
 //! | `fgd` | FGD `FGDScore` | the score's choice |
+//!
+//! Every placement also carries Kubernetes' `TaintToleration` and `NodeAffinity` scores
+//! and the inter-pod terms (`InterPodAffinity`, `PodTopologySpread`), at the default
+//! weights of its [`Release`] (the FGD paper's scores at weight 1000, as its simulator
+//! runs them). `ImageLocality` (weight 1) is not modelled: there are no images, so it
+//! would give every node the same score; nor is v1.20's `NodePreferAvoidPods` (weight
+//! 10000; no node carries its annotation, so every node scores 100) — neither changes a
+//! choice. v1.20's `SelectorSpread` is off by default there (the `DefaultPodTopologySpread`
+//! gate is on), so it is not modelled either.
+//!
+//! [`NodesToScore`] (`percentageOfNodesToScore`) bounds how many feasible nodes are found
+//! before scoring; placements by name score every node, and `kube` samples by default.
 //!
 //! With [`MemoryFit::Aware`] the [`filters::GpuMemoryFit`] filter is added and a shared
 //! pod's GPU is the one with the least declared memory left that fits (Aliyun
@@ -25,11 +37,15 @@
 
 pub mod filters;
 pub mod frag;
+pub mod sample;
 pub mod scores;
 pub mod topology;
 
 use filters::{FilterPlugin, GpuMemoryFit, GpuShareFit, NodeAffinity, NodeResourcesFit, TaintToleration};
 use frag::FragMeter;
+pub use sample::{MIN_FEASIBLE_NODES_TO_FIND, NodesToScore, zone_interleaved};
+use sample::{SampleTree, Sampled};
+pub use scores::Release;
 use scores::{Normalize, ScorePlugin, Scored};
 use sim_core::job::TaskShape;
 use sim_core::ledger::{MILLI, NodeUse, TaskBinding};
@@ -122,8 +138,12 @@ pub struct Placement {
     random_node: bool,
     gpu_select: GpuSelect,
     memory: MemoryFit,
-    /// Weights of InterPodAffinity and PodTopologySpread (Kubernetes' defaults: 2, 2).
+    /// Weights of InterPodAffinity and PodTopologySpread (the release's defaults).
     topology_weights: [i64; 2],
+    /// The kube-scheduler release whose scores and default weights it has.
+    release: Release,
+    /// How many feasible nodes are found before scoring.
+    nodes_to_score: NodesToScore,
     /// Which filters and score columns look only at the node's labels and taints.
     filter_meta: Vec<bool>,
     score_meta: Vec<bool>,
@@ -131,6 +151,30 @@ pub struct Placement {
 
 /// Most score plugins one placement combines.
 pub const MAX_SCORES: usize = 4;
+
+/// The `k8s=` values of [`Release`], current first.
+pub const RELEASES: &[&str] = &["current", "1.23", "1.20"];
+
+impl Release {
+    /// The release named `name` in [`RELEASES`].
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "current" => Release::Current,
+            "1.23" => Release::V1_23,
+            "1.20" => Release::V1_20,
+            _ => return None,
+        })
+    }
+}
+
+/// The plugin keys of a placement spec and the plugins they weigh.
+const PLUGIN_KEYS: &[(&str, &str)] = &[
+    ("tainttoleration", "TaintToleration"),
+    ("nodeaffinity", "NodeAffinity"),
+    ("interpodaffinity", "InterPodAffinity"),
+    ("podtopologyspread", "PodTopologySpread"),
+    ("balancedallocation", "NodeResourcesBalancedAllocation"),
+];
 
 /// Placement names, for help and errors.
 pub const PLACEMENTS: &[&str] = &[
@@ -146,12 +190,18 @@ pub const PLACEMENTS: &[&str] = &[
 ];
 
 impl Placement {
-    /// The placement called `name` (see the module docs), looking at GPU memory or not.
+    /// The placement called `name` (see the module docs), looking at GPU memory or not,
+    /// with the current release's scores and weights.
     pub fn by_name(name: &str, memory: MemoryFit) -> Option<Self> {
+        Self::for_release(name, memory, Release::default())
+    }
+
+    /// The placement called `name` with the scores and default weights of `release`.
+    pub fn for_release(name: &str, memory: MemoryFit, release: Release) -> Option<Self> {
         let (score, select): (Box<dyn ScorePlugin>, GpuSelect) = match name {
             "least-allocated" => (Box::new(scores::LeastAllocated), GpuSelect::Best),
-            "most-allocated" => (Box::new(scores::MostAllocated), GpuSelect::Best),
-            "balanced" => (Box::new(scores::BalancedAllocation), GpuSelect::Best),
+            "most-allocated" => (Box::new(scores::MostAllocated(release)), GpuSelect::Best),
+            "balanced" => (Box::new(scores::BalancedAllocation(release)), GpuSelect::Best),
             "random" => (Box::new(scores::RandomScore), GpuSelect::Random),
             "dotprod" => (Box::new(scores::DotProduct), GpuSelect::Best),
             "gpuclustering" => (Box::new(scores::GpuClustering), GpuSelect::Best),
@@ -163,19 +213,22 @@ impl Placement {
         let mut filters: Vec<Box<dyn FilterPlugin>> =
             vec![Box::new(NodeResourcesFit), Box::new(NodeAffinity), Box::new(TaintToleration), Box::new(GpuShareFit)];
         // The FGD paper runs its scores at weight 1000; Kubernetes' own at 1.
-        let weight = if name.contains("allocated") || name == "balanced" { 1 } else { 1000 };
+        let kubernetes = name.contains("allocated") || name == "balanced";
+        let weight = if kubernetes { 1 } else { 1000 };
         let gpu_select = if memory == MemoryFit::Aware {
             filters.push(Box::new(GpuMemoryFit));
             if select == GpuSelect::Scored { GpuSelect::Scored } else { GpuSelect::Memory }
         } else {
             select
         };
-        // Kubernetes' default weights: TaintToleration 3, NodeAffinity 2.
-        let scores: Vec<(Box<dyn ScorePlugin>, i64)> = vec![
-            (score, weight),
-            (Box::new(scores::TaintTolerationScore), 3),
-            (Box::new(scores::NodeAffinityScore), 2),
-        ];
+        let [taint, affinity, inter_pod, spread] = release.default_weights();
+        let mut scores: Vec<(Box<dyn ScorePlugin>, i64)> = vec![(score, weight)];
+        if name.contains("allocated") {
+            // A profile's NodeResourcesFit strategy comes with BalancedAllocation at 1.
+            scores.push((Box::new(scores::BalancedAllocation(release)), 1));
+        }
+        scores.push((Box::new(scores::TaintTolerationScore), taint));
+        scores.push((Box::new(scores::NodeAffinityScore), affinity));
         Some(Placement {
             name: name.to_string(),
             filter_meta: filters.iter().map(|f| f.meta_only()).collect(),
@@ -185,15 +238,19 @@ impl Placement {
             scores,
             gpu_select,
             memory,
-            topology_weights: [2, 2],
+            topology_weights: [inter_pod, spread],
+            release,
+            nodes_to_score: NodesToScore::All,
         })
     }
 
     /// A placement from a spec such as `bestfit,nodeaffinity=2,interpodaffinity=2`: the
-    /// main score (see [`PLACEMENTS`]), optionally `=weight`, then the weights of the
+    /// main score (see [`PLACEMENTS`]), optionally `=weight`, then `k8s=current|1.23|1.20`
+    /// (the [`Release`] whose scores and default weights it has), the weights of the
     /// Kubernetes plugins every placement carries — `tainttoleration` (default 3),
-    /// `nodeaffinity` (2), `interpodaffinity` (2), `podtopologyspread` (2) — and
-    /// `memory=aware|oblivious`.
+    /// `nodeaffinity` (2), `interpodaffinity` (2), `podtopologyspread` (2) — and of
+    /// `balancedallocation` (1) where it has one, and `memory=aware|oblivious`. It scores
+    /// every node.
     pub fn from_spec(spec: &str) -> Result<Self, String> {
         let mut parts = spec.split(',').map(str::trim).filter(|p| !p.is_empty());
         let first = parts.next().ok_or("expected a score name")?;
@@ -205,39 +262,62 @@ impl Placement {
             return Err(format!("unknown score '{name}' (expected one of: {})", PLACEMENTS.join(", ")));
         }
         let mut memory = MemoryFit::Oblivious;
-        let mut weights: Vec<(String, i64)> = Vec::new();
+        let mut release = Release::default();
+        let mut weights: Vec<(&str, i64)> = Vec::new();
         for p in parts {
             let (k, v) = p.split_once('=').ok_or_else(|| format!("'{p}': expected key=value"))?;
-            if k == "memory" {
-                memory = match v {
-                    "aware" => MemoryFit::Aware,
-                    "oblivious" => MemoryFit::Oblivious,
-                    _ => return Err(format!("'{p}': memory is aware or oblivious")),
-                };
-                continue;
+            match k {
+                "memory" => {
+                    memory = match v {
+                        "aware" => MemoryFit::Aware,
+                        "oblivious" => MemoryFit::Oblivious,
+                        _ => return Err(format!("'{p}': memory is aware or oblivious")),
+                    };
+                    continue;
+                }
+                "k8s" => {
+                    release =
+                        Release::parse(v).ok_or_else(|| format!("'{p}': k8s is one of {}", RELEASES.join(", ")))?;
+                    continue;
+                }
+                _ => {}
             }
             let w: i64 = v.parse().map_err(|_| format!("'{p}': expected an integer weight"))?;
-            if !["tainttoleration", "nodeaffinity", "interpodaffinity", "podtopologyspread"].contains(&k) {
+            let Some(&(_, plugin)) = PLUGIN_KEYS.iter().find(|(key, _)| *key == k) else {
                 return Err(format!(
-                    "unknown plugin '{k}' (expected tainttoleration, nodeaffinity, interpodaffinity, podtopologyspread or memory)"
+                    "unknown plugin '{k}' (expected tainttoleration, nodeaffinity, interpodaffinity, podtopologyspread, \
+                     balancedallocation, k8s or memory)"
                 ));
-            }
-            weights.push((k.to_string(), w));
+            };
+            weights.push((plugin, w));
         }
-        let mut pl = Placement::by_name(name, memory).expect("listed placement");
+        let mut pl = Placement::for_release(name, memory, release).expect("listed placement");
         pl.name = spec.to_string();
-        for (k, w) in weights {
-            match k.as_str() {
-                "tainttoleration" => pl.scores[1].1 = w,
-                "nodeaffinity" => pl.scores[2].1 = w,
-                "interpodaffinity" => pl.topology_weights[0] = w,
-                _ => pl.topology_weights[1] = w,
+        for (plugin, w) in weights {
+            match plugin {
+                "InterPodAffinity" => pl.topology_weights[0] = w,
+                "PodTopologySpread" => pl.topology_weights[1] = w,
+                _ => {
+                    let column = pl.scores.iter_mut().find(|(p, _)| p.name() == plugin);
+                    *column.map(|c| &mut c.1).ok_or_else(|| format!("'{name}' has no {plugin} score"))? = w;
+                }
             }
         }
         if let Some(w) = main_weight {
             pl.scores[0].1 = w;
         }
         Ok(pl)
+    }
+
+    /// The same placement finding only as many feasible nodes as `n` says before scoring.
+    pub fn with_nodes_to_score(mut self, n: NodesToScore) -> Self {
+        self.nodes_to_score = n;
+        self
+    }
+
+    /// The release whose scores and default weights it has.
+    pub fn release(&self) -> Release {
+        self.release
     }
 
     /// Its name.
@@ -307,14 +387,14 @@ impl Placement {
         out
     }
 
-    /// Whether every score but the first that counts gives `pod` the same on the nodes of
+    /// Whether every label-and-taint score that counts gives `pod` the same on the nodes of
     /// every label-and-taint set listed in `metas` (the first node of each).
     fn meta_scores_uniform(&self, nodes: &[NodeUse], metas: &[u32], pod: &PodReq<'_>, frag: &mut FragMeter) -> bool {
         let mut first: Option<[i64; MAX_SCORES]> = None;
         for &m in metas {
             let (_, s) = self.eval(&nodes[m as usize], pod, frag, true);
-            let s =
-                std::array::from_fn(|k| if k > 0 && self.scores.get(k).is_some_and(|p| p.1 != 0) { s[k] } else { 0 });
+            // The other columns are 0 in a label-and-taint evaluation.
+            let s = std::array::from_fn(|k| if self.scores.get(k).is_some_and(|p| p.1 != 0) { s[k] } else { 0 });
             match first {
                 None => first = Some(s),
                 Some(f) if f != s => return false,
@@ -322,6 +402,12 @@ impl Placement {
             }
         }
         true
+    }
+
+    /// The weighted sum of the raw scores of a node's row that do not look only at labels
+    /// and taints: what decides between nodes when [`Placement::use_decides`] holds.
+    fn decisive(&self, row: &[i64]) -> i64 {
+        self.scores.iter().zip(&self.score_meta).zip(row).filter(|((_, m), _)| !**m).map(|((p, _), s)| p.1 * s).sum()
     }
 
     /// Whether node `i` passes the filters, and its raw scores (without the inter-pod
@@ -376,12 +462,30 @@ impl Placement {
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
         cx.refresh_node_lists(nodes);
-        let PlaceCx { frag, cache, domains, buf, tainted, again, metas, rank, known_nodes, .. } = cx;
+        let PlaceCx {
+            frag,
+            cache,
+            domains,
+            buf,
+            tainted,
+            again,
+            metas,
+            rank,
+            known_nodes,
+            scan_order,
+            scan_pos,
+            next_start,
+            ..
+        } = cx;
         // A pod with inter-pod terms or spreads of its own is always prepared; one without
         // only after its last placement could not be followed (running pods' terms may
-        // select it: `again_step` checks that none appeared).
+        // select it: `again_step` checks that none appeared), or when sampling.
         let own = pod.constraints.is_some_and(|c| c.has_pod_topology());
         let cache = type_cache(cache, pod.type_id);
+        let to_find = self.nodes_to_score.to_find(nodes.len());
+        // Sampling: scan from where the last cycle stopped, in the node tree's order.
+        let start = *next_start % nodes.len().max(1);
+        let scan = (to_find < nodes.len()).then_some(Scan { order: scan_order, pos: scan_pos, start, to_find });
         let mut p = Pass {
             nodes,
             allowed,
@@ -396,28 +500,89 @@ impl Placement {
             again,
             cptr: pod.constraints.map(|c| c as *const _ as usize),
             known_nodes: *known_nodes,
+            scan,
+            processed: nodes.len(),
         };
         // The same pod again after only some nodes changed (the next task of a gang, the
         // next pod of its type): the best nodes follow from the last ones and those nodes.
-        let previous = p
-            .slot
-            .and_then(|t| p.again.take(t, p.cptr))
-            .filter(|a| !own && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.allowed == allowed);
-        let chosen = match previous.and_then(|a| self.again_step(&mut p, a)) {
-            Some((ties, a)) => {
-                p.again.put(p.slot.expect("cached"), p.cptr, a);
-                if ties.is_empty() {
-                    return None;
+        let previous = p.slot.and_then(|t| p.again.take(t, p.cptr)).filter(|a| {
+            !own && a.nodes == (nodes.as_ptr() as usize, nodes.len())
+                && a.allowed == allowed
+                && a.tree.is_some() == p.scan.is_some()
+        });
+        let chosen = if let Some(start) = p.scan.as_ref().map(|s| s.start) {
+            // The sample tree holds the use scores only: it serves while no running pod's
+            // term and no term of the pod's own concerns it.
+            p.topo = topology::PodTopology::new(nodes, pod.constraints, domains);
+            let previous = previous.filter(|_| p.topo.is_none());
+            let chosen = self.sampled_pass(&mut p, previous, buf, rank.as_deref(), rng);
+            // The next cycle starts after the nodes this one looked at (`nextStartNodeIndex`).
+            *next_start = (start + p.processed) % nodes.len();
+            chosen?
+        } else {
+            match previous.and_then(|a| self.again_step(&mut p, a)) {
+                Some((ties, a)) => {
+                    p.again.put(p.slot.expect("cached"), p.cptr, a);
+                    if ties.is_empty() {
+                        return None;
+                    }
+                    pick(&ties, rank.as_deref(), rng)
                 }
-                pick(&ties, rank.as_deref(), rng)
-            }
-            None => {
-                p.topo = topology::PodTopology::new(nodes, pod.constraints, domains);
-                self.full_pass(&mut p, buf, rank.as_deref(), rng)?
+                None => {
+                    p.topo = topology::PodTopology::new(nodes, pod.constraints, domains);
+                    self.full_pass(&mut p, buf, rank.as_deref(), rng)?
+                }
             }
         };
         let gpus = self.select_gpus(&nodes[chosen], pod, cx, rng);
         Some(TaskBinding { node: sim_core::NodeId(chosen as u32), gpus })
+    }
+
+    /// A sampling placement (`nodes_to_score` below the node count; sets `p.processed`):
+    /// when the use scores alone decide, from the pod type's [`SampleTree`] — built over
+    /// every node the first time, then brought up to date with the nodes changed since —
+    /// else by a scan that stops at the `to_find`-th feasible node. Both give the same
+    /// node and draw the same random number (a property test checks it).
+    fn sampled_pass(
+        &self,
+        p: &mut Pass<'_>,
+        previous: Option<Again>,
+        buf: &mut PlaceBuf,
+        rank: Option<&[u32]>,
+        rng: &mut SimRng,
+    ) -> Option<usize> {
+        let key = |pl: &Self, p: &mut Pass<'_>, i: usize| {
+            if p.allowed[i] { pl.row_of(p, i).map(|r| pl.decisive(&r)) } else { None }
+        };
+        let mut a = match previous {
+            Some(mut a) => {
+                let mut changed = std::mem::take(&mut a.changed);
+                changed.sort_unstable();
+                changed.dedup();
+                let tree = a.tree.as_mut().expect("a sampling placement's");
+                for i in changed.into_iter().map(|i| i as usize) {
+                    tree.set(p.scan.as_ref().expect("sampling").pos[i] as usize, key(self, p, i));
+                }
+                a
+            }
+            None if rank.is_none() && self.decides_alone(p) => {
+                // In node order (pools are adjacent: their label-and-taint part is reused).
+                let mut keys = vec![None; p.nodes.len()];
+                for i in 0..p.nodes.len() {
+                    keys[p.scan.as_ref().expect("sampling").pos[i] as usize] = key(self, p, i);
+                }
+                p.new_again(Vec::new(), false, i64::MIN, Some(SampleTree::new(&keys)))
+            }
+            None => return self.full_pass(p, buf, rank, rng),
+        };
+        let scan = p.scan.as_ref().expect("sampling");
+        let Sampled { position, processed } =
+            a.tree.as_ref().expect("built").sample(scan.start, scan.to_find, |ties| uniform_index(rng, ties));
+        let chosen = position.map(|pos| scan.order[pos] as usize);
+        p.processed = processed;
+        a.changed.clear();
+        p.again.put(p.slot.expect("cached"), p.cptr, a);
+        chosen
     }
 
     /// The incremental step from `a`, the pod's last placement: its changed nodes are
@@ -437,18 +602,18 @@ impl Placement {
             .iter()
             .map(|&i| i as usize)
             .filter(|&i| allowed[i])
-            .filter_map(|i| self.row_of(p, i).map(|r| (i as u32, r[0])))
+            .filter_map(|i| self.row_of(p, i).map(|r| (i as u32, self.decisive(&r))))
             .collect();
         if a.update(&changed, fresh, p.known_nodes) { Some((a.best_nodes(), a)) } else { None }
     }
 
     /// The full pass over the allowed nodes: `None` when none fits, else the chosen one —
     /// a uniform draw for `random`, else one of the best (see [`pick`]). Records the pod's
-    /// [`Again`] when the first score alone decides.
+    /// [`Again`] when the use scores alone decide.
     fn full_pass(&self, p: &mut Pass<'_>, buf: &mut PlaceBuf, rank: Option<&[u32]>, rng: &mut SimRng) -> Option<usize> {
         let PlaceBuf { feasible, raw, total, ties } = buf;
         self.collect_feasible(p, feasible, raw);
-        let first_decides = self.first_decides(p);
+        let first_decides = self.use_decides(p);
         if feasible.is_empty() {
             if first_decides {
                 p.remember(Vec::new(), true, i64::MIN);
@@ -466,7 +631,7 @@ impl Placement {
         if first_decides {
             let complete = feasible.len() <= p.known_nodes;
             let known = if complete {
-                feasible.iter().zip(raw.iter()).map(|(&n, r)| (n, r[0])).collect()
+                feasible.iter().zip(raw.iter()).map(|(&n, r)| (n, self.decisive(r))).collect()
             } else {
                 ties.iter().map(|&n| (n, best)).collect()
             };
@@ -478,25 +643,33 @@ impl Placement {
     /// The allowed nodes that pass every filter (the inter-pod ones too) into `feasible`,
     /// in node order, and their raw scores into `raw` (the normalised InterPodAffinity and
     /// PodTopologySpread scores, which depend on the feasible nodes, in the two columns
-    /// after the plugins').
+    /// after the plugins'). When sampling ([`Pass::scan`]), the nodes in scan order
+    /// from its start until as many as it wants are found; `p.processed` tells how many
+    /// nodes were looked at. kube-scheduler checks nodes in parallel and stops once enough
+    /// fit (`findNodesThatPassFilters`), so which nodes it has looked at by then varies;
+    /// here they are looked at one by one, and the count is exact.
     fn collect_feasible(&self, p: &mut Pass<'_>, feasible: &mut Vec<u32>, raw: &mut Vec<[i64; MAX_SCORES + 2]>) {
-        let n_plugins = self.scores.len();
-        let (nodes, allowed) = (p.nodes, p.allowed);
+        let n = p.nodes.len();
         feasible.clear();
         raw.clear();
-        for (i, _) in nodes.iter().zip(allowed).enumerate().filter(|(_, (_, a))| **a) {
-            let Some(s) = self.row_of(p, i) else {
-                continue;
-            };
-            if p.topo.as_ref().is_some_and(|t| !t.pass(i)) {
-                continue;
+        match p.scan.as_ref().map(|s| (s.order, s.start, s.to_find)) {
+            None => {
+                for i in (0..n).filter(|&i| p.allowed[i]) {
+                    self.push_if_feasible(p, i, feasible, raw);
+                }
             }
-            feasible.push(i as u32);
-            let mut row = [0i64; MAX_SCORES + 2];
-            row[..MAX_SCORES].copy_from_slice(&s);
-            raw.push(row);
+            Some((order, start, to_find)) => {
+                for j in 0..n {
+                    let i = order[(start + j) % n] as usize;
+                    if p.allowed[i] && self.push_if_feasible(p, i, feasible, raw) && feasible.len() == to_find {
+                        p.processed = j + 1;
+                        break;
+                    }
+                }
+            }
         }
         if let Some(t) = p.topo.as_ref().filter(|_| !self.random_node) {
+            let n_plugins = self.scores.len();
             let (aff, spread) = t.scores(feasible);
             for ((row, a), s) in raw.iter_mut().zip(aff).zip(spread) {
                 row[n_plugins] = a;
@@ -505,24 +678,52 @@ impl Placement {
         }
     }
 
-    /// Whether the first score alone decides, now and after any nodes change:
-    /// unnormalised, weighed, no inter-pod terms, and every other score the
-    /// same on every node (labels and taints give all pools the same score).
-    fn first_decides(&self, p: &mut Pass<'_>) -> bool {
+    /// Whether node `i` passes every filter; if it does, it goes into `feasible` and its
+    /// raw scores into `raw`.
+    fn push_if_feasible(
+        &self,
+        p: &mut Pass<'_>,
+        i: usize,
+        feasible: &mut Vec<u32>,
+        raw: &mut Vec<[i64; MAX_SCORES + 2]>,
+    ) -> bool {
+        let Some(s) = self.row_of(p, i) else {
+            return false;
+        };
+        if p.topo.as_ref().is_some_and(|t| !t.pass(i)) {
+            return false;
+        }
+        feasible.push(i as u32);
+        let mut row = [0i64; MAX_SCORES + 2];
+        row[..MAX_SCORES].copy_from_slice(&s);
+        raw.push(row);
+        true
+    }
+
+    /// Whether the scores of the nodes' use alone decide, now and after any nodes change,
+    /// by the weighted sum of their raw scores ([`Placement::decisive`]): every node looked
+    /// at, those scores unnormalised (so each node's sum depends on that node alone), no
+    /// inter-pod terms, and every label-and-taint score the same on every node (labels and
+    /// taints give all pools the same score).
+    fn use_decides(&self, p: &mut Pass<'_>) -> bool {
+        p.scan.is_none() && self.decides_alone(p)
+    }
+
+    /// [`Placement::use_decides`] but for looking at every node: whether the use scores
+    /// alone decide among any set of nodes (what a [`SampleTree`] needs).
+    fn decides_alone(&self, p: &mut Pass<'_>) -> bool {
         p.slot.is_some()
             && p.topo.is_none()
             && !self.random_node
-            && self.scores[0].1 > 0
-            && self.scores[0].0.normalize() == Normalize::None
-            && !self.score_meta[0]
+            && self.scores.iter().zip(&self.score_meta).all(|((s, _), meta)| *meta || s.normalize() == Normalize::None)
             && p.metas.len() < 64
             && self.meta_scores_uniform(p.nodes, p.metas, p.pod, p.frag)
     }
 
     /// The positions among the feasible nodes (rows of `raw`) of the best into `ties`: of
-    /// the highest first raw score when it alone decides, else of the highest weighted
-    /// sum of the normalised scores of the first `n_scores` columns. Returns the highest
-    /// first raw score.
+    /// the highest [`Placement::decisive`] sum when the use scores alone decide, else of the
+    /// highest weighted sum of the normalised scores of the first `n_scores` columns.
+    /// Returns the highest decisive sum (when they decide).
     fn best_ties(
         &self,
         raw: &[[i64; MAX_SCORES + 2]],
@@ -536,8 +737,11 @@ impl Placement {
         let mut hi = [i64::MIN; MAX_SCORES + 2];
         let mut lo = [i64::MAX; MAX_SCORES + 2];
         if first_decides {
-            hi[0] = raw.iter().map(|r| r[0]).max().expect("non-empty");
-            ties.extend((0..m as u32).filter(|&i| raw[i as usize][0] == hi[0]));
+            total.clear();
+            total.extend(raw.iter().map(|r| self.decisive(r)));
+            let best = *total.iter().max().expect("non-empty");
+            ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
+            return best;
         } else {
             for row in raw.iter() {
                 for k in 0..n_scores {
@@ -549,7 +753,7 @@ impl Placement {
             let best = *total.iter().max().expect("non-empty");
             ties.extend((0..m as u32).filter(|&i| total[i as usize] == best));
         }
-        hi[0]
+        i64::MIN
     }
 
     /// Into `total`, each row's weighted sum of its normalised scores (Kubernetes'
@@ -640,6 +844,12 @@ pub struct PlaceCx {
     known_nodes: usize,
     /// The ledger's label-and-taint epoch the label-and-taint results were made for.
     meta_epoch: u64,
+    /// The order sampling placements scan nodes in ([`zone_interleaved`]), and each node's
+    /// position in it.
+    scan_order: Vec<u32>,
+    scan_pos: Vec<u32>,
+    /// Where the next sampling placement starts in `scan_order` (`nextStartNodeIndex`).
+    next_start: usize,
 }
 
 /// The [`Again`]s of pod types without constraints, by type, and of the last pods with
@@ -725,6 +935,8 @@ struct Again {
     best: i64,
     /// Nodes marked dirty since.
     changed: Vec<u32>,
+    /// For a sampling placement (`known` unused): every node's decisive score by scan position.
+    tree: Option<SampleTree>,
 }
 
 impl Again {
@@ -797,21 +1009,40 @@ struct Pass<'a> {
     slot: Option<usize>,
     cptr: Option<usize>,
     known_nodes: usize,
+    /// Sampling (`percentageOfNodesToScore` below the node count), or `None`: every node.
+    scan: Option<Scan<'a>>,
+    /// Nodes looked at (all of them unless a sample was complete before the end).
+    processed: usize,
+}
+
+/// Where a sampling placement looks: `order` (the node tree's; `pos`: each node's place
+/// in it), from `start`, until it has found `to_find` feasible nodes.
+struct Scan<'a> {
+    order: &'a [u32],
+    pos: &'a [u32],
+    start: usize,
+    to_find: usize,
 }
 
 impl Pass<'_> {
     /// Keeps what this placement found for the pod's next one (its type is cached).
     fn remember(&mut self, known: Vec<(u32, i64)>, complete: bool, best: i64) {
         let slot = self.slot.expect("cached");
-        let a = Again {
+        let a = self.new_again(known, complete, best, None);
+        self.again.put(slot, self.cptr, a);
+    }
+
+    /// What this placement found, made on its nodes and allowed nodes.
+    fn new_again(&self, known: Vec<(u32, i64)>, complete: bool, best: i64, tree: Option<SampleTree>) -> Again {
+        Again {
             nodes: (self.nodes.as_ptr() as usize, self.nodes.len()),
             allowed: self.allowed.to_vec(),
             known,
             complete,
             best,
             changed: Vec::new(),
-        };
-        self.again.put(slot, self.cptr, a);
+            tree,
+        }
     }
 }
 
@@ -851,7 +1082,22 @@ impl PlaceCx {
             metas: Vec::new(),
             known_nodes: KNOWN_NODES,
             meta_epoch: 0,
+            scan_order: Vec::new(),
+            scan_pos: Vec::new(),
+            next_start: 0,
         }
+    }
+
+    /// Where the next sampling placement starts scanning (kube-scheduler's
+    /// `nextStartNodeIndex`, a position in the scan order).
+    pub fn next_start(&self) -> usize {
+        self.next_start
+    }
+
+    /// Sets where the next sampling placement starts (to undo what placements that only
+    /// explained or planned advanced).
+    pub fn set_next_start(&mut self, start: usize) {
+        self.next_start = start;
     }
 
     /// Drops every result that depends on nodes' labels and taints when a controller
@@ -943,6 +1189,11 @@ impl PlaceCx {
     fn refresh_node_lists(&mut self, nodes: &[NodeUse]) {
         if self.tainted.len() != nodes.len() {
             self.tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
+            self.scan_order = zone_interleaved(nodes);
+            self.scan_pos = vec![0; nodes.len()];
+            for (pos, &i) in self.scan_order.iter().enumerate() {
+                self.scan_pos[i as usize] = pos as u32;
+            }
             self.metas.clear();
             for (i, n) in nodes.iter().enumerate() {
                 if !self.metas.iter().any(|&m| std::sync::Arc::ptr_eq(&nodes[m as usize].meta, &n.meta))

@@ -1,8 +1,8 @@
 //! Score plugins: how good a feasible node is for a pod, 0–100, higher is better (the
 //! Kubernetes scheduler framework's Score extension point). The Kubernetes defaults
-//! (`NodeResourcesFit` strategies, `NodeResourcesBalancedAllocation`) and the FGD
-//! paper's six placement policies, with the formulas of its simulator
-//! (`hkust-adsl/kubernetes-scheduler-simulator`, `pkg/simulator/plugin/`).
+//! (`NodeResourcesFit` strategies, `NodeResourcesBalancedAllocation`, in integers as
+//! upstream, by [`Release`]) and the FGD paper's six placement policies, with the formulas
+//! of its simulator (`hkust-adsl/kubernetes-scheduler-simulator`, `pkg/simulator/plugin/`).
 
 use super::PodReq;
 use super::frag::FragMeter;
@@ -99,60 +99,190 @@ impl ScorePlugin for TaintTolerationScore {
     }
 }
 
-fn cpu_mem_fractions(node: &NodeUse, pod: &PodReq<'_>) -> [f64; 2] {
-    let cpu = if node.cpu_milli == 0 {
-        0.0
-    } else {
-        (node.cpu_milli - node.cpu_milli_left + pod.task.cpu_milli()) as f64 / node.cpu_milli as f64
-    };
-    let mem = if node.memory_mib == 0 {
-        0.0
-    } else {
-        (node.memory_mib - node.memory_mib_left + pod.task.memory_mib) as f64 / node.memory_mib as f64
-    };
-    [cpu.min(1.0), mem.min(1.0)]
+/// The kube-scheduler release whose scoring is modelled (`kube[k8s=...]`): default plugin
+/// weights, the `NodeResourcesBalancedAllocation` formula and a `MostAllocated` detail
+/// changed between releases.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Release {
+    /// v1.20 (v1.20.5, the release the FGD paper's simulator vendors): plugin weights
+    /// TaintToleration, NodeAffinity, InterPodAffinity 1, PodTopologySpread 2
+    /// (`pkg/scheduler/algorithmprovider/registry.go`); BalancedAllocation
+    /// `1 − |CPU fraction − memory fraction|` of the non-zero requests, 0 when a fraction
+    /// reaches 1; MostAllocated scores an over-requested resource 0.
+    V1_20,
+    /// v1.23 (through v1.32 as modelled here): weights 3, 2, 2, 2 (v1beta3
+    /// `default_plugins.go`); BalancedAllocation `1 − std` of the requested fractions
+    /// (capped at 1) of the actual requests (kubernetes#101946, #105845); MostAllocated
+    /// caps an over-requested resource at its capacity (#102925).
+    V1_23,
+    /// The current release (v1.37): as v1.23, and BalancedAllocation scores the change of
+    /// balance the pod makes, `50 + (50 + s(with pod) − s(without))/2` with `s` the v1.23
+    /// score (kubernetes#135573), and skips pods that request neither CPU nor memory (scores
+    /// 0 everywhere; #130260, v1.33).
+    #[default]
+    Current,
 }
 
-/// Kubernetes `NodeResourcesFit` with the `LeastAllocated` strategy (the default): the
-/// mean over CPU and memory of `(capacity − requested) × 100 / capacity`. Spreads.
+impl Release {
+    /// Default weights of TaintToleration, NodeAffinity, InterPodAffinity and
+    /// PodTopologySpread.
+    pub fn default_weights(self) -> [i64; 4] {
+        match self {
+            Release::V1_20 => [1, 1, 1, 2],
+            Release::V1_23 | Release::Current => [3, 2, 2, 2],
+        }
+    }
+}
+
+/// kube-scheduler's non-zero default requests, in milli-CPU and MiB: a pod (container)
+/// that requests no CPU or no memory is scored as if it requested these
+/// (kubernetes `pkg/scheduler/util/non_zero.go`: `DefaultMilliCPURequest` 100,
+/// `DefaultMemoryRequest` 200 × 1024 × 1024 bytes).
+pub const NON_ZERO_REQUEST: [u64; 2] = [100, 200];
+
+/// What the resource scores read of a node for a pod, per resource (CPU in milli-CPU,
+/// memory in MiB; the scores are ratios, so MiB give what upstream's bytes give): the
+/// node's allocatable, what its pods request and what the pod requests. `len` is 2, or 1
+/// on a node that states no memory: memory is then left out (upstream skips a resource
+/// whose allocatable is 0; our nodes without memory are nodes whose memory is not modelled).
+struct Requests {
+    alloc: [u64; 2],
+    node: [u64; 2],
+    pod: [u64; 2],
+    len: usize,
+}
+
+impl Requests {
+    /// The requests as they are (`NodeInfo.Requested`), or with the non-zero defaults for
+    /// the pods that request nothing of a resource (`NonZeroRequested`).
+    fn of(node: &NodeUse, pod: &PodReq<'_>, non_zero: bool) -> Self {
+        let mut r = Requests {
+            alloc: [node.cpu_milli, node.memory_mib],
+            node: [node.cpu_milli - node.cpu_milli_left, node.memory_mib - node.memory_mib_left],
+            pod: [pod.task.cpu_milli(), pod.task.memory_mib],
+            len: if node.memory_mib == 0 { 1 } else { 2 },
+        };
+        if non_zero {
+            for (k, default) in NON_ZERO_REQUEST.into_iter().enumerate() {
+                r.node[k] += default * node.unrequested[k] as u64;
+                if r.pod[k] == 0 {
+                    r.pod[k] = default;
+                }
+            }
+        }
+        r
+    }
+
+    /// Requested after placing the pod, per resource.
+    fn with_pod(&self) -> [u64; 2] {
+        [self.node[0] + self.pod[0], self.node[1] + self.pod[1]]
+    }
+}
+
+/// The weighted mean (weights 1, integer division) of a per-resource integer score of
+/// (requested, allocatable), as `NodeResourcesFit`'s strategies average.
+fn mean_score(r: &Requests, per_resource: impl Fn(u64, u64) -> i64) -> i64 {
+    let requested = r.with_pod();
+    (0..r.len).map(|k| per_resource(requested[k], r.alloc[k])).sum::<i64>() / r.len as i64
+}
+
+/// Kubernetes `NodeResourcesFit` with the `LeastAllocated` strategy (the default; CPU and
+/// memory, weight 1 each): per resource `(allocatable − requested) × 100 / allocatable`
+/// in integers, 0 when over-requested, then their mean, integer division; requests with
+/// the non-zero defaults (kubernetes v1.20.5 and v1.31
+/// `pkg/scheduler/framework/plugins/noderesources/least_allocated.go`,
+/// `resource_allocation.go`). Spreads. The same in every release modelled.
 pub struct LeastAllocated;
 
 impl ScorePlugin for LeastAllocated {
     fn name(&self) -> &'static str {
-        "LeastAllocated"
+        "NodeResourcesFit"
     }
     fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
-        let [c, m] = cpu_mem_fractions(node, pod);
-        Scored::of((((1.0 - c) * 100.0) as i64 + ((1.0 - m) * 100.0) as i64) / 2)
+        let r = Requests::of(node, pod, true);
+        Scored::of(mean_score(
+            &r,
+            |req, cap| {
+                if req > cap { 0 } else { ((cap - req) * MAX_NODE_SCORE as u64 / cap) as i64 }
+            },
+        ))
     }
 }
 
-/// Kubernetes `NodeResourcesFit` with the `MostAllocated` strategy: the mean of
-/// `requested × 100 / capacity`. Packs.
-pub struct MostAllocated;
+/// Kubernetes `NodeResourcesFit` with the `MostAllocated` strategy: per resource
+/// `requested × 100 / allocatable`, then the mean, as [`LeastAllocated`]; an
+/// over-requested resource (the non-zero defaults can do that) scores 0 in v1.20 and 100
+/// from v1.22 (kubernetes `most_allocated.go`, #102925). Packs.
+pub struct MostAllocated(pub Release);
 
 impl ScorePlugin for MostAllocated {
     fn name(&self) -> &'static str {
-        "MostAllocated"
+        "NodeResourcesFit"
     }
     fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
-        let [c, m] = cpu_mem_fractions(node, pod);
-        Scored::of(((c * 100.0) as i64 + (m * 100.0) as i64) / 2)
+        let r = Requests::of(node, pod, true);
+        let v1_20 = self.0 == Release::V1_20;
+        Scored::of(mean_score(&r, |req, cap| match req > cap {
+            true if v1_20 => 0,
+            _ => (req.min(cap) * MAX_NODE_SCORE as u64 / cap) as i64,
+        }))
     }
 }
 
-/// Kubernetes `NodeResourcesBalancedAllocation`: `(1 − std) × 100` of the CPU and memory
-/// fractions after placing the pod, favouring nodes whose resources are used evenly.
-pub struct BalancedAllocation;
+/// Requested over allocatable per resource, in floating point as upstream (`NaN` for a
+/// resource a node does not state; callers read only the first `len`).
+fn fractions(requested: [u64; 2], alloc: [u64; 2]) -> [f64; 2] {
+    [requested[0] as f64 / alloc[0] as f64, requested[1] as f64 / alloc[1] as f64]
+}
+
+/// `int64((1 − std) × 100)` of the requested fractions (each capped at 1; for two the
+/// standard deviation is `|f₀ − f₁| / 2`, for one 0), computed in floating point as
+/// upstream does (kubernetes v1.23 and v1.31 `balanced_allocation.go`).
+fn balance(requested: [u64; 2], alloc: [u64; 2], len: usize) -> i64 {
+    let f = fractions(requested, alloc).map(|x| x.min(1.0));
+    let std = if len == 2 { ((f[0] - f[1]) / 2.0).abs() } else { 0.0 };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// Kubernetes `NodeResourcesBalancedAllocation` (CPU and memory): favours nodes whose
+/// resources are requested evenly, by release ([`Release`]): v1.20
+/// `int64((1 − |f_cpu − f_mem|) × 100)` of the non-zero requested fractions after placing
+/// the pod, 0 when one reaches 1 (kubernetes v1.20.5 `balanced_allocation.go`); v1.23
+/// `int64((1 − std) × 100)` of the actual requested fractions, capped at 1; current
+/// `50 + (50 + s_with − s_without) / 2` of that score with and without the pod, and 0 for
+/// a pod that requests neither CPU nor memory (the plugin skips it).
+pub struct BalancedAllocation(pub Release);
 
 impl ScorePlugin for BalancedAllocation {
     fn name(&self) -> &'static str {
-        "BalancedAllocation"
+        "NodeResourcesBalancedAllocation"
     }
     fn score(&self, node: &NodeUse, pod: &PodReq<'_>, _: &mut FragMeter) -> Scored {
-        let [c, m] = cpu_mem_fractions(node, pod);
-        let std = (c - m).abs() / 2.0;
-        Scored::of(((1.0 - std) * 100.0) as i64)
+        let max = MAX_NODE_SCORE;
+        match self.0 {
+            Release::V1_20 => {
+                let r = Requests::of(node, pod, true);
+                let req = r.with_pod();
+                let f = fractions(req, r.alloc);
+                if f[..r.len].iter().any(|&x| x >= 1.0) {
+                    return Scored::of(0);
+                }
+                let diff = if r.len == 2 { (f[0] - f[1]).abs() } else { 0.0 };
+                Scored::of(((1.0 - diff) * max as f64) as i64)
+            }
+            Release::V1_23 => {
+                let r = Requests::of(node, pod, false);
+                Scored::of(balance(r.with_pod(), r.alloc, r.len))
+            }
+            Release::Current => {
+                let r = Requests::of(node, pod, false);
+                if r.pod == [0, 0] {
+                    return Scored::of(0);
+                }
+                let (with, without) = (balance(r.with_pod(), r.alloc, r.len), balance(r.node, r.alloc, r.len));
+                Scored::of(max / 2 + (max / 2 + with - without) / 2)
+            }
+        }
     }
 }
 

@@ -1,23 +1,27 @@
 //! `kube`'s spec text: every option value read and written back, byte for byte.
 
-use policies::kube::{GANG, MEMORY, ORDER, QUEUE, SCORE, TOPOLOGY};
+use policies::kube::{GANG, K8S, MEMORY, ORDER, QUEUE, SCORE, TOPOLOGY};
 use policies::placement::PLACEMENTS;
 
 #[test]
 fn default_spec_is_pinned() {
     assert_eq!(
         policies::build("kube").unwrap().spec(),
-        "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=atomic,topology=none]"
+        "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=atomic,topology=none,k8s=current,\
+         nodes_to_score=adaptive]"
     );
     assert_eq!(
         policies::build("kube[gang=kueue,quota=50,timeout=30]").unwrap().spec(),
-        "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=kueue,topology=none,timeout=30,quota=50]"
+        "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=kueue,topology=none,k8s=current,\
+         nodes_to_score=adaptive,timeout=30,quota=50]"
     );
 }
 
 #[test]
 fn every_combination_of_values_is_written_back() {
     assert_eq!(SCORE.values, PLACEMENTS);
+    // `nodes_to_score` takes adaptive, all or a percentage.
+    let nodes_to_score = ["adaptive", "all", "50"];
     let mut n = 0;
     for s in SCORE.values {
         for m in MEMORY.values {
@@ -25,30 +29,48 @@ fn every_combination_of_values_is_written_back() {
                 for q in QUEUE.values {
                     for g in GANG.values {
                         for t in TOPOLOGY.values {
-                            let full = format!("kube[score={s},memory={m},order={o},queue={q},gang={g},topology={t}]");
-                            // order=sjf-aging writes its aging (default 1) after the numbers.
-                            let aging = if *o == "sjf-aging" { ",aging=1" } else { "" };
-                            let back = format!("{}{aging}]", &full[..full.len() - 1]);
-                            assert_eq!(policies::build(&full).unwrap().spec(), back);
-                            // Keys in another order, defaults left out: the same text.
-                            let chosen = [(TOPOLOGY, t), (GANG, g), (QUEUE, q), (ORDER, o), (MEMORY, m), (SCORE, s)];
-                            let mut given: Vec<String> = chosen
-                                .iter()
-                                .filter(|(info, v)| info.values[0] != **v)
-                                .map(|(info, v)| format!("{}={v}", info.key))
-                                .collect();
-                            given.push("timeout=7".into());
-                            let spec = format!("kube[{}]", given.join(","));
-                            let with_numbers = format!("{},timeout=7{aging}]", &full[..full.len() - 1]);
-                            assert_eq!(policies::build(&spec).unwrap().spec(), with_numbers);
-                            n += 1;
+                            for k in K8S.values {
+                                for p in nodes_to_score {
+                                    let full = format!(
+                                        "kube[score={s},memory={m},order={o},queue={q},gang={g},topology={t},k8s={k},\
+                                         nodes_to_score={p}]"
+                                    );
+                                    // order=sjf-aging writes its aging (default 1) after the numbers.
+                                    let aging = if *o == "sjf-aging" { ",aging=1" } else { "" };
+                                    let back = format!("{}{aging}]", &full[..full.len() - 1]);
+                                    assert_eq!(policies::build(&full).unwrap().spec(), back);
+                                    // Keys in another order, defaults left out: the same text.
+                                    let chosen = [
+                                        ("nodes_to_score", "adaptive", p),
+                                        (K8S.key, K8S.values[0], *k),
+                                        (TOPOLOGY.key, TOPOLOGY.values[0], *t),
+                                        (GANG.key, GANG.values[0], *g),
+                                        (QUEUE.key, QUEUE.values[0], *q),
+                                        (ORDER.key, ORDER.values[0], *o),
+                                        (MEMORY.key, MEMORY.values[0], *m),
+                                        (SCORE.key, SCORE.values[0], *s),
+                                    ];
+                                    let mut given: Vec<String> = chosen
+                                        .iter()
+                                        .filter(|(_, default, v)| default != v)
+                                        .map(|(key, _, v)| format!("{key}={v}"))
+                                        .collect();
+                                    given.push("timeout=7".into());
+                                    let spec = format!("kube[{}]", given.join(","));
+                                    let with_numbers = format!("{},timeout=7{aging}]", &full[..full.len() - 1]);
+                                    assert_eq!(policies::build(&spec).unwrap().spec(), with_numbers);
+                                    // What it writes builds the same policy again.
+                                    assert_eq!(policies::build(&back).unwrap().spec(), back);
+                                    n += 1;
+                                }
+                            }
                         }
                     }
                 }
             }
         }
     }
-    assert_eq!(n, PLACEMENTS.len() * 2 * 3 * 4 * 4 * 2);
+    assert_eq!(n, PLACEMENTS.len() * 2 * 3 * 4 * 4 * 2 * 3 * 3);
 }
 
 #[test]
@@ -72,13 +94,19 @@ fn composed_labels_name_queue_gang_and_topology() {
 #[test]
 fn gang_options_are_written_back_as_given() {
     let cases = [
-        ("kube[gang=permit-wait,reject=0,backoff=30]", "gang=permit-wait,topology=none,reject=0,backoff=30]"),
+        (
+            "kube[gang=permit-wait,reject=0,backoff=30]",
+            "gang=permit-wait,topology=none,k8s=current,nodes_to_score=adaptive,reject=0,backoff=30]",
+        ),
         (
             "kube[requeue=creation,gang=kueue,kueue_api=v1beta1,block_admission=false,backoff_limit=3,backoff=10,quota=80]",
-            "gang=kueue,topology=none,quota=80,backoff=10,backoff_limit=3,kueue_api=v1beta1,block_admission=false,requeue=creation]",
+            "gang=kueue,topology=none,k8s=current,nodes_to_score=adaptive,quota=80,backoff=10,backoff_limit=3,kueue_api=v1beta1,block_admission=false,requeue=creation]",
         ),
         // `per-api` is the default and is not written.
-        ("kube[gang=kueue,block_admission=per-api,timeout=0]", "gang=kueue,topology=none,timeout=0]"),
+        (
+            "kube[gang=kueue,block_admission=per-api,timeout=0]",
+            "gang=kueue,topology=none,k8s=current,nodes_to_score=adaptive,timeout=0]",
+        ),
     ];
     let head = "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,";
     for (given, tail) in cases {

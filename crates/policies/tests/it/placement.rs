@@ -122,18 +122,6 @@ fn fgd_paper_baseline_scores_by_hand() {
 }
 
 #[test]
-fn kubernetes_scores_by_hand() {
-    let mut m = FragMeter::default();
-    let n = busy_node(); // 8 cores, 4 requested; 16000 MiB, none requested
-    let p = req(TaskShape { memory_mib: 8_000, ..shape(2000, 0, 0) });
-    // CPU (4000 + 2000)/8000 = 0.75, memory 8000/16000 = 0.5.
-    assert_eq!(scores::LeastAllocated.score(&n, &p, &mut m).score, (25 + 50) / 2);
-    assert_eq!(scores::MostAllocated.score(&n, &p, &mut m).score, (75 + 50) / 2);
-    // |0.75 − 0.5| / 2 = 0.125 → 87.
-    assert_eq!(scores::BalancedAllocation.score(&n, &p, &mut m).score, 87);
-}
-
-#[test]
 fn shared_pods_go_where_the_gpu_choice_says() {
     let l = {
         let mut l = Ledger::new(&node(8, 3, GpuSharing::Shared));
@@ -241,7 +229,9 @@ proptest! {
 
     /// The score cache and the incremental placement of a pod type after a few nodes
     /// changed (`PlaceCx` with a cache) choose exactly what a full pass without them
-    /// chooses, through placements, releases and new passes.
+    /// chooses, through placements, releases and new passes, under every Kubernetes
+    /// release's scores, and when sampling (`nodes_to_score`, on 100 more nodes) from the
+    /// same rotating start.
     #[test]
     fn cached_and_incremental_placement_match_a_full_pass(
         pools in prop::collection::vec((1u32..40, 0u32..9, 8_000u64..40_000), 1..4),
@@ -249,8 +239,15 @@ proptest! {
         policy in 0usize..9,
         known in 0usize..6,
         seed in 0u64..1000,
+        release in 0usize..3,
+        sample in 0usize..3,
     ) {
+        use policies::placement::{NodesToScore, Release};
         use sim_core::constraints::{Operator, PodConstraints, Requirement, SelectorTerm};
+        let mut pools = pools;
+        if sample > 0 {
+            pools.push((100, 1, 16_000));
+        }
         let mut c = cluster(&pools);
         for (i, p) in c.pools.iter_mut().enumerate() {
             p.spec.labels.insert("pool".into(), format!("p{i}"));
@@ -268,7 +265,11 @@ proptest! {
         let constrained = [Box::new(avoid("p0")), Box::new(avoid("p1"))];
         let all: Vec<PodType> = shapes.iter().map(|t| pod_type(t.cpu_milli as u64, t.gpu_milli, t.gpus)).collect();
         let frag = || FragMeter::new(TypicalPods::from_pods(&all, 95.0));
-        let placement = Placement::by_name(policies::placement::PLACEMENTS[policy], MemoryFit::Oblivious).unwrap();
+        let release = [Release::Current, Release::V1_23, Release::V1_20][release];
+        let nodes_to_score = [NodesToScore::All, NodesToScore::Adaptive, NodesToScore::Percent(20)][sample];
+        let placement = Placement::for_release(policies::placement::PLACEMENTS[policy], MemoryFit::Oblivious, release)
+            .unwrap()
+            .with_nodes_to_score(nodes_to_score);
         let mut fast = PlaceCx::new(frag()).with_cache(n, 2).with_known_nodes(if known == 5 { 256 } else { known });
         let mut slow = PlaceCx::new(frag());
         let mut rng_fast = RngStreams::new(seed).stream("prop");
@@ -290,6 +291,7 @@ proptest! {
                         let a = placement.place(l.nodes(), &allowed, &p, &mut fast, &mut rng_fast);
                         let b = placement.place(l.nodes(), &allowed, &p, &mut slow, &mut rng_slow);
                         prop_assert_eq!(&a, &b);
+                        prop_assert_eq!(fast.next_start(), slow.next_start());
                         let Some(b) = a else { break };
                         l.take(&shapes[shape], &[], &b, true).unwrap();
                         fast.mark_dirty(b.node.0 as usize);
