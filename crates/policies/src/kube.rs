@@ -11,16 +11,22 @@ use crate::profile::overrun_clamp;
 use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
-use sim_core::SimTime;
 use sim_core::job::JobId;
 use sim_core::ledger::TaskBinding;
 use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, JobView, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
+use sim_core::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 mod gangs;
+mod preemption;
+mod sched_queue;
+
+pub use preemption::{DEFAULT_GRACE_SECS, num_candidates};
+use preemption::{Preemption, RunningByNode};
+pub use sched_queue::{QueueConfig, SchedQueue};
 
 /// `score=...`: the placement (filters + score + GPU choice).
 pub const SCORE: OptionInfo = OptionInfo {
@@ -55,6 +61,49 @@ pub const NODES_TO_SCORE: OptionInfo = OptionInfo {
           round-robin). adaptive (upstream's default, 0): max(5, 50 - nodes/125) % of the nodes; all (100); or a \
           percentage 1-99; never fewer than 100 nodes, so clusters under 100 nodes are always scored whole. \
           Upstream filters nodes in parallel and may look at a few more; here they are looked at one by one",
+};
+
+/// `preemption=on|off`: kube-scheduler's DefaultPreemption PostFilter.
+pub const PREEMPTION: OptionInfo = OptionInfo {
+    key: "preemption",
+    values: &["on", "off"],
+    doc: "on (kube-scheduler's default, with queue=skip and order=priority): a pod of one task that fits nowhere \
+          evicts pods of lower priority from the node DefaultPreemption picks (fewest and least important victims, \
+          latest started), which end after their grace period and are re-created; the pod is nominated to that \
+          node, which pods of its priority or lower do not take meanwhile; off: no preemption",
+};
+
+/// `grace=<seconds>`: the victims' `terminationGracePeriodSeconds`.
+pub const GRACE: OptionInfo = OptionInfo {
+    key: "grace",
+    values: crate::options::NUMBER,
+    doc: "preemption=on: the victims' terminationGracePeriodSeconds (default 30): they keep running, and hold \
+          their resources, this long after they are chosen",
+};
+
+/// `pod_initial_backoff=<seconds>`: the scheduling queue's `podInitialBackoffSeconds`.
+pub const POD_INITIAL_BACKOFF: OptionInfo = OptionInfo {
+    key: "pod_initial_backoff",
+    values: crate::options::NUMBER,
+    doc: "queue=skip: podInitialBackoffSeconds (default 1): a pod that fit nowhere and is moved back to the \
+          queue by a cluster event waits out this back-off from its last attempt, doubling with each failed \
+          attempt (under k8s=current only while other pods are ready: SchedulerPopFromBackoffQ)",
+};
+
+/// `pod_max_backoff=<seconds>`: the scheduling queue's `podMaxBackoffSeconds`.
+pub const POD_MAX_BACKOFF: OptionInfo = OptionInfo {
+    key: "pod_max_backoff",
+    values: crate::options::NUMBER,
+    doc: "queue=skip: podMaxBackoffSeconds (default 10; 0: no back-off)",
+};
+
+/// `max_unschedulable=<seconds>`: the scheduling queue's `podMaxInUnschedulablePodsDuration`.
+pub const MAX_UNSCHEDULABLE: OptionInfo = OptionInfo {
+    key: "max_unschedulable",
+    values: crate::options::NUMBER,
+    doc: "queue=skip: podMaxInUnschedulablePodsDuration: a pod that fit nowhere is tried again after this long \
+          even if no event could help it (flushed on 30 s ticks; default 300 under k8s=current, 60 under 1.23 \
+          and 1.20); the retry refreshes its place among pods of its priority",
 };
 
 /// `memory=oblivious|aware`.
@@ -274,6 +323,20 @@ impl KubeChoice for Order {
     const ALL: &'static [Self] = &[Order::Priority, Order::Fifo, Order::SjfAging];
 }
 
+/// `preemption=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreemptionMode {
+    /// `on`: DefaultPreemption.
+    On,
+    /// `off`.
+    Off,
+}
+
+impl KubeChoice for PreemptionMode {
+    const OPTION: OptionInfo = PREEMPTION;
+    const ALL: &'static [Self] = &[PreemptionMode::On, PreemptionMode::Off];
+}
+
 /// `queue=`: what a pod that fits nowhere does to the pods after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Queue {
@@ -382,6 +445,14 @@ pub struct KubeScheduler {
     /// With a decision log: the kind of reason last logged for each unplaced pod (its
     /// explanation without the counts), so a pod is logged again only when it changes.
     logged_wait: std::collections::HashMap<JobId, String>,
+    /// `preemption=`, as chosen.
+    preemption_mode: PreemptionMode,
+    /// DefaultPreemption's state (`preemption=on` with `queue=skip`, `order=priority`).
+    preemption: Option<Preemption>,
+    /// kube-scheduler's scheduling queue (`queue=skip`).
+    sched_queue: Option<SchedQueue>,
+    /// The queue and preemption numbers as given (`grace=`, `pod_initial_backoff=`, ...).
+    queue_numbers: Vec<(OptionInfo, u64)>,
 }
 
 /// What a placement pass (`queue=skip|fcfs|easy`) carries from one pod to the next.
@@ -403,6 +474,8 @@ struct Pass {
     /// other than tolerations only take nodes away, so a job of more tasks fails too,
     /// with or without them; later bindings of the pass only lower what fits.
     fits_at_most: BTreeMap<(u32, bool), usize>,
+    /// The running jobs on each node, built the first time preemption looks.
+    on_node: Option<RunningByNode>,
 }
 
 impl KubeScheduler {
@@ -425,6 +498,11 @@ impl KubeScheduler {
         KUEUE_API,
         BLOCK_ADMISSION,
         REQUEUE,
+        PREEMPTION,
+        GRACE,
+        POD_INITIAL_BACKOFF,
+        POD_MAX_BACKOFF,
+        MAX_UNSCHEDULABLE,
     ];
 
     /// Builds it from a spec and the run's seed.
@@ -446,6 +524,9 @@ impl KubeScheduler {
         }
         let gang = GangMode::chosen(&c);
         let gang_opts = GangOptions::read(&c, spec, gang)?;
+        let queue = Queue::chosen(&c);
+        let (sched_queue, preemption_mode, preemption, queue_numbers) =
+            Self::queue_and_preemption(spec, &c, queue, order, release)?;
         Ok(KubeScheduler {
             placement,
             score,
@@ -453,7 +534,7 @@ impl KubeScheduler {
             release,
             nodes_to_score,
             order,
-            queue: Queue::chosen(&c),
+            queue,
             gang,
             topology: Topology::chosen(&c),
             label: None,
@@ -471,7 +552,54 @@ impl KubeScheduler {
             gang_opts,
             kueue: None,
             logged_wait: std::collections::HashMap::new(),
+            preemption_mode,
+            preemption,
+            sched_queue,
+            queue_numbers,
         })
+    }
+
+    /// The scheduling queue (with `queue=skip`) and DefaultPreemption (also with
+    /// `order=priority`) from a checked spec, and their numbers as given.
+    #[allow(clippy::type_complexity)]
+    fn queue_and_preemption(
+        spec: &PolicySpec,
+        c: &Chosen<'_>,
+        queue: Queue,
+        order: Order,
+        release: Release,
+    ) -> Result<(Option<SchedQueue>, PreemptionMode, Option<Preemption>, Vec<(OptionInfo, u64)>), PolicyError> {
+        let numbers: Vec<(OptionInfo, u64)> = [GRACE, POD_INITIAL_BACKOFF, POD_MAX_BACKOFF, MAX_UNSCHEDULABLE]
+            .into_iter()
+            .filter_map(|o| c.number(o).map(|n| (o, n)))
+            .collect();
+        let malformed =
+            |what: &str| PolicyError::Malformed { spec: crate::options::spec_text(spec), what: what.into() };
+        let given = |o: OptionInfo| spec.options.contains_key(o.key);
+        if queue != Queue::Skip
+            && [POD_INITIAL_BACKOFF, POD_MAX_BACKOFF, MAX_UNSCHEDULABLE, PREEMPTION, GRACE].into_iter().any(given)
+        {
+            return Err(malformed("the scheduling queue's options and preemption apply only with queue=skip"));
+        }
+        let mode = PreemptionMode::chosen(c);
+        if mode == PreemptionMode::On && given(PREEMPTION) && order != Order::Priority {
+            return Err(malformed("preemption=on needs order=priority"));
+        }
+        if given(GRACE) && mode == PreemptionMode::Off {
+            return Err(malformed("grace applies only with preemption=on"));
+        }
+        let secs = |o: OptionInfo, default: u64| SimDuration::from_secs(c.number(o).unwrap_or(default));
+        let sched_queue = (queue == Queue::Skip).then(|| {
+            SchedQueue::new(QueueConfig {
+                initial_backoff: secs(POD_INITIAL_BACKOFF, 1),
+                max_backoff: secs(POD_MAX_BACKOFF, 10),
+                max_unschedulable: secs(MAX_UNSCHEDULABLE, if release == Release::Current { 300 } else { 60 }),
+                pop_from_backoff: release == Release::Current,
+            })
+        });
+        let on = mode == PreemptionMode::On && queue == Queue::Skip && order == Order::Priority;
+        let preemption = on.then(|| Preemption::new(c.number(GRACE).unwrap_or(DEFAULT_GRACE_SECS)));
+        Ok((sched_queue, mode, preemption, numbers))
     }
 
     /// A queue discipline (a registry policy's, see [`crate::PolicyEntry::over_placement`])
@@ -484,11 +612,21 @@ impl KubeScheduler {
         placement: Placement,
         seed: u64,
     ) -> Result<Self, PolicyError> {
-        if let Some(k) =
-            options.keys().find(|k| [SCORE.key, MEMORY.key, K8S.key, NODES_TO_SCORE.key].contains(&k.as_str()))
-        {
+        let not_composed = [
+            SCORE.key,
+            MEMORY.key,
+            K8S.key,
+            NODES_TO_SCORE.key,
+            PREEMPTION.key,
+            GRACE.key,
+            POD_INITIAL_BACKOFF.key,
+            POD_MAX_BACKOFF.key,
+            MAX_UNSCHEDULABLE.key,
+        ];
+        if let Some(k) = options.keys().find(|k| not_composed.contains(&k.as_str())) {
             // The placement sets the score, the memory fit and the release; composed
-            // policies score every node.
+            // policies score every node, and their queue disciplines are not
+            // kube-scheduler's queue.
             return Err(PolicyError::UnknownOption {
                 kind: "policy",
                 plugin: "kube with --placement".into(),
@@ -517,6 +655,8 @@ impl KubeScheduler {
         );
         k.placement = placement;
         k.label = Some(label);
+        k.sched_queue = None;
+        k.preemption = None;
         Ok(k)
     }
 
@@ -534,7 +674,9 @@ impl KubeScheduler {
 
     /// `timeout=…,quota=…` and the other gang options as given, for the spec.
     fn numbers(&self) -> String {
-        self.gang_opts.given().join(",")
+        let mut v = self.gang_opts.given();
+        v.extend(self.queue_numbers.iter().map(|(o, n)| format!("{}={n}", o.key)));
+        v.join(",")
     }
 
     /// A dense id of the job's pod shape, computed.
@@ -573,6 +715,11 @@ impl Policy for KubeScheduler {
         ];
         let mut values: Vec<(&str, String)> = enums.iter().map(|(o, i)| (o.key, o.values[*i].to_string())).collect();
         values.push((NODES_TO_SCORE.key, nodes_to_score_text(self.nodes_to_score)));
+        if self.queue == Queue::Skip && self.order == Order::Priority {
+            // Where it applies.
+            let (o, i) = self.preemption_mode.pair();
+            values.push((o.key, o.values[i].to_string()));
+        }
         let c = canonical_values("kube", &values);
         let mut n = self.numbers();
         if self.order == Order::SjfAging {
@@ -597,6 +744,7 @@ impl Policy for KubeScheduler {
             return;
         }
         self.learn_pod_types(view, &info.queued);
+        self.queue_events(view, info);
         let queue = self.ordered_queue(view);
         let queue = self.gang_queue(view, info, queue, out);
         if self.queue == Queue::Conservative {
@@ -606,7 +754,9 @@ impl Policy for KubeScheduler {
             }
             return;
         }
-        self.place_in_order(view, &queue, out);
+        let tried = self.tried(view, &queue);
+        self.place_in_order(view, &tried, out);
+        self.wake_for_backoff(view, out);
     }
 
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
@@ -615,6 +765,12 @@ impl Policy for KubeScheduler {
 
     fn retry_state(&self, view: &SchedView<'_>, out: &mut Vec<u64>) -> bool {
         self.gang_retry_state(view, out);
+        if let Some(q) = &self.sched_queue {
+            q.retry_state(view.queue(), view.now(), out);
+        }
+        if let Some(p) = &self.preemption {
+            p.retry_state(out);
+        }
         true
     }
 }
@@ -693,6 +849,7 @@ impl KubeScheduler {
             bound_now: Vec::new(),
             reservation: None,
             fits_at_most: BTreeMap::new(),
+            on_node: None,
         }
     }
 
@@ -720,15 +877,19 @@ impl KubeScheduler {
             return ControlFlow::Continue(());
         }
         let holds_parts = self.gang.holds_parts() && job.tasks() > 1;
+        let kept = self.kept_nodes(pass, j, job.priority(), fenced);
         if fit.is_some_and(|k| k == 0 || !holds_parts && k < job.needed_tasks() as usize) {
+            self.pod_failed(view, pass, j, out);
             return ControlFlow::Continue(());
         }
         if holds_parts {
-            self.hold_parts(view, pass, j, ty, fenced, out);
+            self.hold_parts(view, pass, j, ty, fenced, kept, out);
             return ControlFlow::Continue(());
         }
-        match self.bind_pod(pass, job, ty, fenced, last) {
+        let restricted = kept.is_some();
+        match self.bind_pod(pass, j, job, ty, fenced, last, kept) {
             Ok(binding) => {
+                self.pod_placed(j);
                 if self.queue == Queue::Easy && pass.reservation.is_none() {
                     // Only EASY's reservation, not yet made, reads them.
                     pass.bound_now.push((now + view.requested(j), j, binding.clone()));
@@ -746,30 +907,82 @@ impl KubeScheduler {
                 ControlFlow::Continue(())
             }
             Err(fit) => {
-                if job.constraints().is_none() {
+                if job.constraints().is_none() && !restricted {
                     pass.fits_at_most.insert(key, fit);
                 }
+                self.pod_failed(view, pass, j, out);
                 self.unplaced(view, pass, j, ty, out)
             }
+        }
+    }
+
+    /// The nodes pod `j` (of `priority`) may use when some are nominated to preemptors of
+    /// at least its priority (they are kept from it); `None`: the pass's usual nodes.
+    fn kept_nodes(&self, pass: &Pass, j: JobId, priority: i64, fenced: bool) -> Option<Vec<bool>> {
+        let p = self.preemption.as_ref().filter(|p| p.any_nominated())?;
+        let mut kept = p.kept_from(j, priority).peekable();
+        kept.peek()?;
+        let mut allowed = if fenced { pass.unreserved.clone() } else { pass.up.clone() };
+        for n in kept {
+            allowed[n as usize] = false;
+        }
+        Some(allowed)
+    }
+
+    /// Pod `j` was bound: it leaves the scheduling queue, and its nomination is used up.
+    fn pod_placed(&mut self, j: JobId) {
+        if let Some(q) = &mut self.sched_queue {
+            q.placed(j);
+        }
+        if let Some(p) = &mut self.preemption {
+            p.bound(j);
+        }
+    }
+
+    /// Pod `j` was tried and fit nowhere: it waits among the unschedulable pods, and
+    /// DefaultPreemption's PostFilter runs.
+    fn pod_failed(&mut self, view: &SchedView<'_>, pass: &mut Pass, j: JobId, out: &mut Vec<Decision>) {
+        if let Some(q) = &mut self.sched_queue {
+            q.failed(j, view.now());
+        }
+        if self.preemption.is_some() {
+            self.post_filter(view, pass, j, out);
         }
     }
 
     /// Binds every task of `job` on the pass's copy of the ledger, on the nodes not
     /// reserved if `fenced`, or nothing (`Err`: how many fitted). A single pod that is the
     /// queue's `last` is not taken on the copy: no later placement of the pass reads it.
+    #[allow(clippy::too_many_arguments)]
     fn bind_pod(
         &mut self,
         pass: &mut Pass,
+        j: JobId,
         job: JobView<'_>,
         ty: u32,
         fenced: bool,
         last: bool,
+        kept: Option<Vec<bool>>,
     ) -> Result<Vec<TaskBinding>, usize> {
-        let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
+        let allowed: &[bool] = match &kept {
+            Some(a) => a,
+            None if fenced => &pass.unreserved,
+            None => &pass.up,
+        };
         if job.tasks() != 1 {
             return self.bind(&mut pass.scratch, job, ty, allowed);
         }
-        let b = self.place_one(pass.scratch.nodes(), job, ty, allowed).ok_or(0usize)?;
+        // A preemptor tries its nominated node first (`evaluateNominatedNode`).
+        let nominated = self.preemption.as_ref().and_then(|p| p.nominated_node(j)).filter(|&n| allowed[n as usize]);
+        let first = nominated.and_then(|n| {
+            let mut only = vec![false; allowed.len()];
+            only[n as usize] = true;
+            self.place_one(pass.scratch.nodes(), job, ty, &only)
+        });
+        let b = match first {
+            Some(b) => b,
+            None => self.place_one(pass.scratch.nodes(), job, ty, allowed).ok_or(0usize)?,
+        };
         if !last {
             self.keep(&mut pass.scratch, job, &b);
         }

@@ -146,6 +146,20 @@ pub enum Decision {
         /// The job.
         job: JobId,
     },
+    /// Stop a running job after `grace` and put it back in the queue (it restarts from
+    /// the beginning, as a new pod), as [`crate::controller::Action::Evict`] does:
+    /// Kubernetes' preemption deletes its victims with their
+    /// `terminationGracePeriodSeconds`, and they hold their resources until it ends. With
+    /// a grace of 0 it stops at once, as [`Decision::Preempt`] does. A job already being
+    /// evicted keeps its first end.
+    Evict {
+        /// The job.
+        job: JobId,
+        /// How long it may still run.
+        grace: crate::time::SimDuration,
+        /// Why (the decision log's words).
+        reason: String,
+    },
     /// Explain why a job waits (only used for the decision log).
     Wait {
         /// The job.

@@ -77,6 +77,7 @@ impl KubeScheduler {
     /// tasks it needs, nothing is held and what it held is given back
     /// ([`crate::coscheduling::Coscheduling::reject`]); otherwise the tasks wait, at most
     /// `timeout` from the first.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn hold_parts(
         &mut self,
         view: &SchedView<'_>,
@@ -84,24 +85,32 @@ impl KubeScheduler {
         j: JobId,
         ty: u32,
         fenced: bool,
+        kept: Option<Vec<bool>>,
         out: &mut Vec<Decision>,
     ) {
         let (job, now) = (view.job(j), view.now());
         if self.cosched.as_ref().is_some_and(|c| c.backing_off(j, now).is_some()) {
             return;
         }
-        let allowed: &[bool] = if fenced { &pass.unreserved } else { &pass.up };
+        let restricted = kept.is_some();
+        let allowed: &[bool] = match &kept {
+            Some(a) => a,
+            None if fenced => &pass.unreserved,
+            None => &pass.up,
+        };
         let held = view.held(j).len();
         let left = self.task_cap(j, job).saturating_sub(held);
         let placed = self.bind_some(&mut pass.scratch, job, ty, left, allowed);
         let (assigned, min) = (held + placed.len(), job.needed_tasks() as usize);
         if assigned >= min {
             self.gang_started(j);
+            self.pod_placed(j);
         } else if self.cosched.as_ref().is_some_and(|c| c.rejects(assigned, min)) {
+            self.pod_failed(view, pass, j, out);
             // PostFilter's optimistic rejection: what it placed in this pass is given back
             // on the pass's ledger, so exactly that many of its pod type still fit.
             self.unplace(&mut pass.scratch, job, &placed);
-            if job.constraints().is_none() {
+            if job.constraints().is_none() && !restricted {
                 pass.fits_at_most.insert((ty, fenced), placed.len());
             }
             self.cosched.as_mut().expect("checked").reject(j, held > 0, now, out);
@@ -113,7 +122,11 @@ impl KubeScheduler {
             }
             return;
         }
-        if placed.len() < left && job.constraints().is_none() {
+        if assigned < min {
+            // The pods not placed wait among the unschedulable pods.
+            self.pod_failed(view, pass, j, out);
+        }
+        if placed.len() < left && job.constraints().is_none() && !restricted {
             pass.fits_at_most.insert((ty, fenced), 0);
         }
         if !placed.is_empty() {

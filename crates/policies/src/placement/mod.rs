@@ -325,6 +325,17 @@ impl Placement {
         &self.name
     }
 
+    /// Whether `node` passes the filters that look only at its labels and taints (a
+    /// failure there is one removing pods cannot resolve: `UnschedulableAndUnresolvable`).
+    pub fn passes_meta(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        self.filters.iter().zip(&self.filter_meta).filter(|(_, m)| **m).all(|(f, _)| f.pass(node, pod))
+    }
+
+    /// Whether `node` passes every filter plugin (inter-pod terms not included).
+    pub fn passes_all(&self, node: &NodeUse, pod: &PodReq<'_>) -> bool {
+        self.filters.iter().all(|f| f.pass(node, pod))
+    }
+
     /// Whether `node` passes the filters of one kind — those that look only at its labels
     /// and taints (`meta`) or the others — and the raw scores of the plugins of that kind
     /// (the other columns 0).

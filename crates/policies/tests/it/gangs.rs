@@ -260,12 +260,13 @@ fn retries_that_see_the_same_cluster_end_the_run() {
     assert!(r.deadlock.is_none() && r.stall.is_none());
     assert_eq!(r.records[0].outcome, Outcome::Unfinished);
     // Without rejection the permit timeout releases and the next pass holds again, every
-    // 60 s. At 61 the group had not failed yet; at 121 and 181 it had (the timeout at 61,
-    // its QueueSort time), with its task released and nothing else changed: at 181 the run
-    // sees what it saw at 121 and ends there.
+    // 60 s. Each hold leaves a pod unplaced: a failed attempt in kube-scheduler's queue,
+    // whose back-off grows 1, 2, 4, 8 s and reaches its 10 s cap at the 5th (the pass at
+    // 241); the group's QueueSort time is its last failure from 61 on. At 301 the run sees
+    // what it saw at 241 (attempts past the cap change nothing) and ends there.
     let r = run_cfg("kube[gang=permit-wait,reject=100]", &c, &jobs, &cfg);
     let s = r.stall.clone().expect("a stall");
-    assert_eq!((s.since, s.at, s.waiting), (SimTime::from_secs(121), SimTime::from_secs(181), 1));
+    assert_eq!((s.since, s.at, s.waiting), (SimTime::from_secs(241), SimTime::from_secs(301), 1));
     let why = r.records[0].unfinished_reason.as_deref().unwrap();
     assert!(why.starts_with("stalled: "), "{why}");
     // Kueue (v1beta1, 300 s) evicts it at 301, 661, 1081, 1621, 2401, 3661 and 5881 after

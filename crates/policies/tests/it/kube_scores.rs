@@ -242,7 +242,7 @@ fn kube_reads_the_release_and_nodes_to_score() {
     let tail = |k8s: &str, n: &str| {
         format!(
             "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=atomic,topology=none,\
-             k8s={k8s},nodes_to_score={n}]"
+             k8s={k8s},nodes_to_score={n},preemption=on]"
         )
     };
     assert_eq!(spec("kube[k8s=1.20]").unwrap(), tail("1.20", "adaptive"));

@@ -8,12 +8,12 @@ fn default_spec_is_pinned() {
     assert_eq!(
         policies::build("kube").unwrap().spec(),
         "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=atomic,topology=none,k8s=current,\
-         nodes_to_score=adaptive]"
+         nodes_to_score=adaptive,preemption=on]"
     );
     assert_eq!(
         policies::build("kube[gang=kueue,quota=50,timeout=30]").unwrap().spec(),
         "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,gang=kueue,topology=none,k8s=current,\
-         nodes_to_score=adaptive,timeout=30,quota=50]"
+         nodes_to_score=adaptive,preemption=on,timeout=30,quota=50]"
     );
 }
 
@@ -35,9 +35,12 @@ fn every_combination_of_values_is_written_back() {
                                         "kube[score={s},memory={m},order={o},queue={q},gang={g},topology={t},k8s={k},\
                                          nodes_to_score={p}]"
                                     );
-                                    // order=sjf-aging writes its aging (default 1) after the numbers.
+                                    // order=sjf-aging writes its aging (default 1) after the numbers;
+                                    // preemption is written where it applies (queue=skip,
+                                    // order=priority), on by default.
                                     let aging = if *o == "sjf-aging" { ",aging=1" } else { "" };
-                                    let back = format!("{}{aging}]", &full[..full.len() - 1]);
+                                    let pre = if *q == "skip" && *o == "priority" { ",preemption=on" } else { "" };
+                                    let back = format!("{}{pre}{aging}]", &full[..full.len() - 1]);
                                     assert_eq!(policies::build(&full).unwrap().spec(), back);
                                     // Keys in another order, defaults left out: the same text.
                                     let chosen = [
@@ -57,7 +60,7 @@ fn every_combination_of_values_is_written_back() {
                                         .collect();
                                     given.push("timeout=7".into());
                                     let spec = format!("kube[{}]", given.join(","));
-                                    let with_numbers = format!("{},timeout=7{aging}]", &full[..full.len() - 1]);
+                                    let with_numbers = format!("{}{pre},timeout=7{aging}]", &full[..full.len() - 1]);
                                     assert_eq!(policies::build(&spec).unwrap().spec(), with_numbers);
                                     // What it writes builds the same policy again.
                                     assert_eq!(policies::build(&back).unwrap().spec(), back);
@@ -96,16 +99,16 @@ fn gang_options_are_written_back_as_given() {
     let cases = [
         (
             "kube[gang=permit-wait,reject=0,backoff=30]",
-            "gang=permit-wait,topology=none,k8s=current,nodes_to_score=adaptive,reject=0,backoff=30]",
+            "gang=permit-wait,topology=none,k8s=current,nodes_to_score=adaptive,preemption=on,reject=0,backoff=30]",
         ),
         (
             "kube[requeue=creation,gang=kueue,kueue_api=v1beta1,block_admission=false,backoff_limit=3,backoff=10,quota=80]",
-            "gang=kueue,topology=none,k8s=current,nodes_to_score=adaptive,quota=80,backoff=10,backoff_limit=3,kueue_api=v1beta1,block_admission=false,requeue=creation]",
+            "gang=kueue,topology=none,k8s=current,nodes_to_score=adaptive,preemption=on,quota=80,backoff=10,backoff_limit=3,kueue_api=v1beta1,block_admission=false,requeue=creation]",
         ),
         // `per-api` is the default and is not written.
         (
             "kube[gang=kueue,block_admission=per-api,timeout=0]",
-            "gang=kueue,topology=none,k8s=current,nodes_to_score=adaptive,timeout=0]",
+            "gang=kueue,topology=none,k8s=current,nodes_to_score=adaptive,preemption=on,timeout=0]",
         ),
     ];
     let head = "kube[score=least-allocated,memory=oblivious,order=priority,queue=skip,";

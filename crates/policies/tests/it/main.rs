@@ -2,6 +2,7 @@
 
 mod fixture;
 mod gangs;
+mod kube_queue;
 mod kube_scores;
 mod kube_spec;
 mod placement;

@@ -267,6 +267,21 @@ impl Engine<'_> {
                 self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
                 Ok(Applied::Freed)
             }
+            Decision::Evict { job, grace, reason } => {
+                if !known(job) || self.state[job.idx()].phase != Phase::Running {
+                    return Err(self.invalid(format!("eviction of job index {} which is not running", job.0)));
+                }
+                if grace.0 == 0 {
+                    self.requeue(job, reason)?;
+                    return Ok(Applied::Freed);
+                }
+                if !self.evicting.contains_key(&job) {
+                    let attempt = self.state[job.idx()].attempts;
+                    self.evicting.insert(job, reason);
+                    self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
+                }
+                Ok(Applied::Other)
+            }
             Decision::Wait { job, reason } => {
                 self.log_wait(job, reason)?;
                 Ok(Applied::Other)
