@@ -12,8 +12,8 @@ use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
 use sim_core::NodeState;
 use sim_core::job::JobId;
+use sim_core::ledger::Ledger;
 use sim_core::ledger::TaskBinding;
-use sim_core::ledger::{Ledger, NodeUse};
 use sim_core::policy::{Decision, JobView, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::rng::{RngStreams, SimRng};
 use sim_core::{SimDuration, SimTime};
@@ -26,7 +26,7 @@ mod sched_queue;
 
 pub use preemption::{DEFAULT_GRACE_SECS, num_candidates};
 use preemption::{Preemption, RunningByNode};
-pub use sched_queue::{QueueConfig, SchedQueue};
+pub use sched_queue::{Outcome as QueueOutcome, PodFacts, QueueConfig, SchedQueue};
 
 /// `score=...`: the placement (filters + score + GPU choice).
 pub const SCORE: OptionInfo = OptionInfo {
@@ -453,6 +453,10 @@ pub struct KubeScheduler {
     sched_queue: Option<SchedQueue>,
     /// The queue and preemption numbers as given (`grace=`, `pod_initial_backoff=`, ...).
     queue_numbers: Vec<(OptionInfo, u64)>,
+    /// The scheduling queue's slot of the pod being tried.
+    current_slot: Option<u32>,
+    /// Whether the next queue pass moves the unschedulable pods (resources were freed).
+    queue_moved: bool,
 }
 
 /// What a placement pass (`queue=skip|fcfs|easy`) carries from one pod to the next.
@@ -556,6 +560,8 @@ impl KubeScheduler {
             preemption,
             sched_queue,
             queue_numbers,
+            current_slot: None,
+            queue_moved: false,
         })
     }
 
@@ -745,8 +751,18 @@ impl Policy for KubeScheduler {
         }
         self.learn_pod_types(view, &info.queued);
         self.queue_events(view, info);
-        let queue = self.ordered_queue(view);
-        let queue = self.gang_queue(view, info, queue, out);
+        // PrioritySort straight from the scheduling queue, or the order of `order=` and the
+        // gang mode (Coscheduling's QueueSort, Kueue's admission order).
+        let fast = self.sched_queue.is_some()
+            && self.order == Order::Priority
+            && self.cosched.is_none()
+            && self.gang != GangMode::Kueue;
+        let queue = if fast {
+            Vec::new()
+        } else {
+            let queue = self.ordered_queue(view);
+            self.gang_queue(view, info, queue, out)
+        };
         if self.queue == Queue::Conservative {
             self.conservative(view, &queue, out);
             if view.logging() {
@@ -754,9 +770,11 @@ impl Policy for KubeScheduler {
             }
             return;
         }
-        let tried = self.tried(view, &queue);
-        self.place_in_order(view, &tried, out);
-        self.wake_for_backoff(view, out);
+        if self.sched_queue.is_some() {
+            self.place_from_queue(view, fast, &queue, out);
+            return;
+        }
+        self.place_in_order(view, &queue, out);
     }
 
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
@@ -766,7 +784,7 @@ impl Policy for KubeScheduler {
     fn retry_state(&self, view: &SchedView<'_>, out: &mut Vec<u64>) -> bool {
         self.gang_retry_state(view, out);
         if let Some(q) = &self.sched_queue {
-            q.retry_state(view.queue(), view.now(), out);
+            q.retry_state(view.now(), out);
         }
         if let Some(p) = &self.preemption {
             p.retry_state(out);
@@ -889,7 +907,7 @@ impl KubeScheduler {
         let restricted = kept.is_some();
         match self.bind_pod(pass, j, job, ty, fenced, last, kept) {
             Ok(binding) => {
-                self.pod_placed(j);
+                self.pod_placed(j, now);
                 if self.queue == Queue::Easy && pass.reservation.is_none() {
                     // Only EASY's reservation, not yet made, reads them.
                     pass.bound_now.push((now + view.requested(j), j, binding.clone()));
@@ -930,10 +948,8 @@ impl KubeScheduler {
     }
 
     /// Pod `j` was bound: it leaves the scheduling queue, and its nomination is used up.
-    fn pod_placed(&mut self, j: JobId) {
-        if let Some(q) = &mut self.sched_queue {
-            q.placed(j);
-        }
+    fn pod_placed(&mut self, j: JobId, now: SimTime) {
+        self.queue_outcome(QueueOutcome::Placed, now);
         if let Some(p) = &mut self.preemption {
             p.bound(j);
         }
@@ -942,9 +958,7 @@ impl KubeScheduler {
     /// Pod `j` was tried and fit nowhere: it waits among the unschedulable pods, and
     /// DefaultPreemption's PostFilter runs.
     fn pod_failed(&mut self, view: &SchedView<'_>, pass: &mut Pass, j: JobId, out: &mut Vec<Decision>) {
-        if let Some(q) = &mut self.sched_queue {
-            q.failed(j, view.now());
-        }
+        self.queue_outcome(QueueOutcome::Failed, view.now());
         if self.preemption.is_some() {
             self.post_filter(view, pass, j, out);
         }
@@ -977,11 +991,11 @@ impl KubeScheduler {
         let first = nominated.and_then(|n| {
             let mut only = vec![false; allowed.len()];
             only[n as usize] = true;
-            self.place_one(pass.scratch.nodes(), job, ty, &only)
+            self.place_one(&pass.scratch, job, ty, &only)
         });
         let b = match first {
             Some(b) => b,
-            None => self.place_one(pass.scratch.nodes(), job, ty, allowed).ok_or(0usize)?,
+            None => self.place_one(&pass.scratch, job, ty, allowed).ok_or(0usize)?,
         };
         if !last {
             self.keep(&mut pass.scratch, job, &b);
@@ -1279,10 +1293,10 @@ impl KubeScheduler {
     }
 
     /// Where one task of `job` would go on `nodes`, taking nothing.
-    fn place_one(&mut self, nodes: &[NodeUse], job: JobView<'_>, ty: u32, allowed: &[bool]) -> Option<TaskBinding> {
+    fn place_one(&mut self, ledger: &Ledger, job: JobView<'_>, ty: u32, allowed: &[bool]) -> Option<TaskBinding> {
         let type_id = Some(ty);
         let req = PodReq { task: job.task(), models: job.gpu_models(), type_id, constraints: job.constraints() };
-        self.placement.place(nodes, allowed, &req, &mut self.cx, &mut self.rng)
+        self.placement.place_on(ledger, allowed, &req, &mut self.cx, &mut self.rng)
     }
 
     /// Takes a placed task's resources on the pass's copy of the ledger, so the next
@@ -1306,7 +1320,7 @@ impl KubeScheduler {
     ) -> Vec<TaskBinding> {
         let mut placed = Vec::new();
         while placed.len() < n {
-            let Some(b) = self.place_one(ledger.nodes(), job, ty, allowed) else { break };
+            let Some(b) = self.place_one(ledger, job, ty, allowed) else { break };
             self.keep(ledger, job, &b);
             placed.push(b);
         }

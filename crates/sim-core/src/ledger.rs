@@ -201,6 +201,8 @@ pub struct Ledger {
     mark: u64,
     /// Bumped by every change of a node's labels or taints (controllers' actions).
     meta_epoch: u64,
+    /// Nodes holding a pod with inter-pod terms ([`NodeUse::term_pods`] above 0).
+    term_nodes: u32,
 }
 
 /// The version bit of nodes changed on a scratch copy.
@@ -246,7 +248,7 @@ impl Ledger {
             })
             .collect::<Vec<_>>();
         let versions = vec![0; nodes.len()];
-        Ledger { nodes, versions, mark: 0, meta_epoch: 0 }
+        Ledger { nodes, versions, mark: 0, meta_epoch: 0, term_nodes: 0 }
     }
 
     /// A counter per node, bumped by every change to it (for caches of per-node results).
@@ -263,6 +265,7 @@ impl Ledger {
             versions: self.versions.clone(),
             mark: SCRATCH,
             meta_epoch: self.meta_epoch,
+            term_nodes: self.term_nodes,
         }
     }
 
@@ -275,6 +278,7 @@ impl Ledger {
             return;
         }
         self.meta_epoch = base.meta_epoch;
+        self.term_nodes = base.term_nodes;
         for (i, (v, &w)) in self.versions.iter_mut().zip(&base.versions).enumerate() {
             if *v != w {
                 self.nodes[i].clone_from(&base.nodes[i]);
@@ -289,7 +293,7 @@ impl Ledger {
 
     /// A ledger of no node (for runs whose policy binds nothing).
     pub fn empty() -> Self {
-        Ledger { nodes: Vec::new(), versions: Vec::new(), mark: 0, meta_epoch: 0 }
+        Ledger { nodes: Vec::new(), versions: Vec::new(), mark: 0, meta_epoch: 0, term_nodes: 0 }
     }
 
     /// Changes a node's labels or taints (a controller's action). Its meta stops being
@@ -306,6 +310,12 @@ impl Ledger {
         self.nodes[i].meta = std::sync::Arc::new(m);
         self.bump(i);
         self.meta_epoch += 1;
+    }
+
+    /// Whether some node holds a pod with inter-pod terms (without looking at every node).
+    pub fn has_term_pods(&self) -> bool {
+        debug_assert_eq!(self.term_nodes as usize, self.nodes.iter().filter(|n| n.term_pods > 0).count());
+        self.term_nodes > 0
     }
 
     /// A counter bumped by every change of labels or taints ([`Ledger::edit_meta`]).
@@ -327,6 +337,7 @@ impl Ledger {
     /// inter-pod terms.
     pub fn label_pod(&mut self, node: NodeId, job: u32, pod: std::sync::Arc<crate::constraints::PodInfo>) {
         let n = &mut self.nodes[node.0 as usize];
+        self.term_nodes += u32::from(n.term_pods == 0 && !pod.terms.is_empty());
         n.term_pods += u32::from(!pod.terms.is_empty());
         n.pods.push((job, pod));
         self.bump(node.0 as usize);
@@ -339,6 +350,7 @@ impl Ledger {
         if let Some(i) = n.pods.iter().rposition(|p| p.0 == job) {
             let (_, pod) = n.pods.remove(i);
             n.term_pods -= u32::from(!pod.terms.is_empty());
+            self.term_nodes -= u32::from(n.term_pods == 0 && !pod.terms.is_empty());
             self.bump(node.0 as usize);
         }
     }

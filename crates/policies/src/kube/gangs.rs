@@ -104,7 +104,7 @@ impl KubeScheduler {
         let (assigned, min) = (held + placed.len(), job.needed_tasks() as usize);
         if assigned >= min {
             self.gang_started(j);
-            self.pod_placed(j);
+            self.pod_placed(j, now);
         } else if self.cosched.as_ref().is_some_and(|c| c.rejects(assigned, min)) {
             self.pod_failed(view, pass, j, out);
             // PostFilter's optimistic rejection: what it placed in this pass is given back

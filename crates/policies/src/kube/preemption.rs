@@ -56,6 +56,9 @@ pub struct Preemption {
     nominated: BTreeMap<JobId, (u32, i64)>,
     /// Victims being terminated, with their priority and nodes.
     terminating: BTreeMap<JobId, (i64, Vec<u32>)>,
+    /// The lowest priority of any pod seen so far: a pod of that priority has nothing to
+    /// preempt, whatever runs (most workloads have one priority).
+    lowest_seen: Option<i64>,
 }
 
 /// A node the dry run found: its victims, most important first.
@@ -74,12 +77,21 @@ struct Victim {
 impl Preemption {
     /// The plugin with a victims' grace period of `grace` seconds.
     pub fn new(grace: u64) -> Self {
-        Preemption { grace: SimDuration::from_secs(grace), nominated: BTreeMap::new(), terminating: BTreeMap::new() }
+        Preemption {
+            grace: SimDuration::from_secs(grace),
+            nominated: BTreeMap::new(),
+            terminating: BTreeMap::new(),
+            lowest_seen: None,
+        }
     }
 
-    /// At a pass: nominations of pods no longer waiting and victims no longer running are
-    /// forgotten.
-    pub fn observe(&mut self, view: &SchedView<'_>) {
+    /// At a pass: the pods that arrived are seen; nominations of pods no longer waiting
+    /// and victims no longer running are forgotten.
+    pub fn observe(&mut self, view: &SchedView<'_>, arrived: &[JobId]) {
+        for &j in arrived {
+            let p = view.job(j).priority();
+            self.lowest_seen = Some(self.lowest_seen.map_or(p, |l| l.min(p)));
+        }
         if self.nominated.is_empty() && self.terminating.is_empty() {
             return;
         }
@@ -102,6 +114,12 @@ impl Preemption {
     /// of at least its priority.
     pub fn kept_from(&self, j: JobId, priority: i64) -> impl Iterator<Item = u32> + '_ {
         self.nominated.iter().filter(move |(p, (_, prio))| **p != j && *prio >= priority).map(|(_, (n, _))| *n)
+    }
+
+    /// Whether a pod of `priority` that fits nowhere may find something to preempt: not
+    /// when no pod seen has a lower priority.
+    pub fn may_preempt(&self, priority: i64) -> bool {
+        self.lowest_seen.is_some_and(|l| l < priority)
     }
 
     /// Whether any nomination stands.
@@ -139,7 +157,7 @@ impl KubeScheduler {
         let job = view.job(j);
         let priority = job.priority();
         let Some(pre) = self.preemption.as_ref() else { return };
-        if job.tasks() != 1 || !pre.eligible(j, priority) {
+        if job.tasks() != 1 || pre.lowest_seen.is_none_or(|l| l >= priority) || !pre.eligible(j, priority) {
             return;
         }
         let found = self.find_candidate(view, pass, j, priority);

@@ -362,7 +362,7 @@ impl Placement {
     /// (CPU, memory, GPUs: one plugin upstream, so all their reasons count), then
     /// PodTopologySpread, then InterPodAffinity.
     pub fn diagnose(&self, nodes: &[NodeUse], allowed: &[bool], pod: &PodReq<'_>, cx: &mut PlaceCx) -> Unschedulable {
-        let topo = topology::PodTopology::new(nodes, pod.constraints, &mut cx.domains);
+        let topo = topology::PodTopology::new(nodes, pod.constraints, &mut cx.domains, cx.term_pods.take());
         let mut meta: Vec<&dyn FilterPlugin> =
             self.filters.iter().filter(|f| f.meta_only()).map(|f| f.as_ref()).collect();
         meta.sort_by_key(|f| f.name() != "TaintToleration");
@@ -473,6 +473,7 @@ impl Placement {
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
         cx.refresh_node_lists(nodes);
+        let term_pods = cx.term_pods.take();
         let PlaceCx {
             frag,
             cache,
@@ -524,7 +525,7 @@ impl Placement {
         let chosen = if let Some(start) = p.scan.as_ref().map(|s| s.start) {
             // The sample tree holds the use scores only: it serves while no running pod's
             // term and no term of the pod's own concerns it.
-            p.topo = topology::PodTopology::new(nodes, pod.constraints, domains);
+            p.topo = topology::PodTopology::new(nodes, pod.constraints, domains, term_pods);
             let previous = previous.filter(|_| p.topo.is_none());
             let chosen = self.sampled_pass(&mut p, previous, buf, rank.as_deref(), rng);
             // The next cycle starts after the nodes this one looked at (`nextStartNodeIndex`).
@@ -540,13 +541,27 @@ impl Placement {
                     pick(&ties, rank.as_deref(), rng)
                 }
                 None => {
-                    p.topo = topology::PodTopology::new(nodes, pod.constraints, domains);
+                    p.topo = topology::PodTopology::new(nodes, pod.constraints, domains, term_pods);
                     self.full_pass(&mut p, buf, rank.as_deref(), rng)?
                 }
             }
         };
         let gpus = self.select_gpus(&nodes[chosen], pod, cx, rng);
         Some(TaskBinding { node: sim_core::NodeId(chosen as u32), gpus })
+    }
+
+    /// [`Placement::place`] on a ledger's nodes, which says without looking at every node
+    /// whether one holds a pod with inter-pod terms.
+    pub fn place_on(
+        &self,
+        ledger: &sim_core::ledger::Ledger,
+        allowed: &[bool],
+        pod: &PodReq<'_>,
+        cx: &mut PlaceCx,
+        rng: &mut SimRng,
+    ) -> Option<TaskBinding> {
+        cx.term_pods = Some(ledger.has_term_pods());
+        self.place(ledger.nodes(), allowed, pod, cx, rng)
     }
 
     /// A sampling placement (`nodes_to_score` below the node count; sets `p.processed`):
@@ -861,6 +876,9 @@ pub struct PlaceCx {
     scan_pos: Vec<u32>,
     /// Where the next sampling placement starts in `scan_order` (`nextStartNodeIndex`).
     next_start: usize,
+    /// Whether some node holds a pod with inter-pod terms, for the next placement only
+    /// (set by [`Placement::place_on`]; `None`: looked up on the nodes).
+    term_pods: Option<bool>,
 }
 
 /// The [`Again`]s of pod types without constraints, by type, and of the last pods with
@@ -1096,6 +1114,7 @@ impl PlaceCx {
             scan_order: Vec::new(),
             scan_pos: Vec::new(),
             next_start: 0,
+            term_pods: None,
         }
     }
 

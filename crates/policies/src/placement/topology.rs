@@ -173,9 +173,16 @@ impl<'a> PodTopology<'a> {
     /// Prepares what concerns a pod with constraints `c` (`None`: none) on `nodes`: its
     /// own terms and spreads, and the running pods' terms that select it. `None` when
     /// nothing does (no term or spread of its own, no running pod's term selects it).
-    pub fn new(nodes: &[NodeUse], c: Option<&'a PodConstraints>, domains: &'a mut Domains) -> Option<Self> {
+    /// `others`: whether some node holds a pod with terms, when the caller knows
+    /// ([`sim_core::ledger::Ledger::has_term_pods`]); `None`: every node is looked at.
+    pub fn new(
+        nodes: &[NodeUse],
+        c: Option<&'a PodConstraints>,
+        domains: &'a mut Domains,
+        others: Option<bool>,
+    ) -> Option<Self> {
         let own = c.filter(|c| c.has_pod_topology());
-        let others = nodes.iter().any(|n| n.term_pods > 0);
+        let others = others.unwrap_or_else(|| nodes.iter().any(|n| n.term_pods > 0));
         if own.is_none() && !others {
             return None;
         }

@@ -79,14 +79,14 @@ fn racks() -> Ledger {
 /// Each node's topology reason for a pod with `c` (`None`: it passes).
 fn reasons(l: &Ledger, c: Option<&PodConstraints>) -> Vec<Option<&'static str>> {
     let mut d = Domains::default();
-    let t = PodTopology::new(l.nodes(), c, &mut d);
+    let t = PodTopology::new(l.nodes(), c, &mut d, None);
     (0..l.nodes().len()).map(|i| t.as_ref().and_then(|t| t.why_not(i))).collect()
 }
 
 /// The normalised (InterPodAffinity, PodTopologySpread) scores of the `feasible` nodes.
 fn scores(l: &Ledger, c: Option<&PodConstraints>, feasible: &[u32]) -> (Vec<i64>, Vec<i64>) {
     let mut d = Domains::default();
-    PodTopology::new(l.nodes(), c, &mut d).expect("terms that concern the pod").scores(feasible)
+    PodTopology::new(l.nodes(), c, &mut d, None).expect("terms that concern the pod").scores(feasible)
 }
 
 /// The nodes a one-core pod with `c` goes to under `placement`, over 30 seeds.
@@ -152,8 +152,8 @@ fn running_pods_required_anti_affinity_filters_pods_without_terms() {
     assert_eq!(feasible(&l, &web), vec![1]);
     // Terms that select nothing of the pod leave it alone (no topology to prepare at all).
     let mut d = Domains::default();
-    assert!(PodTopology::new(l.nodes(), Some(&pod("batch", vec![], vec![])), &mut d).is_none());
-    assert!(PodTopology::new(l.nodes(), None, &mut d).is_none());
+    assert!(PodTopology::new(l.nodes(), Some(&pod("batch", vec![], vec![])), &mut d, None).is_none());
+    assert!(PodTopology::new(l.nodes(), None, &mut d, None).is_none());
     // A selector that matches pods without labels (NotIn) keeps out a pod with no
     // constraints at all.
     let mut l = racks();
