@@ -228,3 +228,39 @@ fn fragmentation_follows_the_fgd_definition() {
     assert_eq!(row("250").as_deref(), Some("250,2,0,0.000000"));
     assert_eq!(row("305").as_deref(), Some("305,1.75,0.25,0.142857"));
 }
+
+/// openb's LS pods (priority 1) preempt its BE pods (priority 0) as kube-scheduler's
+/// DefaultPreemption does: one node of 2 GPUs; a BE pod holds both from 0 for 1000 s; an
+/// LS pod asking one GPU at 10 fits nowhere and evicts it (grace 30 s: at 40). The LS pod
+/// runs 40–140; the BE pod, re-created at 40, starts again at 140 (both GPUs free) and
+/// runs its full 1000 s.
+#[test]
+fn openb_ls_pods_preempt_be_pods() {
+    let dir = tempfile::tempdir().unwrap();
+    let pods = dir.path().join("pods.csv");
+    let nodes = dir.path().join("nodes.csv");
+    std::fs::write(
+        &pods,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         be-0,8000,16384,2,1000,,BE,Running,0,1000,0\n\
+         ls-0,4000,8192,1,1000,,LS,Running,10,110,10\n",
+    )
+    .unwrap();
+    std::fs::write(&nodes, "sn,cpu_milli,memory_mib,gpu,model\nnode-0,64000,262144,2,P100\n").unwrap();
+    let (p, n) = (pods.to_str().unwrap(), nodes.to_str().unwrap());
+    let (out, o) = run_into(&["--trace", p, "--nodes", n, "--policy", "kube", "--log"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let jobs = read(&o, "jobs.csv");
+    let rows: Vec<Vec<&str>> = jobs.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    // job_id, submit, start, end.
+    assert_eq!(rows[0][..4], ["be-0", "0", "140", "1140"]);
+    assert_eq!(rows[1][..4], ["ls-0", "10", "40", "140"]);
+    assert!(read(&o, "decisions.jsonl").contains(
+        r#""event":"requeue","job":"be-0","reason":"preempted by ls-0 (priority 1) on node 0: kube-scheduler DefaultPreemption","t":"40""#
+    ));
+    // Without preemption the LS pod waits for the BE pod to end.
+    let (out, o) = run_into(&["--trace", p, "--nodes", n, "--policy", "kube[preemption=off]"]);
+    assert!(out.status.success());
+    let jobs = read(&o, "jobs.csv");
+    assert!(jobs.contains("\nls-0,10,1000,1100,"), "{jobs}");
+}

@@ -19,9 +19,9 @@
 //!   keeps failing does not block those behind it — then arrival.
 //!
 //! Not modelled: `minResources` (PreFilter's quick resource check), the wait for enough
-//! sibling pods to exist (every job's pods exist from its submission), kube-scheduler's
-//! own per-pod back-off and unschedulable queue (a rejected group is tried again at the
-//! next pass the engine runs: when resources are freed, jobs arrive or a timer is due).
+//! sibling pods to exist (every job's pods exist from its submission). A gang is one
+//! entry of kube-scheduler's scheduling queue (`kube/sched_queue.rs`): a rejected group
+//! waits among the unschedulable pods until an event moves it.
 
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, SchedView};

@@ -44,12 +44,15 @@ pub const SCORE: OptionInfo = OptionInfo {
 pub const K8S: OptionInfo = OptionInfo {
     key: "k8s",
     values: RELEASES,
-    doc: "the kube-scheduler release whose scoring is modelled: current (v1.37): TaintToleration 3, NodeAffinity 2, \
+    doc: "the kube-scheduler release whose scoring and scheduling queue are modelled: current (v1.37): \
+          TaintToleration 3, NodeAffinity 2, \
           InterPodAffinity 2, PodTopologySpread 2; BalancedAllocation scores the change of balance the pod makes, \
           50 + (50 + s_with - s_without)/2 with s = (1 - std of the CPU and memory fractions) x 100, and skips pods \
           requesting neither; 1.23: the same weights, BalancedAllocation s_with alone; 1.20 (v1.20.5, the FGD \
           simulator's): weights 1, 1, 1, 2, BalancedAllocation (1 - |CPU fraction - memory fraction|) x 100 of \
-          the non-zero requests (0 once a fraction reaches 1), MostAllocated scores an over-requested resource 0",
+          the non-zero requests (0 once a fraction reaches 1), MostAllocated scores an over-requested resource 0. \
+          Queue: current pops backoffQ pods when activeQ is empty (SchedulerPopFromBackoffQ, v1.33) and keeps \
+          unschedulable pods 5 min; 1.23 and 1.20 wait out the back-off and keep them 60 s",
 };
 
 /// `nodes_to_score=adaptive|all|<percent>`: kube-scheduler's `percentageOfNodesToScore`.
@@ -119,7 +122,8 @@ pub const MEMORY: OptionInfo = OptionInfo {
 pub const ORDER: OptionInfo = OptionInfo {
     key: "order",
     values: &["priority", "fifo", "sjf-aging"],
-    doc: "priority: Kubernetes PrioritySort (higher priority first, then arrival); fifo: arrival order; \
+    doc: "priority: Kubernetes PrioritySort (higher priority first, then the queue timestamp: creation, refreshed at \
+          each failed attempt under queue=skip, else arrival); fifo: arrival order; \
           sjf-aging: lowest requested time - aging x wait first (the sjf-aging policy's order; Slurm multifactor \
           age and job size factors)",
 };

@@ -96,7 +96,7 @@ pub const REGISTRY: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "kube",
-        summary: "Kubernetes-style: pods one at a time through filter and score plugins, bound to nodes and GPUs; a pod that fits nowhere is skipped",
+        summary: "Kubernetes-style: pods one at a time through filter and score plugins, bound to nodes and GPUs, from kube-scheduler's scheduling queue (back-off, unschedulable pods retried on events and every 5 min); a pod that fits nowhere is skipped, or preempts pods of lower priority (DefaultPreemption). Not modelled: PodDisruptionBudgets, queueing hints, image locality",
         options: KubeScheduler::OPTIONS,
         build: |s, seed| Ok(Box::new(KubeScheduler::from_spec(s, seed)?)),
         over_placement: Some(|s| Ok(s.options.clone())),
