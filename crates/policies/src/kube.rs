@@ -22,6 +22,7 @@ use std::ops::ControlFlow;
 
 mod gangs;
 mod preemption;
+mod queue_block;
 mod sched_queue;
 
 pub use preemption::{DEFAULT_GRACE_SECS, num_candidates};
@@ -457,8 +458,8 @@ pub struct KubeScheduler {
     sched_queue: Option<SchedQueue>,
     /// The queue and preemption numbers as given (`grace=`, `pod_initial_backoff=`, ...).
     queue_numbers: Vec<(OptionInfo, u64)>,
-    /// The scheduling queue's slot of the pod being tried.
-    current_slot: Option<u32>,
+    /// The scheduling queue's pod being tried.
+    current: sched_queue::Current,
     /// Whether the next queue pass moves the unschedulable pods (resources were freed).
     queue_moved: bool,
 }
@@ -535,6 +536,10 @@ impl KubeScheduler {
         let queue = Queue::chosen(&c);
         let (sched_queue, preemption_mode, preemption, queue_numbers) =
             Self::queue_and_preemption(spec, &c, queue, order, release)?;
+        // Blocks serve PrioritySort straight from the queue (not Coscheduling's or Kueue's
+        // orders).
+        let blocks = order == Order::Priority && !matches!(gang, GangMode::PermitWait | GangMode::Kueue);
+        let sched_queue = sched_queue.map(|q| q.with_blocks(blocks));
         Ok(KubeScheduler {
             placement,
             score,
@@ -564,9 +569,16 @@ impl KubeScheduler {
             preemption,
             sched_queue,
             queue_numbers,
-            current_slot: None,
+            current: sched_queue::Current::None,
             queue_moved: false,
         })
+    }
+
+    /// The same scheduler keeping the scheduling queue's pods one by one, never in blocks
+    /// (`kube/queue_block.rs`): the schedules are the same (tests check it), only slower.
+    pub fn without_queue_blocks(mut self) -> Self {
+        self.sched_queue = self.sched_queue.map(|q| q.with_blocks(false));
+        self
     }
 
     /// The scheduling queue (with `queue=skip`) and DefaultPreemption (also with

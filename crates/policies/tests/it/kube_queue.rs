@@ -190,3 +190,53 @@ fn a_nominated_node_is_kept_from_lower_priority_pods() {
     assert_eq!(starts_ms(&r), [Some(195_000), Some(145_000), Some(15_000)]);
     assert_eq!(log.requeues, [("L".to_string(), 40_000), ("L".to_string(), 145_000)]);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 40,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(26),
+        ..proptest::test_runner::Config::default()
+    })]
+    /// The scheduling queue keeps pods that share their state in a block and tries only
+    /// the first of each class there (`kube/queue_block.rs`): the schedules are those of
+    /// the queue kept pod by pod, on workloads long enough to make blocks (pods that fail
+    /// five times together), with gangs, priorities that preempt or not, and node
+    /// selectors.
+    #[test]
+    fn blocks_schedule_as_pods_one_by_one(
+        jobs in proptest::collection::vec((0u64..400, 1u32..3, 0u32..5, 1u64..200, 0i64..2, 0u8..8), 20..120),
+    ) {
+        let c = nodes(3, 4);
+        let jobs: Vec<Job> = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, &(submit, tasks, gpus, run, priority, kind))| {
+                let mut j = pod(&format!("j{i}"), submit, run, gpus, priority % 2);
+                j.tasks = tasks;
+                if kind == 0 {
+                    // A label: constrained, never in a block.
+                    j.constraints = Some(Box::new(sim_core::constraints::PodConstraints {
+                        labels: [("app".to_string(), "web".to_string())].into(),
+                        ..Default::default()
+                    }));
+                }
+                if kind == 1 {
+                    j.priority = 0;
+                }
+                j
+            })
+            .collect();
+        for spec in ["kube", "kube[preemption=off]", "kube[gang=none]", "kube[k8s=1.20]", "kube[score=bestfit]"] {
+            let run = |blocks: bool| {
+                let s: sim_core::spec::Spec = spec.parse().unwrap();
+                let k = policies::kube::KubeScheduler::from_spec(&s, 0).unwrap();
+                let mut k = if blocks { k } else { k.without_queue_blocks() };
+                sim_core::simulate(&c, &jobs, &mut k, &SimConfig::default(), None).unwrap()
+            };
+            let (with, without) = (run(true), run(false));
+            let starts = |r: &sim_core::RunResult| -> Vec<Option<u64>> { r.records.iter().map(|x| x.start.map(|t| t.0 / 1_000_000)).collect() };
+            proptest::prop_assert_eq!(starts(&with), starts(&without), "{}", spec);
+            proptest::prop_assert!(with.records == without.records, "{}", spec);
+        }
+    }
+}

@@ -189,24 +189,47 @@ impl Engine<'_> {
             self.policy.schedule(&view, &self.info, &mut decisions);
         }
         self.info = PassInfo::default();
-        let (mut started, mut freed) = (false, false);
+        let mut freed = false;
+        // Jobs that may have left the queue (started, or withdrawn).
+        let mut left: Vec<JobId> = Vec::new();
         for d in decisions.drain(..) {
+            let job = match &d {
+                Decision::Start { job, .. }
+                | Decision::Bind { job, .. }
+                | Decision::Hold { job, .. }
+                | Decision::Withdraw { job, .. } => Some(*job),
+                _ => None,
+            };
             match self.apply_decision(d)? {
-                Applied::Started => started = true,
+                Applied::Started => left.extend(job),
                 Applied::Freed => freed = true,
                 Applied::Withdrawn { freed: f } => {
-                    started = true;
+                    left.extend(job);
                     freed |= f;
                 }
                 Applied::Other => {}
             }
         }
         self.decisions = decisions;
-        if started {
-            let state = &self.state;
-            self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
-        }
+        self.leave_queue(&left);
         Ok(freed)
+    }
+
+    /// Takes the jobs of `left` that no longer wait out of the queue: one by one (the queue
+    /// is in arrival-rank order) when they are few, else in one sweep.
+    fn leave_queue(&mut self, left: &[JobId]) {
+        let state = &self.state;
+        if left.len() * 16 > self.queue.len() {
+            self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
+            return;
+        }
+        for &j in left.iter().filter(|j| state[j.idx()].phase != Phase::Waiting) {
+            let r = self.rank[j.idx()];
+            let at = self.queue.partition_point(|q| self.rank[q.idx()] < r);
+            if self.queue.get(at) == Some(&j) {
+                self.queue.remove(at);
+            }
+        }
     }
 
     /// Applies one of the policy's decisions, checked.
