@@ -873,7 +873,7 @@ impl KubeScheduler {
             let cx = std::mem::take(&mut self.cx);
             self.cx = cx.with_cache(n, 4);
         }
-        self.cx.sync(view.ledger().versions());
+        self.cx.sync_ledger(view.ledger());
         let mut scratch = std::mem::replace(&mut self.scratch, Ledger::empty());
         scratch.sync_from(view.ledger());
         Pass {

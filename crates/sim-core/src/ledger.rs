@@ -203,6 +203,16 @@ pub struct Ledger {
     meta_epoch: u64,
     /// Nodes holding a pod with inter-pod terms ([`NodeUse::term_pods`] above 0).
     term_nodes: u32,
+    /// The nodes changed (bumped), in order, from change number `log_start` on: lets a
+    /// copy or a cache follow the changes without looking at every node. Only the latest
+    /// are kept; a follower further behind looks at every node.
+    log: Vec<u32>,
+    log_start: u64,
+    /// For a scratch copy: the change numbers of its base and of itself at its last
+    /// [`Ledger::sync_from`].
+    synced: (u64, u64),
+    /// How many nodes have each number of wholly free GPUs (index: that number).
+    free_hist: Vec<u32>,
 }
 
 /// The version bit of nodes changed on a scratch copy.
@@ -248,7 +258,21 @@ impl Ledger {
             })
             .collect::<Vec<_>>();
         let versions = vec![0; nodes.len()];
-        Ledger { nodes, versions, mark: 0, meta_epoch: 0, term_nodes: 0 }
+        let mut free_hist = vec![0u32; nodes.iter().map(|n| n.gpus.len()).max().unwrap_or(0) + 1];
+        for n in &nodes {
+            free_hist[n.gpus.len()] += 1;
+        }
+        Ledger {
+            nodes,
+            versions,
+            mark: 0,
+            meta_epoch: 0,
+            term_nodes: 0,
+            log: Vec::new(),
+            log_start: 0,
+            synced: (0, 0),
+            free_hist,
+        }
     }
 
     /// A counter per node, bumped by every change to it (for caches of per-node results).
@@ -266,7 +290,38 @@ impl Ledger {
             mark: SCRATCH,
             meta_epoch: self.meta_epoch,
             term_nodes: self.term_nodes,
+            log: Vec::new(),
+            log_start: 0,
+            synced: (self.change_count(), 0),
+            free_hist: self.free_hist.clone(),
         }
+    }
+
+    /// How many nodes have at least `k` wholly free GPUs (a pod asking `k` whole GPUs fits
+    /// no other node).
+    pub fn nodes_with_free_gpus(&self, k: u32) -> u32 {
+        self.free_hist.iter().skip(k as usize).sum()
+    }
+
+    /// Moves node `i` in the histogram of wholly free GPUs from `before`.
+    fn refree(&mut self, i: usize, before: usize) {
+        let after = self.nodes[i].free_gpus();
+        if after != before {
+            self.free_hist[before] -= 1;
+            self.free_hist[after] += 1;
+        }
+    }
+
+    /// How many node changes this ledger has seen.
+    pub fn change_count(&self) -> u64 {
+        self.log_start + self.log.len() as u64
+    }
+
+    /// The nodes changed since change number `since` (in order, with repeats), or `None`
+    /// when they are no longer all known (look at every node's version instead).
+    pub fn changes_since(&self, since: u64) -> Option<&[u32]> {
+        let from = since.checked_sub(self.log_start)?;
+        self.log.get(from as usize..)
     }
 
     /// Makes this scratch copy of `base` ([`Ledger::scratch_copy`]) equal to it again,
@@ -279,21 +334,56 @@ impl Ledger {
         }
         self.meta_epoch = base.meta_epoch;
         self.term_nodes = base.term_nodes;
-        for (i, (v, &w)) in self.versions.iter_mut().zip(&base.versions).enumerate() {
-            if *v != w {
-                self.nodes[i].clone_from(&base.nodes[i]);
-                *v = w;
+        let ours = self.changes_since(self.synced.1).map(<[u32]>::to_vec);
+        if let (Some(theirs), Some(ours)) = (base.changes_since(self.synced.0), ours) {
+            // Only the nodes either changed since the last sync can differ.
+            for &i in theirs.iter().chain(&ours) {
+                let i = i as usize;
+                if self.versions[i] != base.versions[i] {
+                    let before = self.nodes[i].free_gpus();
+                    self.nodes[i].clone_from(&base.nodes[i]);
+                    self.versions[i] = base.versions[i];
+                    self.refree(i, before);
+                }
+            }
+        } else {
+            for i in 0..self.nodes.len() {
+                if self.versions[i] != base.versions[i] {
+                    let before = self.nodes[i].free_gpus();
+                    self.nodes[i].clone_from(&base.nodes[i]);
+                    self.versions[i] = base.versions[i];
+                    self.refree(i, before);
+                }
             }
         }
+        debug_assert_eq!(self.free_hist, base.free_hist);
+        self.synced = (base.change_count(), self.change_count());
     }
 
     fn bump(&mut self, node: usize) {
         self.versions[node] = (self.versions[node] + 1) | self.mark;
+        self.log.push(node as u32);
+        let keep = 4 * self.nodes.len().max(256);
+        if self.log.len() > 2 * keep {
+            let drop = self.log.len() - keep;
+            self.log.drain(..drop);
+            self.log_start += drop as u64;
+        }
     }
 
     /// A ledger of no node (for runs whose policy binds nothing).
     pub fn empty() -> Self {
-        Ledger { nodes: Vec::new(), versions: Vec::new(), mark: 0, meta_epoch: 0, term_nodes: 0 }
+        Ledger {
+            nodes: Vec::new(),
+            versions: Vec::new(),
+            mark: 0,
+            meta_epoch: 0,
+            term_nodes: 0,
+            log: Vec::new(),
+            log_start: 0,
+            synced: (0, 0),
+            free_hist: Vec::new(),
+        }
     }
 
     /// Changes a node's labels or taints (a controller's action). Its meta stops being
@@ -392,6 +482,7 @@ impl Ledger {
     ) -> Result<(), BindError> {
         self.check(task, models, b)?;
         self.bump(b.node.0 as usize);
+        let free_before = self.nodes[b.node.0 as usize].free_gpus();
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left -= task.cpu_milli();
         n.memory_mib_left = n.memory_mib_left.saturating_sub(task.memory_mib);
@@ -414,12 +505,14 @@ impl Ledger {
         n.tasks += 1;
         n.unrequested[0] += u32::from(task.cpu_milli() == 0);
         n.unrequested[1] += u32::from(task.memory_mib == 0);
+        self.refree(b.node.0 as usize, free_before);
         Ok(())
     }
 
     /// Gives back what [`Ledger::take`] took.
     pub fn give(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool) {
         self.bump(b.node.0 as usize);
+        let free_before = self.nodes[b.node.0 as usize].free_gpus();
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left += task.cpu_milli();
         n.memory_mib_left = (n.memory_mib_left + task.memory_mib).min(n.memory_mib);
@@ -446,6 +539,7 @@ impl Ledger {
         n.unrequested[1] -= u32::from(task.memory_mib == 0);
         debug_assert!(n.cpu_milli_left <= n.cpu_milli);
         debug_assert!(n.gpus.iter().all(|g| g.milli_left <= MILLI));
+        self.refree(b.node.0 as usize, free_before);
     }
 
     /// Takes a task's actual peak at `b` back out of its GPUs' peak sums (its gang failed

@@ -560,6 +560,14 @@ impl Placement {
         cx: &mut PlaceCx,
         rng: &mut SimRng,
     ) -> Option<TaskBinding> {
+        // A pod asking whole GPUs fits no node with fewer wholly free: when no node has
+        // enough, the placement fails whatever the rest, as `place` would find (a failed
+        // placement draws nothing and moves no sampling start), without bringing its
+        // caches up to date.
+        let t = &pod.task;
+        if t.gpus > 0 && t.gpu_milli() >= sim_core::ledger::MILLI && ledger.nodes_with_free_gpus(t.gpus) == 0 {
+            return None;
+        }
         cx.term_pods = Some(ledger.has_term_pods());
         self.place(ledger.nodes(), allowed, pod, cx, rng)
     }
@@ -920,20 +928,18 @@ impl Agains {
         }
     }
 
-    /// Notes a changed node in each; one whose list grows past `limit` is dropped.
-    fn note_change(&mut self, node: u32, limit: usize) {
+    /// Notes a changed node in each; one whose list of distinct nodes grows past `limit`
+    /// is dropped — but a sampling placement's, whose tree is brought up to date node by
+    /// node for less than it costs to build anew (`nodes`: the node count).
+    fn note_change(&mut self, node: u32, limit: usize, nodes: usize) {
         for slot in &mut self.by_type {
-            if let Some(a) = slot {
-                a.changed.push(node);
-                if a.changed.len() > limit {
-                    *slot = None;
-                }
+            if let Some(a) = slot
+                && !a.note_change(node, limit, nodes)
+            {
+                *slot = None;
             }
         }
-        for e in &mut self.constrained {
-            e.2.changed.push(node);
-        }
-        self.constrained.retain(|e| e.2.changed.len() <= limit);
+        self.constrained.retain_mut(|e| e.2.note_change(node, limit, nodes));
     }
 
     fn clear(&mut self) {
@@ -969,6 +975,19 @@ struct Again {
 }
 
 impl Again {
+    /// Notes a changed node; false when the changed nodes are too many to keep it (see
+    /// [`Agains::note_change`]). Repeats are dropped when the list grows long.
+    fn note_change(&mut self, node: u32, limit: usize, nodes: usize) -> bool {
+        self.changed.push(node);
+        let long = if self.tree.is_some() { 2 * nodes.max(limit) } else { limit };
+        if self.changed.len() > long {
+            self.changed.sort_unstable();
+            self.changed.dedup();
+            return self.tree.is_some() || self.changed.len() <= limit;
+        }
+        true
+    }
+
     /// Takes in the `changed` nodes (sorted), of which those in `fresh` fit, with their
     /// first score; a complete list longer than `limit` keeps only its best nodes. False
     /// when every best node changed and none scores as high: a full pass is needed.
@@ -1090,6 +1109,11 @@ fn type_cache(cache: &mut Option<ScoreCache>, ty: Option<u32>) -> Option<(&mut S
 struct ScoreCache {
     versions: Vec<u64>,
     dirty: Vec<bool>,
+    /// The nodes marked dirty, and touched, since the last sync.
+    dirty_list: Vec<u32>,
+    touched: Vec<u32>,
+    /// The ledger's change count at the last [`PlaceCx::sync_ledger`].
+    synced: Option<u64>,
     /// Every node is dirty (placements run on ledgers the engine's versions do not
     /// describe): nothing is read from or written to the cache.
     all_dirty: bool,
@@ -1157,6 +1181,9 @@ impl PlaceCx {
         self.cache = Some(ScoreCache {
             versions: vec![1; nodes],
             dirty: vec![false; nodes],
+            dirty_list: Vec::new(),
+            touched: Vec::new(),
+            synced: None,
             all_dirty: false,
             nodes,
             entries: vec![(0, false, [0; MAX_SCORES]); nodes * types],
@@ -1181,8 +1208,41 @@ impl PlaceCx {
     pub fn touch(&mut self, node: usize) {
         if let Some(c) = &mut self.cache {
             c.versions[node] += 1;
+            c.touched.push(node as u32);
         }
         self.changed(node);
+    }
+
+    /// [`PlaceCx::sync`] with the ledger whose versions it takes: only the nodes the ledger
+    /// changed since the last call, and those touched or marked dirty, are looked at
+    /// (every node when the ledger no longer knows them all).
+    pub fn sync_ledger(&mut self, ledger: &sim_core::ledger::Ledger) {
+        let versions = ledger.versions();
+        let Some(c) = &mut self.cache else { return };
+        let since = c.synced.filter(|_| !c.all_dirty && c.versions.len() == versions.len());
+        let Some(list) = since.and_then(|p| ledger.changes_since(p)) else {
+            self.sync(versions);
+            if let Some(c) = &mut self.cache {
+                c.synced = Some(ledger.change_count());
+            }
+            return;
+        };
+        let mut changed = Vec::new();
+        for &i in list.iter().chain(&c.touched) {
+            let i = i as usize;
+            if c.versions[i] != versions[i] + 1 {
+                changed.push(i);
+                c.versions[i] = versions[i] + 1;
+            }
+        }
+        for i in c.dirty_list.drain(..) {
+            c.dirty[i as usize] = false;
+        }
+        c.touched.clear();
+        c.synced = Some(ledger.change_count());
+        for i in changed {
+            self.changed(i);
+        }
     }
 
     /// Takes the nodes' versions from a ledger (whose versions are bumped on every change)
@@ -1198,6 +1258,9 @@ impl PlaceCx {
             }
         }
         c.dirty.iter_mut().for_each(|d| *d = false);
+        c.dirty_list.clear();
+        c.touched.clear();
+        c.synced = None;
         c.all_dirty = false;
         if was_all_dirty {
             self.again.clear();
@@ -1208,10 +1271,11 @@ impl PlaceCx {
     }
 
     /// Notes a changed node for the placements to come of every pod type; a type whose
-    /// list of changed nodes grows past an eighth of the nodes starts afresh.
+    /// list of distinct changed nodes grows past an eighth of the nodes starts afresh
+    /// (but a sampling placement's: see [`Agains::note_change`]).
     fn changed(&mut self, node: usize) {
-        let limit = self.cache.as_ref().map_or(0, |c| c.nodes / 8);
-        self.again.note_change(node as u32, limit);
+        let nodes = self.cache.as_ref().map_or(0, |c| c.nodes);
+        self.again.note_change(node as u32, nodes / 8, nodes);
     }
 
     /// Lists afresh which nodes have taints and a node of each label-and-taint set when
@@ -1238,8 +1302,10 @@ impl PlaceCx {
     /// Marks a node as changed on a scratch copy: until the next [`PlaceCx::sync`] its
     /// results are computed afresh and not cached.
     pub fn mark_dirty(&mut self, node: usize) {
-        if let Some(c) = &mut self.cache {
-            c.dirty[node] = true;
+        if let Some(c) = &mut self.cache
+            && !std::mem::replace(&mut c.dirty[node], true)
+        {
+            c.dirty_list.push(node as u32);
         }
         self.changed(node);
     }
