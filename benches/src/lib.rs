@@ -73,3 +73,44 @@ pub fn gpu_workload(jobs: usize, seed: u64) -> (sim_core::Cluster, Vec<sim_core:
     let jobs = traces::generator::Generator::new(&model, seed).take(jobs).collect();
     (gpu_cluster(GPU_NODES), jobs)
 }
+
+/// Nodes of [`kube_scale_cluster`]: 1,250 × 8 GPUs, two pools of 625 under two leaf switches.
+pub const KUBE_SCALE_NODES: u32 = 1_250;
+
+/// Issue 16's large GPU cluster: 1,250 nodes of 96 cores, 1 TiB and 8 GPUs of 24 GiB
+/// shared by memory ([`gpu_cluster`]'s node), in two pools of 625 under two leaf switches
+/// (racks `r1`, `r2` of zone `z1`).
+pub fn kube_scale_cluster() -> sim_core::Cluster {
+    let mut c = gpu_cluster(KUBE_SCALE_NODES / 2);
+    let mut b = c.pools[0].clone();
+    for (pool, (name, rack, switch)) in c.pools.iter_mut().zip([("a", "r1", "leaf1")]) {
+        pool.name = name.into();
+        pool.spec.topology = sim_core::cluster::TopologyPath {
+            zone: Some("z1".into()),
+            rack: Some(rack.into()),
+            switch: Some(switch.into()),
+        };
+    }
+    b.name = "b".into();
+    b.spec.topology = sim_core::cluster::TopologyPath {
+        zone: Some("z1".into()),
+        rack: Some("r2".into()),
+        switch: Some("leaf2".into()),
+    };
+    c.pools.push(b);
+    c
+}
+
+/// Arrivals an hour of [`kube_scale_workload`] (issue 16: `rate_per_hour = 4800`).
+pub const KUBE_SCALE_RATE_PER_HOUR: f64 = 4800.0;
+
+/// Issue 16's scale workload: the first `jobs` jobs of [`gpu_model`] with `rate_per_hour`
+/// set to [`KUBE_SCALE_RATE_PER_HOUR`] (bursts as the model has them), seed 3, on
+/// [`kube_scale_cluster`]. `sim gen --model` of the model with that rate and `--seed 3`
+/// writes the same jobs.
+pub fn kube_scale_workload(jobs: usize) -> (sim_core::Cluster, Vec<sim_core::Job>) {
+    let mut model = gpu_model();
+    model.arrivals.rate_per_hour = KUBE_SCALE_RATE_PER_HOUR;
+    let jobs = traces::generator::Generator::new(&model, 3).take(jobs).collect();
+    (kube_scale_cluster(), jobs)
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 16's scale check, whole `sim run` wall time and peak memory: 1,000,000 jobs (or
+# JOBS) of examples/models/gpu.toml with rate_per_hour = 4800, seed 3, on 1,250 nodes × 8
+# shared GPUs (two pools of 625 under two leaf switches), under `kube` (or POLICY).
+# The same workload as `cargo bench -p benches --bench kube_1m`. Needs GNU time.
+#
+#   scripts/kube-scale.sh            RUNS=3 JOBS=300000 POLICY='kube[preemption=off]' scripts/kube-scale.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-1000000}
+policy=${POLICY:-kube}
+runs=${RUNS:-1}
+cargo build -q --release
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sed 's/^rate_per_hour = .*/rate_per_hour = 4800/' examples/models/gpu.toml > "$tmp/model.toml"
+{
+  printf '[[switch]]\nname = "spine"\n\n'
+  for s in 1 2; do printf '[[switch]]\nname = "leaf%s"\nparent = "spine"\n\n' "$s"; done
+  for p in a:r1:leaf1 b:r2:leaf2; do
+    IFS=: read -r name rack leaf <<< "$p"
+    printf '[[pool]]\nname = "%s"\ncount = 625\ncores = 96\nmemory_mib = 1048576\nsharing = "shared"\n' "$name"
+    printf 'gpus = { count = 8, model = "P40", memory_mib = 24576 }\n'
+    printf 'topology = { zone = "z1", rack = "%s", switch = "%s" }\n\n' "$rack" "$leaf"
+  done
+} > "$tmp/cluster.toml"
+target/release/sim gen --model "$tmp/model.toml" --jobs "$jobs" --seed 3 --out "$tmp/jobs.jsonl" --quiet
+for _ in $(seq "$runs"); do
+  /usr/bin/time -f "$policy: %e s wall, %U s user, %M KB peak" \
+    target/release/sim run --trace "$tmp/jobs.jsonl" --cluster "$tmp/cluster.toml" --policy "$policy" \
+    --quiet --out "$tmp/out" >/dev/null
+done
+python3 -c "
+import json; d = json.load(open('$tmp/out/summary.json'))
+print('jobs', d['jobs_total'], 'wait_mean', round(d['wait_mean'], 1), 's; gpu_allocation', round(d['gpu_allocation'], 4))"
