@@ -171,6 +171,11 @@ fn gpus_fit(node: &NodeUse, pod: &PodReq<'_>, memory: bool) -> bool {
     if node.gpus.len() < t.gpus as usize || !pod.accepts(&node.gpu_model) {
         return false;
     }
+    if !memory {
+        // Without memory only milli-GPU counts: the same share on every GPU.
+        let take = node.milli_taken(t);
+        return node.gpus.iter().filter(|g| g.milli_left >= take).count() >= t.gpus as usize;
+    }
     (0..node.gpus.len()).filter(|&i| gpu_fits(node, t, i, memory)).count() >= t.gpus as usize
 }
 

@@ -590,13 +590,20 @@ impl Placement {
         };
         let mut a = match previous {
             Some(mut a) => {
-                let mut changed = std::mem::take(&mut a.changed);
-                changed.sort_unstable();
-                changed.dedup();
+                let changed = std::mem::take(&mut a.changed);
+                let seen = &mut buf.seen;
+                seen.resize(p.nodes.len(), false);
                 let tree = a.tree.as_mut().expect("a sampling placement's");
-                for i in changed.into_iter().map(|i| i as usize) {
-                    tree.set(p.scan.as_ref().expect("sampling").pos[i] as usize, key(self, p, i));
+                for &i in &changed {
+                    let i = i as usize;
+                    if !std::mem::replace(&mut seen[i], true) {
+                        tree.set(p.scan.as_ref().expect("sampling").pos[i] as usize, key(self, p, i));
+                    }
                 }
+                for &i in &changed {
+                    seen[i as usize] = false;
+                }
+                a.changed = changed;
                 a
             }
             None if rank.is_none() && self.decides_alone(p) => {
@@ -645,7 +652,7 @@ impl Placement {
     /// a uniform draw for `random`, else one of the best (see [`pick`]). Records the pod's
     /// [`Again`] when the use scores alone decide.
     fn full_pass(&self, p: &mut Pass<'_>, buf: &mut PlaceBuf, rank: Option<&[u32]>, rng: &mut SimRng) -> Option<usize> {
-        let PlaceBuf { feasible, raw, total, ties } = buf;
+        let PlaceBuf { feasible, raw, total, ties, .. } = buf;
         self.collect_feasible(p, feasible, raw);
         let first_decides = self.use_decides(p);
         if feasible.is_empty() {
@@ -1035,6 +1042,8 @@ struct PlaceBuf {
     raw: Vec<[i64; MAX_SCORES + 2]>,
     total: Vec<i64>,
     ties: Vec<u32>,
+    /// Nodes already taken in from a list of changed nodes (cleared after each use).
+    seen: Vec<bool>,
 }
 
 /// One placement's view of its [`PlaceCx`] and of what it places, for the steps of

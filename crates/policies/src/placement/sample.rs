@@ -116,10 +116,19 @@ impl SampleTree {
     /// Sets the key of scan position `pos`.
     pub fn set(&mut self, pos: usize, key: Option<i64>) {
         let mut v = self.size + pos;
-        self.t[v] = leaf(key);
+        let new = leaf(key);
+        if self.t[v] == new {
+            return;
+        }
+        self.t[v] = new;
         while v > 1 {
             v /= 2;
-            self.t[v] = join(self.t[2 * v], self.t[2 * v + 1]);
+            let j = join(self.t[2 * v], self.t[2 * v + 1]);
+            if self.t[v] == j {
+                // The ancestors hold what they held.
+                return;
+            }
+            self.t[v] = j;
         }
     }
 
