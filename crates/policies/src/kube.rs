@@ -462,6 +462,9 @@ pub struct KubeScheduler {
     current: sched_queue::Current,
     /// Whether the next queue pass moves the unschedulable pods (resources were freed).
     queue_moved: bool,
+    /// The nodes up, as of the view's node epoch `up_epoch` (kept between passes).
+    up: Vec<bool>,
+    up_epoch: Option<u64>,
 }
 
 /// What a placement pass (`queue=skip|fcfs|easy`) carries from one pod to the next.
@@ -571,6 +574,8 @@ impl KubeScheduler {
             queue_numbers,
             current: sched_queue::Current::None,
             queue_moved: false,
+            up: Vec::new(),
+            up_epoch: None,
         })
     }
 
@@ -862,12 +867,18 @@ impl KubeScheduler {
             self.log_unplaced(view, &pass.scratch, queue, out);
         }
         self.scratch = pass.scratch;
+        self.up = pass.up;
     }
 
     /// A placement pass's start: the score cache in line with the engine's ledger, and
     /// the pass's copy of it.
     fn begin_pass(&mut self, view: &SchedView<'_>) -> Pass {
-        let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
+        let mut up = std::mem::take(&mut self.up);
+        if self.up_epoch != Some(view.node_epoch()) || up.len() != view.node_states().len() {
+            up.clear();
+            up.extend(view.node_states().iter().map(|s| *s == NodeState::Up));
+            self.up_epoch = Some(view.node_epoch());
+        }
         if !self.cx.has_cache() {
             let n = view.ledger().nodes().len();
             let cx = std::mem::take(&mut self.cx);

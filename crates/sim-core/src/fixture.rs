@@ -171,6 +171,7 @@ impl<'a> ViewFixture<'a> {
             ledger: &self.ledger,
             holds: &self.holds,
             node_state: &self.node_state,
+            node_epoch: 0,
             capacity: self.capacity,
             walltime_kill: self.walltime_kill,
             logging: self.logging,

@@ -262,6 +262,7 @@ pub struct SchedView<'a> {
     pub(crate) ledger: &'a Ledger,
     pub(crate) holds: &'a [Vec<TaskBinding>],
     pub(crate) node_state: &'a [crate::cluster::NodeState],
+    pub(crate) node_epoch: u64,
     pub(crate) capacity: u64,
     pub(crate) walltime_kill: bool,
     pub(crate) logging: bool,
@@ -309,6 +310,11 @@ impl<'a> SchedView<'a> {
     /// run has no node events: every node is up.
     pub fn node_states(&self) -> &'a [crate::cluster::NodeState] {
         self.node_state
+    }
+    /// A counter bumped at every change of a node's state: while it holds, so do
+    /// [`SchedView::node_states`].
+    pub fn node_epoch(&self) -> u64 {
+        self.node_epoch
     }
     /// A job's actual peak GPU memory per GPU (MiB, 0 unknown). An **oracle**: only
     /// placements declared clairvoyant may use it; the others see the declared memory.

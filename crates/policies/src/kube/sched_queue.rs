@@ -763,6 +763,7 @@ impl KubeScheduler {
             self.log_unplaced(view, &pass.scratch, view.queue(), out);
         }
         self.scratch = pass.scratch;
+        self.up = pass.up;
         let pre = self.preemption.as_ref();
         let may_preempt = |p: i64| pre.is_some_and(|pre| pre.may_preempt(p));
         self.sched_queue.as_mut().expect("checked").end(now, may_preempt);

@@ -136,6 +136,7 @@ impl Engine<'_> {
         if from == to {
             return Ok(());
         }
+        self.node_epoch += 1;
         let (spec, first) = self.cluster.node(node).expect("checked at start");
         let (first, cores) = (first as u32, spec.cores);
         let gone = super::control::is_gone;

@@ -82,6 +82,7 @@ macro_rules! sched_view {
             ledger: &$e.ledger,
             holds: &$e.holds,
             node_state: &$e.node_state,
+            node_epoch: $e.node_epoch,
             capacity: $e.capacity,
             walltime_kill: $e.cfg.walltime_kill,
             logging: $e.log.is_some(),
@@ -262,6 +263,8 @@ struct Engine<'a> {
     capacity: u64,
     allocated: u64,
     node_state: Vec<NodeState>,
+    /// Bumped at every change of a node's state.
+    node_epoch: u64,
     ledger: Ledger,
     /// The GPU fragmentation observer.
     sampler: sampling::GpuSampler<'a>,
@@ -359,6 +362,7 @@ impl<'a> Engine<'a> {
             capacity: total_units,
             allocated: 0,
             node_state: if node_states { vec![NodeState::Up; node_count as usize] } else { Vec::new() },
+            node_epoch: 0,
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
             sampler: sampling::GpuSampler::new(cfg.gpu_sample_every, None),
             holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },

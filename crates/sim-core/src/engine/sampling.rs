@@ -46,13 +46,27 @@ pub(super) struct GpuSampler<'a> {
     next: SimTime,
     measure: Box<dyn Fragmentation + 'a>,
     pub(super) samples: Vec<GpuSample>,
+    /// Each node's (free, fragment) at the last sample, their sums, and the ledger's
+    /// change count then: a sample measures again only the nodes changed since (the
+    /// measure depends on a node's state alone).
+    per_node: Vec<(u64, u64)>,
+    totals: (u64, u64),
+    synced: Option<u64>,
 }
 
 impl<'a> GpuSampler<'a> {
     /// A sampler every `every` (none: it samples nothing) measuring with `measure`.
     pub(super) fn new(every: Option<SimDuration>, measure: Option<Box<dyn Fragmentation + 'a>>) -> Self {
         let measure = measure.unwrap_or_else(|| Box::new(WholeGpuPod));
-        GpuSampler { every, next: SimTime::ZERO, measure, samples: Vec::new() }
+        GpuSampler {
+            every,
+            next: SimTime::ZERO,
+            measure,
+            samples: Vec::new(),
+            per_node: Vec::new(),
+            totals: (0, 0),
+            synced: None,
+        }
     }
 
     /// Samples the GPUs at every sample time before `t`, the time of the next events: the
@@ -71,17 +85,51 @@ impl<'a> GpuSampler<'a> {
         if self.next >= t {
             return;
         }
-        let (mut free, mut fragment) = (0u64, 0u64);
-        for n in ledger.nodes().iter().filter(|n| !n.gpus.is_empty()) {
-            let idle = n.gpu_milli_left();
-            free += idle;
-            if idle > 0 {
-                fragment += self.measure.fragment_milli(n).min(idle);
-            }
-        }
+        let (free, fragment) = self.measure_all(ledger);
         while self.next < t {
             self.samples.push(GpuSample { t: self.next, free_milli: free, fragment_milli: fragment });
             self.next = SimTime(self.next.0.saturating_add(every.0));
         }
+    }
+
+    /// Free and fragment milli-GPU over all nodes now: the nodes changed since the last
+    /// sample measured again, or every node when the ledger no longer lists those changes.
+    fn measure_all(&mut self, ledger: &Ledger) -> (u64, u64) {
+        let nodes = ledger.nodes();
+        let changes = self.synced.filter(|_| self.per_node.len() == nodes.len()).and_then(|c| ledger.changes_since(c));
+        match changes {
+            Some(changed) => {
+                for &i in changed {
+                    let i = i as usize;
+                    let (f, g) = self.per_node[i];
+                    self.totals.0 -= f;
+                    self.totals.1 -= g;
+                    let now = self.node(&nodes[i]);
+                    self.per_node[i] = now;
+                    self.totals.0 += now.0;
+                    self.totals.1 += now.1;
+                }
+            }
+            None => {
+                self.per_node.clear();
+                for n in nodes {
+                    let now = self.node(n);
+                    self.per_node.push(now);
+                }
+                self.totals = self.per_node.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            }
+        }
+        self.synced = Some(ledger.change_count());
+        self.totals
+    }
+
+    /// A node's free and fragment milli-GPU.
+    fn node(&mut self, n: &NodeUse) -> (u64, u64) {
+        if n.gpus.is_empty() {
+            return (0, 0);
+        }
+        let idle = n.gpu_milli_left();
+        let fragment = if idle > 0 { self.measure.fragment_milli(n).min(idle) } else { 0 };
+        (idle, fragment)
     }
 }
