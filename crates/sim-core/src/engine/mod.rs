@@ -275,6 +275,8 @@ struct Engine<'a> {
     start_seq: u64,
     info: PassInfo,
     decisions: Vec<Decision>,
+    /// The jobs a pass's decisions may have taken out of the queue (kept for its buffer).
+    leaving: Vec<JobId>,
     passes: u64,
     event_count: u64,
     progress: Option<&'a mut dyn FnMut(u64)>,
@@ -370,6 +372,7 @@ impl<'a> Engine<'a> {
             start_seq: 0,
             info: PassInfo::default(),
             decisions: Vec::new(),
+            leaving: Vec::new(),
             passes: 0,
             event_count: 0,
             progress: None,

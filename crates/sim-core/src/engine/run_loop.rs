@@ -191,7 +191,8 @@ impl Engine<'_> {
         self.info = PassInfo::default();
         let mut freed = false;
         // Jobs that may have left the queue (started, or withdrawn).
-        let mut left: Vec<JobId> = Vec::new();
+        let mut left = std::mem::take(&mut self.leaving);
+        left.clear();
         for d in decisions.drain(..) {
             let job = match &d {
                 Decision::Start { job, .. }
@@ -212,6 +213,7 @@ impl Engine<'_> {
         }
         self.decisions = decisions;
         self.leave_queue(&left);
+        self.leaving = left;
         Ok(freed)
     }
 
