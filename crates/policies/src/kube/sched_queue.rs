@@ -942,6 +942,33 @@ mod tests {
     }
 
     #[test]
+    fn a_re_created_pod_is_a_new_pod() {
+        let t = SimTime::from_secs;
+        let (a, b) = (JobId(0), JobId(1));
+        let mut q = SchedQueue::new(cfg(true, 300));
+        // a arrives at 0 and fails at 0, 1, 2, 3, 4, 5 (its back-off at the maximum).
+        q.arrived(a, facts(0), t(0));
+        for s in 0..6 {
+            q.cluster_changed(t(s));
+            pass(&mut q, t(s), &[a]);
+        }
+        assert_eq!(q.attempts_and_timestamp(a, t(6)), Some((6, t(5))));
+        // It is bound at 20; b arrives at 30 and fails; a's job is requeued at 40 (an
+        // out-of-memory kill, an eviction, its node lost): a new pod, no attempts, behind b.
+        q.cluster_changed(t(20));
+        let tried: Vec<u32> = q.begin(t(20), false, None, |_| false).iter().map(|t| slot(*t)).collect();
+        q.set_outcome(tried[0], Outcome::Placed, t(20));
+        q.end(t(20), |_| false);
+        assert!(q.is_empty());
+        q.arrived(b, facts(0), t(30));
+        pass(&mut q, t(30), &[b]);
+        q.arrived(a, facts(0), t(40));
+        assert_eq!(q.attempts_and_timestamp(a, t(40)), Some((0, t(40))));
+        q.cluster_changed(t(50));
+        assert_eq!(pass(&mut q, t(50), &[]), [b, a]);
+    }
+
+    #[test]
     fn priority_then_last_failure_orders_the_pods() {
         let t = SimTime::from_secs;
         let (a, b, c) = (JobId(0), JobId(1), JobId(2));
