@@ -2,7 +2,7 @@
 # Issue 16's scale check, whole `sim run` wall time and peak memory: 1,000,000 jobs (or
 # JOBS) of examples/models/gpu.toml with rate_per_hour = 4800, seed 3, on 1,250 nodes × 8
 # shared GPUs (two pools of 625 under two leaf switches), under `kube` (or POLICY).
-# The same workload as `cargo bench -p benches --bench kube_1m`. Needs GNU time.
+# The same workload as `cargo bench -p benches --bench gpu_1m -- kube_1m`. Needs GNU time.
 #
 #   scripts/kube-scale.sh            RUNS=3 JOBS=300000 POLICY='kube[preemption=off]' scripts/kube-scale.sh
 set -euo pipefail

@@ -53,6 +53,7 @@ pub struct ViewFixture<'a> {
     ledger: Ledger,
     holds: Vec<Vec<TaskBinding>>,
     node_state: Vec<NodeState>,
+    node_epoch: u64,
     capacity: u64,
     walltime_kill: bool,
     logging: bool,
@@ -74,6 +75,7 @@ impl<'a> ViewFixture<'a> {
             ledger: Ledger::new(cluster),
             holds: vec![Vec::new(); jobs.len()],
             node_state: vec![NodeState::Up; cluster.node_count() as usize],
+            node_epoch: 0,
             capacity: units,
             walltime_kill: false,
             logging: false,
@@ -142,6 +144,7 @@ impl<'a> ViewFixture<'a> {
             }
         }
         self.node_state[node as usize] = state;
+        self.node_epoch += 1;
         self
     }
 
@@ -171,7 +174,7 @@ impl<'a> ViewFixture<'a> {
             ledger: &self.ledger,
             holds: &self.holds,
             node_state: &self.node_state,
-            node_epoch: 0,
+            node_epoch: self.node_epoch,
             capacity: self.capacity,
             walltime_kill: self.walltime_kill,
             logging: self.logging,

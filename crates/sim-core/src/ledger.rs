@@ -257,6 +257,11 @@ impl Ledger {
                 term_pods: 0,
             })
             .collect::<Vec<_>>();
+        Ledger::of_nodes(nodes)
+    }
+
+    /// A ledger of `nodes`, all unused.
+    fn of_nodes(nodes: Vec<NodeUse>) -> Self {
         let versions = vec![0; nodes.len()];
         let mut free_hist = vec![0u32; nodes.iter().map(|n| n.gpus.len()).max().unwrap_or(0) + 1];
         for n in &nodes {
@@ -284,17 +289,12 @@ impl Ledger {
     /// ([`Ledger::sync_from`]): every node it changes gets a version this ledger's
     /// nodes never have.
     pub fn scratch_copy(&self) -> Ledger {
-        Ledger {
-            nodes: self.nodes.clone(),
-            versions: self.versions.clone(),
-            mark: SCRATCH,
-            meta_epoch: self.meta_epoch,
-            term_nodes: self.term_nodes,
-            log: Vec::new(),
-            log_start: 0,
-            synced: (self.change_count(), 0),
-            free_hist: self.free_hist.clone(),
-        }
+        let mut copy = self.clone();
+        copy.mark = SCRATCH;
+        copy.log.clear();
+        copy.log_start = 0;
+        copy.synced = (self.change_count(), 0);
+        copy
     }
 
     /// How many nodes have at least `k` wholly free GPUs (a pod asking `k` whole GPUs fits
@@ -373,17 +373,7 @@ impl Ledger {
 
     /// A ledger of no node (for runs whose policy binds nothing).
     pub fn empty() -> Self {
-        Ledger {
-            nodes: Vec::new(),
-            versions: Vec::new(),
-            mark: 0,
-            meta_epoch: 0,
-            term_nodes: 0,
-            log: Vec::new(),
-            log_start: 0,
-            synced: (0, 0),
-            free_hist: Vec::new(),
-        }
+        Ledger::of_nodes(Vec::new())
     }
 
     /// Changes a node's labels or taints (a controller's action). Its meta stops being

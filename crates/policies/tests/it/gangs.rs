@@ -4,22 +4,10 @@
 //! limit, partial admission), and the engine's deadlock and spin reports, on hand-computed
 //! runs.
 
-use sim_core::{
-    Cluster, GpuSharing, GpuSpec, Job, NodeId, NodePool, NodeSpec, NodeState, Outcome, RunResult, SimConfig,
-    SimDuration, SimTime, TaskShape,
-};
+use sim_core::{Cluster, Job, NodeId, NodeState, Outcome, RunResult, SimConfig, SimDuration, SimTime, TaskShape};
 
-/// `count` nodes of `gpus` whole GPUs each (exclusive) and 64 cores.
 fn nodes(count: u32, gpus: usize) -> Cluster {
-    let spec = NodeSpec {
-        cores: 64,
-        memory_mib: 512_000,
-        gpus: vec![GpuSpec { model: "A100".into(), memory_mib: 80_000, power: None }; gpus],
-        labels: Default::default(),
-        taints: Vec::new(),
-        topology: Default::default(),
-    };
-    Cluster { pools: vec![NodePool { name: "gpu".into(), count, spec, sharing: GpuSharing::Exclusive }] }
+    crate::gpu_nodes(count, gpus)
 }
 
 /// A job of `tasks` tasks of one core and `gpus` whole GPUs each, `run` seconds long.

@@ -3,20 +3,11 @@
 //! the node picked, the grace period, the nomination), on hand-computed runs.
 
 use sim_core::log::{LogEvent, LogSink};
-use sim_core::{Cluster, GpuSharing, GpuSpec, Job, NodePool, NodeSpec, RunResult, SimConfig, SimDuration, SimTime};
+use sim_core::{Cluster, Job, RunResult, SimConfig, SimDuration, SimTime};
 use sim_core::{Outcome, TaskShape};
 
-/// `count` nodes of `gpus` whole GPUs each (exclusive) and 64 cores.
 fn nodes(count: u32, gpus: usize) -> Cluster {
-    let spec = NodeSpec {
-        cores: 64,
-        memory_mib: 512_000,
-        gpus: vec![GpuSpec { model: "A100".into(), memory_mib: 80_000, power: None }; gpus],
-        labels: Default::default(),
-        taints: Vec::new(),
-        topology: Default::default(),
-    };
-    Cluster { pools: vec![NodePool { name: "gpu".into(), count, spec, sharing: GpuSharing::Exclusive }] }
+    crate::gpu_nodes(count, gpus)
 }
 
 /// A pod of one core and `gpus` whole GPUs, submitted at `submit` µs, `run` s long.

@@ -44,3 +44,17 @@ impl LogSink for Reservations {
         Ok(())
     }
 }
+
+/// `count` nodes of `gpus` whole A100 GPUs each (exclusive), 64 cores and 512,000 MiB.
+pub fn gpu_nodes(count: u32, gpus: usize) -> Cluster {
+    let spec = sim_core::NodeSpec {
+        cores: 64,
+        memory_mib: 512_000,
+        gpus: vec![sim_core::GpuSpec { model: "A100".into(), memory_mib: 80_000, power: None }; gpus],
+        labels: Default::default(),
+        taints: Vec::new(),
+        topology: Default::default(),
+    };
+    let pool = sim_core::NodePool { name: "gpu".into(), count, spec, sharing: sim_core::GpuSharing::Exclusive };
+    Cluster { pools: vec![pool] }
+}
