@@ -256,7 +256,7 @@ fn openb_ls_pods_preempt_be_pods() {
     assert_eq!(rows[0][..4], ["be-0", "0", "140", "1140"]);
     assert_eq!(rows[1][..4], ["ls-0", "10", "40", "140"]);
     assert!(read(&o, "decisions.jsonl").contains(
-        r#""event":"requeue","job":"be-0","reason":"preempted by ls-0 (priority 1) on node 0: kube-scheduler DefaultPreemption","t":"40""#
+        r#""event":"requeue","job":"be-0","reason":"preempted by ls-0 (priority 1) on node 0: kube-scheduler DefaultPreemption","t":40"#
     ));
     // Without preemption the LS pod waits for the BE pod to end.
     let (out, o) = run_into(&["--trace", p, "--nodes", n, "--policy", "kube[preemption=off]"]);

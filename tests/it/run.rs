@@ -99,7 +99,11 @@ fn decision_log_explains_every_start_and_wait() {
     let mut waits = 0;
     for line in log.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        assert!(v["t"].is_string() && v["event"].is_string());
+        assert!(v["t"].is_number() && v["event"].is_string());
+        // `units` is text wherever it appears; counts and times are numbers.
+        assert!(v.get("units").is_none_or(|u| u.is_string()), "{line}");
+        assert!(v.get("units_needed").is_none_or(|u| u.is_u64()), "{line}");
+        assert!(v.get("requested").is_none_or(|u| u.is_number()), "{line}");
         match v["event"].as_str().unwrap() {
             "start" => {
                 starts += 1;

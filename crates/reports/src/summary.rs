@@ -62,9 +62,12 @@ pub struct Summary {
     pub wait_max: f64,
     /// Mean bounded slowdown of jobs that ran to an end: max(1, (wait+run)/max(run, 10 s)).
     pub bounded_slowdown_mean: f64,
-    /// Σ run × units of jobs that ran / (machine units × makespan): the share of the
-    /// cores (processors) held. On a GPU cluster see `gpu_allocation`.
+    /// The share of the scarce resource held: on a cluster with GPUs the GPU allocation
+    /// (`gpu_allocation`), else the share of cores (`cpu_utilization`).
     pub utilization: f64,
+    /// Σ run × units of jobs that ran / (machine units × makespan): the share of the
+    /// cores (processors) held.
+    pub cpu_utilization: f64,
     /// Σ run × GPUs held (milli-GPU over its GPUs, out-of-memory attempts included) of
     /// attempts that ran / (the cluster's GPUs × makespan): the share of the GPUs
     /// allocated. 0 on a cluster without GPUs.
@@ -159,7 +162,7 @@ impl Summary {
             (Some(f), Some(l)) => l.saturating_sub(f),
             _ => 0,
         };
-        let utilization = if makespan_us == 0 || meta.machine_units == 0 {
+        let cpu_utilization = if makespan_us == 0 || meta.machine_units == 0 {
             0.0
         } else {
             t.area as f64 / (meta.machine_units as f64 * makespan_us as f64)
@@ -169,6 +172,8 @@ impl Summary {
         } else {
             (t.gpu_milli_us + t.wasted_milli_us) as f64 / 1000.0 / (meta.machine_gpus as f64 * makespan_us as f64)
         };
+        // On a GPU cluster the GPUs are what is scarce: their allocation is the utilization.
+        let utilization = if meta.machine_gpus > 0 { gpu_allocation } else { cpu_utilization };
         Summary {
             meta,
             jobs_total: jobs.len() as u64,
@@ -181,6 +186,7 @@ impl Summary {
             wait_max: waits.max,
             bounded_slowdown_mean: if t.bsld_n == 0 { 0.0 } else { t.bsld_sum / t.bsld_n as f64 },
             utilization,
+            cpu_utilization,
             gpu_allocation,
             makespan: makespan_us as f64 / 1e6,
             gpu_hours: t.gpu_milli_us as f64 / 1000.0 / 3.6e9,
@@ -232,7 +238,7 @@ impl Summary {
         if self.meta.machine_gpus > 0 {
             // On a GPU cluster the GPUs are what is scarce: their allocation leads.
             row(&mut s, "GPU allocation", format!("{:.4} of {} GPUs", self.gpu_allocation, self.meta.machine_gpus));
-            row(&mut s, "core utilization", format!("{:.4}", self.utilization));
+            row(&mut s, "core utilization", format!("{:.4}", self.cpu_utilization));
         } else {
             row(&mut s, "utilization", format!("{:.4}", self.utilization));
         }
@@ -244,11 +250,12 @@ impl Summary {
         }
         if self.gpus_with_power > 0 {
             let e = format!(
-                "{:.1} (jobs {:.1}, idle GPUs {:.1}); mean {:.0} W over {} GPUs",
+                "{:.1} (jobs {:.1}, idle GPUs {:.1}); mean power {:.0} W in all, {:.0} W per GPU ({} GPUs)",
                 self.gpu_energy_kwh,
                 self.gpu_energy_jobs_kwh,
                 self.gpu_energy_idle_kwh,
                 self.gpu_power_mean_w,
+                self.gpu_power_mean_w / self.gpus_with_power as f64,
                 self.gpus_with_power
             );
             row(&mut s, "GPU energy (kWh)", e);

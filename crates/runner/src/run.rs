@@ -230,7 +230,8 @@ impl LogSink for JsonLines<'_> {
     fn record(&mut self, now: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()> {
         let mut v = serde_json::to_value(ev).map_err(std::io::Error::other)?;
         if let serde_json::Value::Object(m) = &mut v {
-            m.insert("t".into(), serde_json::Value::String(sim_core::time::secs_string(now.0)));
+            let t = serde_json::to_value(sim_core::time::Secs(now.0)).map_err(std::io::Error::other)?;
+            m.insert("t".into(), t);
         }
         serde_json::to_writer(&mut *self.out, &v).map_err(std::io::Error::other)?;
         self.out.write_all(b"\n")

@@ -1,11 +1,12 @@
 //! The opt-in decision log: every event and decision with a reason, so a user can see
 //! why a job waited.
 
-use crate::time::SimTime;
+use crate::time::{Secs, SimTime};
 use serde::Serialize;
 
 /// One entry of the decision log. Serialised as one JSON object per line by the binary,
-/// with the time added as `t` (seconds).
+/// with the time added as `t` (seconds, a number); every time and count is a JSON number,
+/// and `units` is always text (the units or nodes and GPUs held).
 #[derive(Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LogEvent<'a> {
@@ -13,10 +14,10 @@ pub enum LogEvent<'a> {
     Arrival {
         /// Trace id.
         job: &'a str,
-        /// Units it needs.
-        units: u64,
+        /// Units it needs (processors or cores); `units` elsewhere names the units held.
+        units_needed: u64,
         /// Requested time, seconds.
-        requested: String,
+        requested: Secs,
     },
     /// A job was refused at submission.
     Reject {
@@ -42,7 +43,7 @@ pub enum LogEvent<'a> {
         reason: String,
         /// Its reserved start (seconds), when it holds a reservation.
         #[serde(skip_serializing_if = "Option::is_none")]
-        reserved_at: Option<String>,
+        reserved_at: Option<Secs>,
     },
     /// A job ended.
     End {

@@ -85,6 +85,22 @@ impl Add for SimDuration {
     }
 }
 
+/// A time or duration in seconds for machine-readable outputs (the decision log): a JSON
+/// number, an integer when whole, else the shortest decimal that reads back as the same
+/// double (exact to the microsecond below about 10^9 s).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Secs(pub u64);
+
+impl Serialize for Secs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 % MICROS_PER_SEC == 0 {
+            s.serialize_u64(self.0 / MICROS_PER_SEC)
+        } else {
+            s.serialize_f64(self.0 as f64 / MICROS_PER_SEC as f64)
+        }
+    }
+}
+
 /// Writes microseconds as seconds exactly: an integer when integral, else up to six
 /// decimals with trailing zeros removed (`12`, `12.5`, `4.709164`).
 pub fn write_secs(out: &mut impl fmt::Write, micros: u64) -> fmt::Result {

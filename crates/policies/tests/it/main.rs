@@ -12,7 +12,6 @@ mod sjf_aging;
 mod topology;
 
 use sim_core::log::{LogEvent, LogSink};
-use sim_core::time::parse_secs_micros;
 use sim_core::{Cluster, Job, JobRecord, SimConfig, SimDuration, SimTime};
 
 /// A job: (submit, procs, runtime, requested), whole seconds.
@@ -39,7 +38,7 @@ pub struct Reservations(pub Vec<(String, u64)>);
 impl LogSink for Reservations {
     fn record(&mut self, _: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()> {
         if let LogEvent::Wait { job, reserved_at: Some(at), .. } = ev {
-            self.0.push((job.to_string(), parse_secs_micros(at).unwrap()));
+            self.0.push((job.to_string(), at.0));
         }
         Ok(())
     }

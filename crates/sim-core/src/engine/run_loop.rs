@@ -10,7 +10,7 @@ use crate::job::JobId;
 use crate::log::LogEvent;
 use crate::outcome::{Outcome, RejectReason};
 use crate::policy::{Decision, PassInfo, PassMode, StartReason, WaitReason};
-use crate::time::{SimDuration, secs_string};
+use crate::time::{Secs, SimDuration};
 
 impl Engine<'_> {
     pub(super) fn run(mut self) -> Result<RunResult, EngineError> {
@@ -127,7 +127,7 @@ impl Engine<'_> {
             let requested = job.requested.or(job.runtime).unwrap_or_default();
             log.record(
                 self.now,
-                &LogEvent::Arrival { job: &job.trace_id, units: job.units(), requested: secs_string(requested.0) },
+                &LogEvent::Arrival { job: &job.trace_id, units_needed: job.units(), requested: Secs(requested.0) },
             )?;
         }
         self.enqueue(j);
@@ -332,7 +332,7 @@ impl Engine<'_> {
             && let Some(j) = self.jobs.get(job.idx())
         {
             let reserved_at = match reason {
-                WaitReason::HeadReserved { at, .. } | WaitReason::Reserved { at } => Some(secs_string(at.0)),
+                WaitReason::HeadReserved { at, .. } | WaitReason::Reserved { at } => Some(Secs(at.0)),
                 WaitReason::DoesNotFit { .. } | WaitReason::Other { .. } => None,
             };
             log.record(self.now, &LogEvent::Wait { job: &j.trace_id, reason: describe_wait(reason), reserved_at })?;
