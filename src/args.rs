@@ -38,6 +38,7 @@ pub fn input(i: &InputArgs) -> Input {
         synthetic_gpu_memory: i.gpu_memory == GpuMemoryArg::Synthetic,
         pai_jobs: i.pai_jobs.clone(),
         app_runtimes: i.app_runtime.clone(),
+        perturb: i.perturb.clone(),
     }
 }
 

@@ -234,6 +234,13 @@ pub struct InputArgs {
     /// comma-separate): the format gives none.
     #[arg(long, value_delimiter = ',')]
     pub app_runtime: Vec<String>,
+    /// Vary the workload per seed, comma-separated: `resample` (Zakay and Feitelson's
+    /// user-based resampling), `noise=SIGMA` (lognormal run-time noise), `jitter=SECONDS`
+    /// (submit times moved up to that much either way), `window=LENGTH` (a sub-trace of
+    /// that length, e.g. `30d`, at a start drawn per seed). Every policy of a comparison
+    /// sees the same workload per seed (docs/cli.md).
+    #[arg(long)]
+    pub perturb: Option<String>,
 }
 
 /// `sim trace`.

@@ -1,6 +1,13 @@
 //! Comparing policies over seeds (`sim compare`, `comparison.csv`): for each policy and
 //! metric, the mean over its runs with a 95 % confidence interval (Student's t, n − 1
-//! degrees of freedom), and the change of that mean against the first policy's.
+//! degrees of freedom), the change of that mean against the first policy's (the
+//! baseline), and the paired difference to the baseline: seed by seed, each policy minus
+//! the baseline on the same seed (with `--perturb`, the same workload), its mean and its
+//! own 95 % interval — significant when that interval excludes 0.
+//!
+//! A policy whose runs are all alike on a workload that no seed varied (a deterministic
+//! policy replaying one trace) is one run, not n: its seeds would only give an interval of
+//! zero width; the report says so.
 //!
 //! The metrics are read from each run's `summary.json`, so the comparison's numbers are
 //! exactly those of the runs.
@@ -43,11 +50,47 @@ pub struct RunSummary {
     pub summary: Value,
 }
 
+impl RunSummary {
+    /// The policy as the user spelled it (`policy_given`), else its canonical spec.
+    pub fn label(&self) -> String {
+        self.summary.get("policy_given").and_then(Value::as_str).map_or_else(|| self.policy.clone(), str::to_string)
+    }
+
+    /// Whether its workload was varied per seed (`--perturb`).
+    pub fn perturbed(&self) -> bool {
+        self.summary.get("perturb").is_some_and(|p| !p.is_null())
+    }
+}
+
+/// The paired difference of a policy to the baseline on one metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delta {
+    /// Seeds both ran.
+    pub n: usize,
+    /// Mean of (policy − baseline) over those seeds.
+    pub mean: f64,
+    /// Half-width of its 95 % confidence interval (0 for one pair).
+    pub ci95: f64,
+}
+
+impl Delta {
+    /// Whether the interval excludes 0 (`None` when there is no interval: one pair).
+    pub fn significant(&self) -> Option<bool> {
+        (self.n >= 2 && self.ci95.is_finite()).then(|| self.mean.abs() > self.ci95)
+    }
+}
+
 /// One policy's figure for one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compared {
     /// The policy.
     pub policy: String,
+    /// The policy as the user spelled it.
+    pub label: String,
+    /// Its runs were all alike on an unvaried workload: counted as one run.
+    pub deterministic: bool,
+    /// The paired difference to the baseline (`None` for the baseline itself).
+    pub delta: Option<Delta>,
     /// The metric.
     pub metric: Metric,
     /// Runs (seeds).
@@ -101,15 +144,28 @@ pub fn policies(runs: &[RunSummary]) -> Vec<String> {
     out
 }
 
+/// The runs of policy `p`, in the order given; when they are all alike on a workload no
+/// seed varied, only the first (and `true`).
+fn runs_of<'a>(runs: &'a [RunSummary], p: &str) -> (Vec<&'a RunSummary>, bool) {
+    let mine: Vec<&RunSummary> = runs.iter().filter(|r| r.policy == p).collect();
+    let figures = |r: &RunSummary| METRICS.map(|m| r.summary.get(m.key).and_then(Value::as_f64));
+    let alike =
+        mine.len() > 1 && mine.iter().all(|r| !r.perturbed()) && mine.iter().all(|r| figures(r) == figures(mine[0]));
+    if alike { (mine[..1].to_vec(), true) } else { (mine, false) }
+}
+
 /// Every policy × metric, policies in first-seen order (the first is the baseline).
 pub fn compare(runs: &[RunSummary]) -> Vec<Compared> {
     let pols = policies(runs);
+    let of: Vec<(Vec<&RunSummary>, bool)> = pols.iter().map(|p| runs_of(runs, p)).collect();
     let mut out = Vec::new();
     for m in METRICS {
+        let value = |r: &RunSummary| r.summary.get(m.key).and_then(Value::as_f64);
+        let base_runs = &of[0].0;
         let mut base: Option<f64> = None;
-        for p in &pols {
-            let xs: Vec<f64> =
-                runs.iter().filter(|r| &r.policy == p).filter_map(|r| r.summary.get(m.key)?.as_f64()).collect();
+        for (k, p) in pols.iter().enumerate() {
+            let (mine, deterministic) = &of[k];
+            let xs: Vec<f64> = mine.iter().filter_map(|r| value(r)).collect();
             let (mean, ci95) = mean_ci(&xs);
             let change_pct = match base {
                 None => {
@@ -119,10 +175,41 @@ pub fn compare(runs: &[RunSummary]) -> Vec<Compared> {
                 Some(b) if b != 0.0 => Some((mean - b) / b * 100.0),
                 Some(_) => None,
             };
-            out.push(Compared { policy: p.clone(), metric: m, n: xs.len(), mean, ci95, change_pct });
+            let delta = (k > 0).then(|| paired(base_runs, mine, value)).flatten();
+            let label = mine.first().map_or_else(|| p.clone(), |r| r.label());
+            out.push(Compared {
+                policy: p.clone(),
+                label,
+                deterministic: *deterministic,
+                delta,
+                metric: m,
+                n: xs.len(),
+                mean,
+                ci95,
+                change_pct,
+            });
         }
     }
     out
+}
+
+/// The paired difference `mine − base` over the seeds both have a value for, in `mine`'s
+/// order; a deterministic side (one run) pairs with every seed of the other.
+fn paired(base: &[&RunSummary], mine: &[&RunSummary], value: impl Fn(&RunSummary) -> Option<f64>) -> Option<Delta> {
+    let base_of = |seed: u64| {
+        if base.len() == 1 { base.first() } else { base.iter().find(|r| r.seed == seed) }.and_then(|r| value(r))
+    };
+    let ds: Vec<f64> = if mine.len() == 1 && base.len() > 1 {
+        let x = value(mine[0])?;
+        base.iter().filter_map(|r| value(r)).map(|b| x - b).collect()
+    } else {
+        mine.iter().filter_map(|r| Some(value(r)? - base_of(r.seed)?)).collect()
+    };
+    if ds.is_empty() {
+        return None;
+    }
+    let (mean, ci95) = mean_ci(&ds);
+    Some(Delta { n: ds.len(), mean, ci95 })
 }
 
 /// A float for a CSV cell: fixed six decimals (byte-stable), empty for NaN.
@@ -130,11 +217,32 @@ fn cell(v: f64) -> String {
     if v.is_finite() { format!("{v:.6}") } else { String::new() }
 }
 
-/// Writes `comparison.csv`: `policy,metric,runs,mean,ci95_low,ci95_high,change_vs_first_pct`.
+/// The columns of `comparison.csv`.
+pub const CSV_HEADER: [&str; 13] = [
+    "policy",
+    "metric",
+    "runs",
+    "mean",
+    "ci95_low",
+    "ci95_high",
+    "change_vs_first_pct",
+    "delta_vs_first",
+    "delta_ci95_low",
+    "delta_ci95_high",
+    "significant",
+    "label",
+    "deterministic",
+];
+
+/// Writes `comparison.csv` ([`CSV_HEADER`]): per policy and metric the runs, the mean and
+/// its 95 % interval, the change of the mean against the first policy, the paired
+/// difference to it with its interval and whether that excludes 0 (empty without an
+/// interval), the policy as spelled, and whether its runs were one deterministic run.
 pub fn write_csv(out: &mut dyn Write, rows: &[Compared]) -> std::io::Result<()> {
     let mut w = csv::WriterBuilder::new().from_writer(out);
-    w.write_record(["policy", "metric", "runs", "mean", "ci95_low", "ci95_high", "change_vs_first_pct"])?;
+    w.write_record(CSV_HEADER)?;
     for c in rows {
+        let d = c.delta;
         w.write_record([
             c.policy.clone(),
             c.metric.key.to_string(),
@@ -143,6 +251,12 @@ pub fn write_csv(out: &mut dyn Write, rows: &[Compared]) -> std::io::Result<()> 
             cell(c.mean - c.ci95),
             cell(c.mean + c.ci95),
             c.change_pct.map(cell).unwrap_or_default(),
+            d.map(|d| cell(d.mean)).unwrap_or_default(),
+            d.map(|d| cell(d.mean - d.ci95)).unwrap_or_default(),
+            d.map(|d| cell(d.mean + d.ci95)).unwrap_or_default(),
+            d.and_then(|d| d.significant()).map(|b| b.to_string()).unwrap_or_default(),
+            c.label.clone(),
+            c.deterministic.to_string(),
         ])?;
     }
     w.flush()
@@ -172,8 +286,41 @@ mod tests {
         let mut out = Vec::new();
         write_csv(&mut out, &c).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("easy,wait_mean,2,50.000000,50.000000,50.000000,-66.666667"), "{text}");
+        // easy's two runs are alike (one deterministic run); paired with fcfs's seeds:
+        // −50 and −150: mean −100, half-width 12.706 × 70.71 / √2 = 635.3, not significant.
+        assert!(
+            text.contains(
+                "easy,wait_mean,1,50.000000,50.000000,50.000000,-66.666667,-100.000000,-735.300000,535.300000,false,\
+                 easy,true"
+            ),
+            "{text}"
+        );
         // A metric a summary lacks has no runs.
         assert!(text.contains("fcfs,gpu_hours,0,0.000000,0.000000,0.000000,"), "{text}");
+    }
+
+    #[test]
+    fn alike_runs_of_an_unvaried_workload_are_one_run() {
+        let runs = [run("fcfs", 1, 100.0), run("fcfs", 2, 100.0), run("easy", 1, 40.0), run("easy", 2, 60.0)];
+        let c = compare(&runs);
+        let wait: Vec<&Compared> = c.iter().filter(|c| c.metric.key == "wait_mean").collect();
+        assert_eq!((wait[0].n, wait[0].ci95, wait[0].deterministic), (1, 0.0, true));
+        // easy pairs each seed with fcfs's one result: −60 and −40.
+        let d = wait[1].delta.unwrap();
+        assert_eq!((d.n, d.mean), (2, -50.0));
+        assert_eq!(d.significant(), Some(false));
+        // With a perturbed workload alike runs stay runs.
+        let mut p = runs.clone();
+        for r in &mut p {
+            r.summary["perturb"] = serde_json::json!("resample");
+        }
+        let c = compare(&p);
+        assert_eq!(c[0].n, 2);
+        // A paired difference that keeps its sign significantly.
+        let runs = [run("a", 1, 100.0), run("a", 2, 200.0), run("b", 1, 90.0), run("b", 2, 189.0)];
+        let c = compare(&runs);
+        let d = c.iter().find(|c| c.policy == "b" && c.metric.key == "wait_mean").unwrap().delta.unwrap();
+        // −10, −11: mean −10.5, s = 0.707, 12.706 × 0.707 / √2 = 6.35: significant.
+        assert_eq!(d.significant(), Some(true));
     }
 }

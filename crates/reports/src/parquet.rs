@@ -207,9 +207,9 @@ pub fn series_df(series: &[TimeSeries]) -> PolarsResult<DataFrame> {
     DataFrame::new(n, columns)
 }
 
-/// The comparison ([`crate::compare::compare`]) with the columns of `comparison.csv`:
-/// `policy, metric, runs, mean, ci95_low, ci95_high, change_vs_first_pct` (a value that is
-/// not finite, or a change with no baseline, is null).
+/// The comparison ([`crate::compare::compare`]) with the columns of `comparison.csv`
+/// ([`crate::compare::CSV_HEADER`]; a value that is not finite, or a change, difference or
+/// significance there is none of, is null).
 pub fn comparison_df(rows: &[crate::compare::Compared]) -> PolarsResult<DataFrame> {
     let finite = |v: f64| v.is_finite().then_some(v);
     let f = |name: &str, g: &dyn Fn(&crate::compare::Compared) -> Option<f64>| {
@@ -223,6 +223,15 @@ pub fn comparison_df(rows: &[crate::compare::Compared]) -> PolarsResult<DataFram
         f("ci95_low", &|c| finite(c.mean - c.ci95)),
         f("ci95_high", &|c| finite(c.mean + c.ci95)),
         f("change_vs_first_pct", &|c| c.change_pct.and_then(finite)),
+        f("delta_vs_first", &|c| c.delta.and_then(|d| finite(d.mean))),
+        f("delta_ci95_low", &|c| c.delta.and_then(|d| finite(d.mean - d.ci95))),
+        f("delta_ci95_high", &|c| c.delta.and_then(|d| finite(d.mean + d.ci95))),
+        Column::new(
+            "significant".into(),
+            rows.iter().map(|c| c.delta.and_then(|d| d.significant())).collect::<Vec<_>>(),
+        ),
+        Column::new("label".into(), rows.iter().map(|c| c.label.as_str()).collect::<Vec<_>>()),
+        Column::new("deterministic".into(), rows.iter().map(|c| c.deterministic).collect::<Vec<_>>()),
     ];
     DataFrame::new(rows.len(), columns)
 }

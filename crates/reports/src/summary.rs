@@ -23,6 +23,14 @@ pub struct RunMeta {
     pub machine_gpus: u64,
     /// Canonical policy spec.
     pub policy: String,
+    /// The policy as the user spelled it (`--policy`, `--policies`); absent when the
+    /// default was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_given: Option<String>,
+    /// How the workload was varied for this seed (`--perturb`, canonical); absent when it
+    /// was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub perturb: Option<String>,
     /// Master seed.
     pub seed: u64,
     /// Whether jobs were killed at their requested time.

@@ -445,6 +445,8 @@ mod tests {
             machine_units: 8,
             machine_gpus: 0,
             policy: "fcfs".into(),
+            policy_given: None,
+            perturb: None,
             seed: 0,
             walltime_kill: false,
             trace_rows_skipped: Default::default(),

@@ -117,7 +117,7 @@ pub fn compare<'l>(
 }
 
 /// Whether a comparison needs the workload read once per seed: only when the seed
-/// changes it (synthetic GPU memory).
+/// changes it (synthetic GPU memory, `--perturb`).
 pub fn seeded_input(i: &Input) -> bool {
-    i.synthetic_gpu_memory
+    i.synthetic_gpu_memory || i.perturb.is_some()
 }

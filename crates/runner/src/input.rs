@@ -32,6 +32,8 @@ pub struct Input {
     pub pai_jobs: Option<PathBuf>,
     /// Run times of Sia/Pollux applications, `APP=SECONDS`.
     pub app_runtimes: Vec<String>,
+    /// `--perturb`: how the workload varies per seed (`traces::perturb`).
+    pub perturb: Option<String>,
 }
 
 /// A workload read, on its cluster.
@@ -43,6 +45,8 @@ pub struct Loaded {
     pub name: String,
     /// The controller specs of the cluster configuration's `[[controller]]` tables.
     pub controllers: Vec<String>,
+    /// The perturbation applied for this seed, canonical (`traces::perturb::spec_text`).
+    pub perturb: Option<String>,
 }
 
 fn bad(m: String) -> RunError {
@@ -105,6 +109,7 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     if i.procs == Some(0) {
         return Err(bad("--procs: expected a number of processors >= 1, found 0".into()));
     }
+    let perturb = perturbations(i)?;
     let config = i.cluster.as_deref().map(load_cluster).transpose()?;
     let opts = traces::LoadOptions {
         format: i.format,
@@ -134,7 +139,22 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
         return Err(bad(format!("{name}: no jobs ({why})")));
     }
     prepare(&mut workload, i, seed, &name, notes);
-    Ok(Loaded { workload, name, controllers: config.map(|c| c.controllers).unwrap_or_default() })
+    if !perturb.is_empty() {
+        workload.jobs = traces::perturb::apply(std::mem::take(&mut workload.jobs), &perturb, seed);
+        if workload.jobs.is_empty() {
+            return Err(bad(format!("{name}: --perturb left no job for seed {seed}")));
+        }
+    }
+    let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
+    Ok(Loaded { workload, name, controllers: config.map(|c| c.controllers).unwrap_or_default(), perturb })
+}
+
+/// The perturbations `--perturb` names (none without it).
+pub fn perturbations(i: &Input) -> Result<Vec<traces::perturb::Perturbation>, RunError> {
+    match &i.perturb {
+        None => Ok(Vec::new()),
+        Some(text) => traces::perturb::parse(text).map_err(|e| bad(format!("--perturb: {e}"))),
+    }
 }
 
 /// What a read workload gets before a replay: the shipped GPU profiles' power, the

@@ -271,6 +271,8 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         machine_units: w.units,
         machine_gpus: w.cluster.total_gpus(),
         policy: policy.spec(),
+        policy_given: o.policy.clone(),
+        perturb: l.perturb.clone(),
         seed: o.seed,
         walltime_kill: o.walltime_kill,
         trace_rows_skipped: w.skipped.0.clone(),

@@ -23,6 +23,7 @@ pub mod input;
 pub mod native;
 pub mod openb;
 pub mod pai;
+pub mod perturb;
 pub mod philly;
 pub mod sacct;
 pub mod sia;
