@@ -27,7 +27,7 @@ pub struct Metric {
 }
 
 /// The compared metrics, in report order.
-pub const METRICS: [Metric; 9] = [
+pub const METRICS: [Metric; 11] = [
     Metric { key: "wait_mean", label: "mean wait (s)", lower_is_better: true },
     Metric { key: "wait_median", label: "median wait (s)", lower_is_better: true },
     Metric { key: "wait_p95", label: "p95 wait (s)", lower_is_better: true },
@@ -37,6 +37,8 @@ pub const METRICS: [Metric; 9] = [
     Metric { key: "makespan", label: "makespan (s)", lower_is_better: true },
     Metric { key: "gpu_hours", label: "GPU-hours", lower_is_better: false },
     Metric { key: "gpu_energy_kwh", label: "GPU energy (kWh)", lower_is_better: true },
+    Metric { key: "oom_kills", label: "OOM kills", lower_is_better: true },
+    Metric { key: "gang_held_gpu_hours", label: "GPU-hours held by partial gangs", lower_is_better: true },
 ];
 
 /// One run: its policy spec, seed and `summary.json`.

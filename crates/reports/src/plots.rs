@@ -2,7 +2,8 @@
 //!
 //! Plain data in, bytes out: nothing here depends on other schedlab types.
 //!
-//! * [`lines`] — one line per series with a legend: utilization over time, queue length over
+//! * [`lines`] — one line per series with a legend (in a strip right of the plotting area,
+//!   [`LEGEND_WIDTH`] wide, so it never covers the data): utilization over time, queue length over
 //!   time (`step = true` draws each value until the next point, as a piecewise-constant
 //!   series should be).
 //! * [`cdf`] — empirical CDFs, one per named sample set: the wait-time CDF per policy.
@@ -182,7 +183,7 @@ pub fn lines(chart: &Chart, series: &[Series], step: bool, format: Format) -> Re
         }
         drawn.push((s.name.as_str(), pts));
     }
-    render(&LinesPaint { chart, series: drawn, legend: SeriesLabelPosition::UpperRight }, format)
+    render(&LinesPaint { chart, series: drawn }, format)
 }
 
 /// Empirical CDFs (wait-time CDF per policy): one step curve per named sample set, y from 0
@@ -206,7 +207,7 @@ pub fn cdf(chart: &Chart, samples: &[(String, Vec<f64>)], format: Format) -> Res
             pts.push((x_max, 1.0));
         }
     }
-    let paint = LinesPaint { chart, series: curves, legend: SeriesLabelPosition::LowerRight };
+    let paint = LinesPaint { chart, series: curves };
     render(&paint, format)
 }
 
@@ -722,15 +723,54 @@ fn y_ticks(lo: f64, hi: f64) -> Vec<f64> {
     nice_ticks(lo, hi, 8)
 }
 
-fn draw_legend<'a, DB: DrawingBackend + 'a>(ctx: &mut Ctx<'a, DB>, pos: SeriesLabelPosition) -> Result<(), PlotError> {
-    ctx.configure_series_labels()
-        .position(pos)
-        .margin(12)
-        .label_font((FONT, LEGEND_SIZE))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(0x88, 0x88, 0x88))
-        .draw()
-        .map_err(draw_err)
+/// Width of the strip right of the plotting area that holds the legend, pixels: legends
+/// never cover the data.
+pub const LEGEND_WIDTH: u32 = 230;
+/// Most legend entries drawn; the rest are counted in a last line.
+const LEGEND_MAX: usize = 18;
+
+/// How a legend entry's swatch is drawn.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line,
+    Box,
+}
+
+/// The plotting area and the legend strip right of it.
+fn split_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    root.split_horizontally(WIDTH as i32 - LEGEND_WIDTH as i32)
+}
+
+/// The legend in its strip: one line per entry, colour `PALETTE[k]`, names shortened to fit
+/// (the report's tables give them whole).
+fn draw_side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: &[&str],
+    swatch: Swatch,
+) -> Result<(), PlotError> {
+    let style = TextStyle::from((FONT, LEGEND_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let max_chars = ((LEGEND_WIDTH - 50) / 8) as usize;
+    for (k, name) in names.iter().enumerate().take(LEGEND_MAX) {
+        let y = 60 + k as i32 * 24;
+        let color = PALETTE[k % PALETTE.len()];
+        match swatch {
+            Swatch::Line => area.draw(&PathElement::new(vec![(8, y), (32, y)], color.stroke_width(3))),
+            Swatch::Box => area.draw(&Rectangle::new([(12, y - 6), (28, y + 6)], color.filled())),
+        }
+        .map_err(draw_err)?;
+        let shown: String = if name.chars().count() > max_chars {
+            name.chars().take(max_chars.saturating_sub(1)).chain(['…']).collect()
+        } else {
+            name.to_string()
+        };
+        area.draw(&Text::new(shown, (40, y), style.clone())).map_err(draw_err)?;
+    }
+    if names.len() > LEGEND_MAX {
+        let y = 60 + LEGEND_MAX as i32 * 24;
+        let more = format!("+{} more", names.len() - LEGEND_MAX);
+        area.draw(&Text::new(more, (40, y), style)).map_err(draw_err)?;
+    }
+    Ok(())
 }
 
 /// Line charts and CDFs: already prepared vertices per named series. SVG gets one polyline
@@ -738,7 +778,6 @@ fn draw_legend<'a, DB: DrawingBackend + 'a>(ctx: &mut Ctx<'a, DB>, pos: SeriesLa
 struct LinesPaint<'a> {
     chart: &'a Chart<'a>,
     series: Vec<(&'a str, Vec<(f64, f64)>)>,
-    legend: SeriesLabelPosition,
 }
 
 impl Paint for LinesPaint<'_> {
@@ -762,9 +801,10 @@ impl Paint for LinesPaint<'_> {
         let x_fmt = tick_labels(&x_ticks, shown);
         let yt = y_ticks(y0, y1);
         let y_fmt = tick_labels(&yt, linear);
-        let mut ctx = build(root, self.chart, ((x0, x1), x_ticks), ((y0, y1), yt))?;
+        let (plot, legend) = split_legend(root);
+        let mut ctx = build(&plot, self.chart, ((x0, x1), x_ticks), ((y0, y1), yt))?;
         draw_mesh(&mut ctx, self.chart, &x_fmt, &y_fmt, true)?;
-        for (k, (name, pts)) in self.series.iter().enumerate() {
+        for (k, (_, pts)) in self.series.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
             let style = color.stroke_width(2);
             let drawn = if pts.len() == 1 {
@@ -776,12 +816,10 @@ impl Paint for LinesPaint<'_> {
                 // into spikes on dense zig-zags: stroke each segment on its own instead.
                 ctx.draw_series(pts.windows(2).map(|w| PathElement::new(vec![w[0], w[1]], style)))
             };
-            drawn
-                .map_err(draw_err)?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            drawn.map_err(draw_err)?;
         }
-        draw_legend(&mut ctx, self.legend.clone())
+        let names: Vec<&str> = self.series.iter().map(|(n, _)| *n).collect();
+        draw_side_legend(&legend, &names, Swatch::Line)
     }
 }
 
@@ -805,7 +843,8 @@ impl Paint for BarsPaint<'_> {
         let centres: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
         let yt = y_ticks(y0, y1);
         let y_fmt = tick_labels(&yt, linear);
-        let mut ctx = build(root, self.chart, ((0.0, n as f64), centres), ((y0, y1), yt))?;
+        let (plot, legend) = split_legend(root);
+        let mut ctx = build(&plot, self.chart, ((0.0, n as f64), centres), ((y0, y1), yt))?;
         let cats = self.categories;
         let x_fmt = |v: &f64| {
             let i = v.floor();
@@ -813,7 +852,7 @@ impl Paint for BarsPaint<'_> {
         };
         draw_mesh(&mut ctx, self.chart, &x_fmt, &y_fmt, false)?;
         let width = 0.8 / self.series.len() as f64;
-        for (j, (name, values)) in self.series.iter().enumerate() {
+        for (j, (_, values)) in self.series.iter().enumerate() {
             if !values.iter().any(|v| v.is_finite()) {
                 continue;
             }
@@ -822,12 +861,10 @@ impl Paint for BarsPaint<'_> {
                 let left = i as f64 + 0.1 + j as f64 * width;
                 Rectangle::new([(left, 0.0), (left + width, v)], color.filled())
             });
-            ctx.draw_series(rects)
-                .map_err(draw_err)?
-                .label(name.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+            ctx.draw_series(rects).map_err(draw_err)?;
         }
-        draw_legend(&mut ctx, SeriesLabelPosition::UpperRight)
+        let names: Vec<&str> = self.series.iter().map(|(n, _)| n.as_str()).collect();
+        draw_side_legend(&legend, &names, Swatch::Box)
     }
 }
 

@@ -104,6 +104,16 @@ pub const REPORT_FILES: &[&str] =
 const REPORT_DIRS: &[(&str, &[&str])] =
     &[("tables", &[".groups.csv", ".timeseries.csv", ".parquet"]), ("plots", &[".svg", ".png"])];
 
+/// The page's tables in `tables/` (besides [`REPORT_DIRS`]' suffixes): by name, and
+/// `by_*.csv`.
+const REPORT_TABLES: &[&str] = &["summary.csv", "why.csv", "observed.csv"];
+
+/// Whether `name` in the report's subfolder `sub` is a file the report writes.
+fn report_file(sub: &str, suffixes: &[&str], name: &str) -> bool {
+    suffixes.iter().any(|s| name.ends_with(s))
+        || sub == "tables" && (REPORT_TABLES.contains(&name) || name.starts_with("by_") && name.ends_with(".csv"))
+}
+
 /// Removes from folder `dir` the report's files ([`REPORT_FILES`], and those it writes
 /// in `tables/` and `plots/`) and, for a run folder (`run`), the files of [`RUN_FILES`],
 /// that this command did not write: `written` holds the paths, relative to `dir`, it
@@ -122,7 +132,7 @@ pub fn remove_stale(dir: &Path, written: &[String], run: bool) -> std::io::Resul
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let rel = format!("{sub}/{name}");
-            if e.path().is_file() && suffixes.iter().any(|s| name.ends_with(s)) && !keep(&rel) {
+            if e.path().is_file() && report_file(sub, suffixes, &name) && !keep(&rel) {
                 std::fs::remove_file(e.path())?;
             }
         }
