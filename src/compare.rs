@@ -13,20 +13,17 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     runner::run::controllers(&base, &[])?;
     let plan: Vec<(String, u64)> = specs.iter().flat_map(|p| seeds.iter().map(move |&s| (p.clone(), s))).collect();
     // The workload is read once per distinct seed only when the seed changes it
-    // (synthetic GPU memory); otherwise once. Notes are printed with the first read.
+    // (`--perturb`, synthetic GPU memory), otherwise once; in parallel. Notes are printed
+    // from the first read.
     let input = crate::args::input(&c.input);
-    let seeded = runner::compare::seeded_input(&input);
-    let mut loaded = std::collections::BTreeMap::new();
-    for &s in if seeded { &seeds[..] } else { &seeds[..1] } {
-        let first = loaded.is_empty();
-        let l = runner::input::load(&input, s, &mut |n| {
-            if !c.quiet && first {
-                eprintln!("{n}");
-            }
-        })?;
-        loaded.insert(s, l);
-    }
-    let loaded_for = |seed: u64| if seeded { &loaded[&seed] } else { &loaded[&seeds[0]] };
+    let threads = c.threads.unwrap_or(0);
+    let loaded = runner::compare::load_per_seed(&input, &seeds, threads, &mut |n| {
+        if !c.quiet {
+            eprintln!("{n}");
+        }
+    })?;
+    let first = seeds[0];
+    let loaded_for = |seed: u64| loaded.get(&seed).unwrap_or(&loaded[&first]);
     let show = !c.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new(plan.len() as u64);
@@ -41,7 +38,7 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
             b.inc(1);
         }
     };
-    let runs = runner::compare::compare(&plan, &base, &loaded_for, &c.out, c.threads.unwrap_or(0), &done)?;
+    let runs = runner::compare::compare(&plan, &base, &loaded_for, &c.out, threads, &done)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

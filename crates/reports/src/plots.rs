@@ -806,7 +806,9 @@ impl Paint for LinesPaint<'_> {
         draw_mesh(&mut ctx, self.chart, &x_fmt, &y_fmt, true)?;
         for (k, (_, pts)) in self.series.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
-            let style = color.stroke_width(2);
+            // A dense series (more points than half the plot's pixels) drawn thin, so that
+            // day-by-day swings over years stay lines rather than one filled band.
+            let style = color.stroke_width(if pts.len() > 400 { 1 } else { 2 });
             let drawn = if pts.len() == 1 {
                 ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
             } else if format == Format::Svg {

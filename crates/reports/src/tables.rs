@@ -215,7 +215,7 @@ struct Acc {
 
 /// The table of `rows` grouped `by`, one row per group in the group's natural order
 /// (numbers numerically, size classes by size, names alphabetically).
-pub fn group_table(rows: &[JobRow], by: GroupBy) -> Vec<GroupRow> {
+pub fn group_table<'a>(rows: impl IntoIterator<Item = &'a JobRow>, by: GroupBy) -> Vec<GroupRow> {
     let mut groups: BTreeMap<(i64, String), Acc> = BTreeMap::new();
     for r in rows {
         let a = groups.entry(by.key(r)).or_default();
@@ -280,7 +280,7 @@ pub fn all_groups(rows: &[JobRow]) -> Vec<GroupRow> {
 /// compared, and bounded slowdown normalises each job's wait by its length, so long and
 /// short jobs weigh alike. `J` = 1 when every user sees the same slowdown and tends to
 /// 1/n when one user's slowdown dominates. `None` when no user has a job that ran.
-pub fn jain_fairness(rows: &[JobRow]) -> Option<f64> {
+pub fn jain_fairness<'a>(rows: impl IntoIterator<Item = &'a JobRow>) -> Option<f64> {
     let mut users: BTreeMap<u32, (f64, u64)> = BTreeMap::new();
     for r in rows {
         if let Some(b) = r.bounded_slowdown() {

@@ -76,35 +76,80 @@ pub fn compare<'l>(
 ) -> Result<Vec<crate::report::RunData>, RunError> {
     std::fs::create_dir_all(out)
         .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", out.display())))?;
-    let pool = rayon::ThreadPoolBuilder::new()
+    // Everything parallel here, the report included, runs on this pool, so `--threads 1`
+    // is one thread throughout.
+    thread_pool(threads)?.install(|| compare_in_pool(plan, base, loaded_for, out, done))
+}
+
+/// A pool of `threads` threads (0: one per core).
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, RunError> {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| RunError::Other(format!("thread pool: {e}")))?;
-    let results: Vec<Result<(), RunError>> = pool.install(|| {
-        plan.par_iter()
-            .map(|(spec, seed)| {
-                let o = RunOptions {
-                    policy: Some(spec.clone()),
-                    seed: *seed,
-                    out: out.join(folder_name(spec, *seed)),
-                    log: false,
-                    jobs_format: crate::run::JobsFormat::Default,
-                    ..base.clone()
-                };
-                let r = crate::run::run(&o, loaded_for(*seed), None).and_then(|done| {
-                    crate::output::remove_stale(&o.out, &done.written, true)
-                        .map_err(|e| RunError::Other(format!("{}: removing stale files: {e}", o.out.display())))
-                });
-                done();
-                r
+        .map_err(|e| RunError::Other(format!("thread pool: {e}")))
+}
+
+/// Reads the workload of every seed of `seeds` (each seed its own version when `--perturb`
+/// or synthetic GPU memory makes the workload depend on it, else one shared by all), in
+/// parallel on `threads` threads; `notes` gets what the first read says.
+pub fn load_per_seed(
+    input: &Input,
+    seeds: &[u64],
+    threads: usize,
+    notes: &mut dyn FnMut(String),
+) -> Result<std::collections::BTreeMap<u64, Loaded>, RunError> {
+    let distinct: &[u64] = if seeded_input(input) { seeds } else { &seeds[..seeds.len().min(1)] };
+    let read: Vec<Result<(Loaded, Vec<String>), RunError>> = thread_pool(threads)?.install(|| {
+        distinct
+            .par_iter()
+            .map(|&s| {
+                let mut said = Vec::new();
+                crate::input::load(input, s, &mut |n| said.push(n)).map(|l| (l, said))
             })
             .collect()
     });
+    let mut loaded = std::collections::BTreeMap::new();
+    for (i, (&s, r)) in distinct.iter().zip(read).enumerate() {
+        let (l, said) = r?;
+        if i == 0 {
+            said.into_iter().for_each(&mut *notes);
+        }
+        loaded.insert(s, l);
+    }
+    Ok(loaded)
+}
+
+fn compare_in_pool<'l>(
+    plan: &[(String, u64)],
+    base: &RunOptions,
+    loaded_for: &(dyn Fn(u64) -> &'l Loaded + Sync),
+    out: &Path,
+    done: &(dyn Fn() + Sync),
+) -> Result<Vec<crate::report::RunData>, RunError> {
+    let results: Vec<Result<(), RunError>> = plan
+        .par_iter()
+        .map(|(spec, seed)| {
+            let o = RunOptions {
+                policy: Some(spec.clone()),
+                seed: *seed,
+                out: out.join(folder_name(spec, *seed)),
+                log: false,
+                jobs_format: crate::run::JobsFormat::Default,
+                ..base.clone()
+            };
+            let r = crate::run::run(&o, loaded_for(*seed), None).and_then(|done| {
+                crate::output::remove_stale(&o.out, &done.written, true)
+                    .map_err(|e| RunError::Other(format!("{}: removing stale files: {e}", o.out.display())))
+            });
+            done();
+            r
+        })
+        .collect();
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
-    let runs: Vec<crate::report::RunData> = plan
-        .iter()
-        .map(|(spec, seed)| crate::report::read_run(&out.join(folder_name(spec, *seed))))
-        .collect::<Result<_, _>>()?;
+    // Read back in parallel, collected in plan order (the first error in that order wins).
+    let read: Vec<Result<crate::report::RunData, RunError>> =
+        plan.par_iter().map(|(spec, seed)| crate::report::read_run(&out.join(folder_name(spec, *seed)))).collect();
+    let runs: Vec<crate::report::RunData> = read.into_iter().collect::<Result<_, _>>()?;
     let written = crate::report::write_report(out, &runs)?;
     crate::output::remove_stale(out, &written, false)
         .map_err(|e| RunError::Other(format!("{}: removing an earlier report's files: {e}", out.display())))?;

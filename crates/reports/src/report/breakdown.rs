@@ -4,8 +4,8 @@
 
 use super::policies::PolicyRuns;
 use super::{esc, fmt};
-use crate::frame::JobRow;
 use crate::tables::{self, GroupBy, GroupRow};
+use rayon::prelude::*;
 use std::fmt::Write as _;
 
 /// Users shown by name in the by-user table (the most active in the baseline's runs).
@@ -28,18 +28,21 @@ pub struct Breakdown {
 /// The breakdowns worth showing: by size class always; by user when there are several
 /// users; by queue, partition and kind when the jobs have more than one.
 pub fn breakdowns(pols: &[PolicyRuns<'_>]) -> Vec<Breakdown> {
-    let pooled: Vec<Vec<JobRow>> = pols.iter().map(|p| p.rows().cloned().collect()).collect();
-    let tables =
-        |by: GroupBy| -> Vec<Vec<GroupRow>> { pooled.iter().map(|rows| tables::group_table(rows, by)).collect() };
-    let mut out = Vec::new();
-    for (by, title) in [
+    const BY: [(GroupBy, &str); 5] = [
         (GroupBy::SizeClass, "By job size class"),
         (GroupBy::User, "By user"),
         (GroupBy::Queue, "By queue"),
         (GroupBy::Partition, "By partition"),
         (GroupBy::Kind, "By job kind"),
-    ] {
-        let per_policy = tables(by);
+    ];
+    // Every (grouping, policy) table at once, in parallel, collected in that order.
+    let mut tables: Vec<Vec<GroupRow>> = (0..BY.len() * pols.len())
+        .into_par_iter()
+        .map(|i| tables::group_table(pols[i % pols.len()].rows(), BY[i / pols.len()].0))
+        .collect();
+    let mut out = Vec::new();
+    for (by, title) in BY {
+        let per_policy: Vec<Vec<GroupRow>> = tables.drain(..pols.len()).collect();
         let mut keys: Vec<String> = Vec::new();
         for g in per_policy.iter().flatten() {
             if !keys.contains(&g.key) {
@@ -58,7 +61,7 @@ pub fn breakdowns(pols: &[PolicyRuns<'_>]) -> Vec<Breakdown> {
                 .collect();
             counted.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             keys = counted.into_iter().take(TOP_USERS).map(|c| c.2).collect();
-            jain = Some(pooled.iter().map(|rows| tables::jain_fairness(rows)).collect());
+            jain = Some(pols.par_iter().map(|p| tables::jain_fairness(p.rows())).collect());
         }
         let cells =
             per_policy.iter().map(|t| keys.iter().map(|k| t.iter().find(|g| &g.key == k).cloned()).collect()).collect();

@@ -192,19 +192,13 @@ impl Sections {
     fn of(runs: &[RunData], pols: &[policies::PolicyRuns<'_>], compared: &[compare::Compared]) -> Self {
         let metrics = headline::shown(runs);
         let summary_csv = headline::csv(pols, compared, &metrics).unwrap_or_default();
-        let breakdowns = breakdown::breakdowns(pols);
+        let (breakdowns, (why, observed)) =
+            rayon::join(|| breakdown::breakdowns(pols), || rayon::join(|| why::why(pols), || observed::fits(pols)));
         let breakdown_csv = breakdowns
             .iter()
             .map(|b| (format!("tables/by_{}.csv", b.by.name()), breakdown::csv(pols, b).unwrap_or_default()))
             .collect();
-        Sections {
-            metrics,
-            why: why::why(pols),
-            observed: observed::fits(pols),
-            breakdowns,
-            summary_csv,
-            breakdown_csv,
-        }
+        Sections { metrics, why, observed, breakdowns, summary_csv, breakdown_csv }
     }
 
     /// The page's tables as CSV files.
@@ -272,11 +266,11 @@ impl PlotJob {
 }
 
 /// Seconds per bucket of the over-time plots: an hour up to two weeks of trace, a day up
-/// to three years, a week beyond.
+/// to ten years (3,650 points still read as a line at the plot's width), a week beyond.
 fn time_bucket_secs(span_s: f64) -> f64 {
     if span_s <= 14.0 * 86_400.0 {
         3_600.0
-    } else if span_s <= 3.0 * 365.0 * 86_400.0 {
+    } else if span_s <= 10.0 * 365.0 * 86_400.0 {
         86_400.0
     } else {
         7.0 * 86_400.0
@@ -286,8 +280,7 @@ fn time_bucket_secs(span_s: f64) -> f64 {
 /// Every plot of the page, in order.
 fn plot_list(runs: &[RunData], pols: &[policies::PolicyRuns<'_>], sections: &Sections) -> Vec<PlotJob> {
     let mut jobs = Vec::new();
-    if let Some(fits) = &sections.observed {
-        let _ = fits;
+    if sections.observed.is_some() {
         let mut sets: Vec<(String, Vec<f64>)> = Vec::new();
         if let Some(first) = pols.iter().find(|p| !observed::pairs(p).is_empty()) {
             sets.push(("observed".into(), observed::pairs(first).iter().map(|x| x.1).collect()));
@@ -514,5 +507,15 @@ mod tests {
     #[test]
     fn escapes_markup() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn time_plots_use_hours_then_days_then_weeks() {
+        let day = 86_400.0;
+        assert_eq!(time_bucket_secs(14.0 * day), 3_600.0);
+        assert_eq!(time_bucket_secs(15.0 * day), day);
+        // HPC2N's 3.5 years read per day.
+        assert_eq!(time_bucket_secs(3.5 * 365.0 * day), day);
+        assert_eq!(time_bucket_secs(11.0 * 365.0 * day), 7.0 * day);
     }
 }

@@ -9,6 +9,7 @@
 use super::policies::PolicyRuns;
 use super::{esc, fmt};
 use crate::tables::Dist;
+use rayon::prelude::*;
 use std::fmt::Write as _;
 
 /// One policy against the observed waits.
@@ -62,27 +63,29 @@ pub fn ks_distance(a: &[f64], b: &[f64]) -> f64 {
 
 /// Every policy's fit (those whose first run has observed waits); `None` when no run has.
 pub fn fits(pols: &[PolicyRuns<'_>]) -> Option<Vec<Fit>> {
-    let mut out = Vec::new();
-    for p in pols {
-        let pairs = pairs(p);
-        if pairs.is_empty() {
-            continue;
-        }
-        let sim: Vec<f64> = pairs.iter().map(|x| x.0).collect();
-        let obs: Vec<f64> = pairs.iter().map(|x| x.1).collect();
-        let mut err: Vec<f64> = pairs.iter().map(|x| x.0 - x.1).collect();
-        err.sort_unstable_by(f64::total_cmp);
-        out.push(Fit {
-            label: p.label.clone(),
-            jobs: pairs.len() as u64,
-            ks: ks_distance(&sim, &obs),
-            error_p5: crate::tables::percentile(&err, 5.0),
-            simulated: Dist::of(sim),
-            observed: Dist::of(obs),
-            error: Dist::of(err),
-        });
-    }
+    let out: Vec<Fit> = pols.par_iter().filter_map(fit).collect();
     (!out.is_empty()).then_some(out)
+}
+
+/// One policy against the observed waits (none when no job has both).
+fn fit(p: &PolicyRuns<'_>) -> Option<Fit> {
+    let pairs = pairs(p);
+    if pairs.is_empty() {
+        return None;
+    }
+    let sim: Vec<f64> = pairs.iter().map(|x| x.0).collect();
+    let obs: Vec<f64> = pairs.iter().map(|x| x.1).collect();
+    let mut err: Vec<f64> = pairs.iter().map(|x| x.0 - x.1).collect();
+    err.sort_unstable_by(f64::total_cmp);
+    Some(Fit {
+        label: p.label.clone(),
+        jobs: pairs.len() as u64,
+        ks: ks_distance(&sim, &obs),
+        error_p5: crate::tables::percentile(&err, 5.0),
+        simulated: Dist::of(sim),
+        observed: Dist::of(obs),
+        error: Dist::of(err),
+    })
 }
 
 /// The section's table.

@@ -6,6 +6,7 @@ use super::policies::PolicyRuns;
 use super::{RunData, esc, fmt};
 use crate::frame::JobRow;
 use crate::tables;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -60,7 +61,7 @@ pub struct Why {
 /// The changes of every policy but the baseline.
 pub fn why(pols: &[PolicyRuns<'_>]) -> Vec<Why> {
     let Some(base) = pols.first() else { return Vec::new() };
-    pols.iter().skip(1).map(|p| Why { label: p.label.clone(), classes: changes(base, p) }).collect()
+    pols[1..].par_iter().map(|p| Why { label: p.label.clone(), classes: changes(base, p) }).collect()
 }
 
 /// The baseline's run that pairs with `run`: the same seed, or its only one.
@@ -75,6 +76,27 @@ fn partner<'a>(base: &PolicyRuns<'a>, run: &RunData) -> Option<&'a RunData> {
 /// rank and name; summed into (jobs, Σ baseline wait, Σ wait).
 type ClassKey = (bool, &'static str, usize, String);
 
+/// One run against the baseline's of the same seed, summed by class.
+fn pair_changes(mine: &RunData, theirs: &RunData) -> BTreeMap<ClassKey, (u64, f64, f64)> {
+    let mut acc: BTreeMap<ClassKey, (u64, f64, f64)> = BTreeMap::new();
+    let by_id: BTreeMap<&str, &JobRow> = theirs.rows.iter().map(|r| (r.id.as_str(), r)).collect();
+    for r in &mine.rows {
+        let (Some(w), Some(bw)) = (r.wait_s(), by_id.get(r.id.as_str()).and_then(|b| b.wait_s())) else { continue };
+        let size = tables::size_class(r);
+        let size_rank = tables::SIZE_CLASSES.iter().position(|c| *c == size).unwrap_or(usize::MAX);
+        let req = requested_class(r);
+        let req_rank = REQUESTED.iter().position(|c| c.1 == req).unwrap_or(usize::MAX);
+        for key in [(false, "size_class", size_rank, size.to_string()), (true, "requested", req_rank, req.to_string())]
+        {
+            let e = acc.entry(key).or_default();
+            e.0 += 1;
+            e.1 += bw;
+            e.2 += w;
+        }
+    }
+    acc
+}
+
 fn changes(base: &PolicyRuns<'_>, p: &PolicyRuns<'_>) -> Vec<ClassChange> {
     let mut acc: BTreeMap<ClassKey, (u64, f64, f64)> = BTreeMap::new();
     // Each run of the policy with the baseline's of the same seed; a deterministic side
@@ -84,22 +106,16 @@ fn changes(base: &PolicyRuns<'_>, p: &PolicyRuns<'_>) -> Vec<ClassChange> {
     } else {
         p.runs.iter().filter_map(|r| partner(base, r).map(|b| (*r, b))).collect()
     };
-    for (mine, theirs) in pairs {
-        let by_id: BTreeMap<&str, &JobRow> = theirs.rows.iter().map(|r| (r.id.as_str(), r)).collect();
-        for r in &mine.rows {
-            let (Some(w), Some(bw)) = (r.wait_s(), by_id.get(r.id.as_str()).and_then(|b| b.wait_s())) else { continue };
-            let size = tables::size_class(r);
-            let size_rank = tables::SIZE_CLASSES.iter().position(|c| *c == size).unwrap_or(usize::MAX);
-            let req = requested_class(r);
-            let req_rank = REQUESTED.iter().position(|c| c.1 == req).unwrap_or(usize::MAX);
-            for key in
-                [(false, "size_class", size_rank, size.to_string()), (true, "requested", req_rank, req.to_string())]
-            {
-                let e = acc.entry(key).or_default();
-                e.0 += 1;
-                e.1 += bw;
-                e.2 += w;
-            }
+    // Each pair summed on its own, in parallel; the sums added in pair order, so the
+    // result does not depend on the thread count.
+    let per_pair: Vec<BTreeMap<ClassKey, (u64, f64, f64)>> =
+        pairs.par_iter().map(|(mine, theirs)| pair_changes(mine, theirs)).collect();
+    for part in per_pair {
+        for (key, (n, b, w)) in part {
+            let e = acc.entry(key).or_default();
+            e.0 += n;
+            e.1 += b;
+            e.2 += w;
         }
     }
     acc.into_iter()
