@@ -39,6 +39,7 @@ pub fn input(i: &InputArgs) -> Input {
         pai_jobs: i.pai_jobs.clone(),
         app_runtimes: i.app_runtime.clone(),
         perturb: i.perturb.clone(),
+        slurm_conf: i.slurm_conf.clone(),
     }
 }
 
@@ -94,6 +95,7 @@ pub fn run_options(
             JobsFormat::Default => runner::run::JobsFormat::Default,
             JobsFormat::Batsim => runner::run::JobsFormat::Batsim,
         },
+        slurm_conf: None,
     })
 }
 

@@ -241,6 +241,10 @@ pub struct InputArgs {
     /// sees the same workload per seed (docs/cli.md).
     #[arg(long)]
     pub perturb: Option<String>,
+    /// A site's slurm.conf: its NodeName lines are the cluster, and the `slurm` policy
+    /// (then the default) schedules as it says (docs/slurm.md).
+    #[arg(long)]
+    pub slurm_conf: Option<PathBuf>,
 }
 
 /// `sim trace`.

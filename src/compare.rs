@@ -7,7 +7,8 @@ use crate::cli::{CompareArgs, JobsFormat};
 pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     let specs = runner::compare::split_specs(&c.policies);
     let seeds = crate::fgd::parse_seeds(&c.seeds).map_err(Failure::BadInput)?;
-    let base = crate::args::run_options(&c.sim, None, 0, c.out.clone(), false, JobsFormat::Default)?;
+    let mut base = crate::args::run_options(&c.sim, None, 0, c.out.clone(), false, JobsFormat::Default)?;
+    base.slurm_conf = c.input.slurm_conf.clone();
     // Every spec and controller is checked before any run starts.
     runner::compare::check_specs(&specs, &base)?;
     runner::run::controllers(&base, &[])?;

@@ -6,7 +6,8 @@ use crate::cli::RunArgs;
 
 /// `sim run`: reads the workload, replays it, writes the run folder and prints the table.
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
-    let o = crate::args::run_options(&a.sim, a.policy.clone(), a.seed, a.out.clone(), a.log, a.jobs_format)?;
+    let mut o = crate::args::run_options(&a.sim, a.policy.clone(), a.seed, a.out.clone(), a.log, a.jobs_format)?;
+    o.slurm_conf = a.input.slurm_conf.clone();
     let input = crate::args::input(&a.input);
     // The policy and the controllers are checked before the (possibly long) read.
     runner::run::policy(&o, None, crate::args::is_openb(&input))?;

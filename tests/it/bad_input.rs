@@ -89,7 +89,10 @@ fn unknown_policy_or_option() {
     let (code, err, files) = run_bad(&p, &["--policy", "sjf"]);
     assert_eq!(
         (code, err.trim()),
-        (2, "error: --policy: unknown policy 'sjf' (expected one of: fcfs, easy, conservative, kube, sjf-aging)")
+        (
+            2,
+            "error: --policy: unknown policy 'sjf' (expected one of: fcfs, easy, conservative, kube, sjf-aging, slurm)"
+        )
     );
     assert!(files.is_empty());
     let (code, err, _) = run_bad(&p, &["--policy", "easy[depth=2]"]);

@@ -11,6 +11,7 @@
 //! | `easy` | [`EasyBackfill`] | EASY (ANL/IBM SP), Maui, batsched `easy_bf` |
 //! | `conservative` | [`ConservativeBackfill`] | Mu'alem & Feitelson; batsched `conservative_bf`; Slurm backfill |
 //! | `kube` | [`KubeScheduler`] | kube-scheduler with a [`placement`] (Open-Gpu-Share, gpushare, FGD) |
+//! | `slurm` | [`Slurm`] | slurmctld's main and backfill schedulers, from a `slurm.conf` |
 //! | `sjf-aging` | [`SjfAging`] | shortest job first with aging: Slurm multifactor (age + job size), Maui/Moab queue time |
 //!
 //! To write a policy, read the [`guide`] (its worked example is [`sjf_aging`]).
@@ -34,6 +35,7 @@ pub mod options;
 pub mod placement;
 pub mod profile;
 pub mod sjf_aging;
+pub mod slurm;
 pub mod spec;
 pub mod unit_profile;
 
@@ -43,6 +45,7 @@ pub use fcfs::Fcfs;
 pub use kube::KubeScheduler;
 pub use options::OptionInfo;
 pub use sjf_aging::SjfAging;
+pub use slurm::Slurm;
 pub use spec::{PolicyError, PolicySpec};
 
 use sim_core::policy::Policy;
@@ -107,6 +110,13 @@ pub const REGISTRY: &[PolicyEntry] = &[
         options: SjfAging::OPTIONS,
         build: |s, _| Ok(Box::new(SjfAging::from_spec(s)?)),
         over_placement: Some(SjfAging::over_placement),
+    },
+    PolicyEntry {
+        name: "slurm",
+        summary: "Slurm's controller: jobs start at submission when first in their partition, then by the main scheduler (job ends, every sched_interval; a partition stops at its first pending job) and the backfill scheduler (every bf_interval, whole-node reservations); priority basic or multifactor; read from a slurm.conf with --slurm-conf",
+        options: Slurm::OPTIONS,
+        build: |s, _| Ok(Box::new(Slurm::from_spec(s)?)),
+        over_placement: None,
     },
 ];
 

@@ -34,6 +34,8 @@ pub struct Input {
     pub app_runtimes: Vec<String>,
     /// `--perturb`: how the workload varies per seed (`traces::perturb`).
     pub perturb: Option<String>,
+    /// A site's `slurm.conf` (`--slurm-conf`): its nodes are the cluster.
+    pub slurm_conf: Option<PathBuf>,
 }
 
 /// A workload read, on its cluster.
@@ -96,6 +98,12 @@ pub fn load_cluster(path: &Path) -> Result<traces::cluster_toml::ClusterConfig, 
     traces::cluster_toml::load_with(path, &resolve).map_err(|e| bad(e.to_string()))
 }
 
+/// Reads a site's `slurm.conf` (errors name the file, line and key).
+pub fn slurm_conf(path: &Path) -> Result<policies::slurm::conf::SlurmConf, RunError> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: cannot read: {e}", path.display())))?;
+    policies::slurm::conf::SlurmConf::parse(&text, &path.display().to_string()).map_err(|e| bad(e.to_string()))
+}
+
 /// The trace's format, from the input, else its name, else its first bytes.
 pub fn detected(i: &Input) -> Option<Format> {
     let path = i.trace.as_ref()?;
@@ -111,10 +119,24 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     }
     let perturb = perturbations(i)?;
     let config = i.cluster.as_deref().map(load_cluster).transpose()?;
+    let slurm = match (&i.slurm_conf, &config) {
+        (Some(_), Some(_)) => {
+            return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
+        }
+        (Some(path), None) => {
+            let conf = slurm_conf(path)?;
+            if !conf.not_modelled.is_empty() {
+                let keys: Vec<String> = conf.not_modelled.iter().map(|(l, k)| format!("{k} (line {l})")).collect();
+                notes(format!("{}: read, not modelled: {}", path.display(), keys.join(", ")));
+            }
+            Some(conf.cluster())
+        }
+        (None, _) => None,
+    };
     let opts = traces::LoadOptions {
         format: i.format,
         procs: i.procs,
-        cluster: config.as_ref().map(|c| c.cluster.clone()),
+        cluster: slurm.or_else(|| config.as_ref().map(|c| c.cluster.clone())),
         nodes: i.nodes.clone(),
         sharing: i.sharing.unwrap_or(sim_core::GpuSharing::Shared),
         import: import_options(&i.pai_jobs, &i.app_runtimes)?,

@@ -60,6 +60,9 @@ pub struct RunOptions {
     pub log: bool,
     /// Layout of the per-job table.
     pub jobs_format: JobsFormat,
+    /// A site's `slurm.conf` (`--slurm-conf`): the `slurm` policy's configuration (and
+    /// the default policy).
+    pub slurm_conf: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -83,6 +86,7 @@ impl Default for RunOptions {
             out: PathBuf::from("sim-out"),
             log: false,
             jobs_format: JobsFormat::Default,
+            slurm_conf: None,
         }
     }
 }
@@ -131,7 +135,19 @@ pub fn policy(
     openb: bool,
 ) -> Result<Box<dyn sim_core::policy::Policy>, RunError> {
     let bad = RunError::BadInput;
-    let spec = o.policy.clone().unwrap_or_else(|| default_spec(o, w, openb).0);
+    let spec = match (&o.policy, &o.slurm_conf) {
+        (Some(p), _) => p.clone(),
+        (None, Some(_)) => "slurm".to_string(),
+        (None, None) => default_spec(o, w, openb).0,
+    };
+    if let Some(path) = &o.slurm_conf {
+        let parsed: policies::PolicySpec = spec.parse().map_err(|e| bad(format!("--policy: {e}")))?;
+        if parsed.name == "slurm" {
+            let conf = crate::input::slurm_conf(path)?;
+            let p = policies::Slurm::from_conf(conf, &parsed).map_err(|e| bad(format!("--policy: {e}")))?;
+            return Ok(Box::new(p));
+        }
+    }
     if let Some(p) = &o.placement {
         policies::placement::Placement::from_spec(p).map_err(|e| bad(format!("--placement '{p}': {e}")))?;
     }
@@ -180,7 +196,7 @@ pub fn low_load_warning(w: &Workload) -> Option<String> {
 /// ignores GPUs.
 pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
     let mut out = Vec::new();
-    if let (None, (spec, Some(why))) = (&o.policy, default_spec(o, Some(&l.workload), false)) {
+    if let (None, None, (spec, Some(why))) = (&o.policy, &o.slurm_conf, default_spec(o, Some(&l.workload), false)) {
         out.push(format!("policy: {spec} ({why}; --policy chooses another)"));
     }
     if let Some(w) = low_load_warning(&l.workload) {

@@ -1,0 +1,505 @@
+//! `slurm`: the two schedulers of Slurm's controller, as `slurmctld` runs them, on the
+//! nodes and partitions of a site's own `slurm.conf` ([`conf`]).
+//!
+//! Sources: `SchedMD/slurm` 24.05, `doc/html/sched_config.shtml`, `slurm.conf(5)`
+//! (`SchedulerParameters`), `src/slurmctld/job_scheduler.c` (`schedule`),
+//! `src/slurmctld/job_mgr.c` (`_top_priority`, `job_allocate`),
+//! `src/plugins/sched/backfill/backfill.c` (`_attempt_backfill`, `_add_reservation`).
+//!
+//! * **At submission** a job starts at once only when no pending job of its partition
+//!   has a higher priority and it fits (`job_allocate` → `_top_priority`). Otherwise it
+//!   becomes visible to the schedulers at their first run after its submit time.
+//! * **The main scheduler** runs when a job ends (event-driven, testing at most
+//!   `default_queue_depth` jobs) and every `sched_interval` (all jobs). It walks pending
+//!   jobs by partition `PriorityTier`, priority, submit time and id, starts what fits now,
+//!   and once a job of a partition is left pending starts no other job of that partition.
+//! * **The backfill scheduler** (`sched/backfill`) runs every `bf_interval` seconds. In
+//!   the same order it tests at most `bf_max_job_test` jobs (`bf_max_job_user` per user)
+//!   against a node-level map of when resources free up (running jobs end at start +
+//!   time limit). A job that can start now without overlapping a reservation starts;
+//!   otherwise its earliest start within `bf_window` is found and **the nodes it would
+//!   get are reserved whole** for [start, start + time limit] (rounded up to
+//!   `bf_resolution`): a later job may use them only if it ends before (Slurm: "the
+//!   backfill scheduler reserves whole nodes for jobs"). The intervals are compared as
+//!   Slurm's `node_space` map does, a job ending exactly when a reservation begins
+//!   overlapping it.
+//! * **Priority**: `priority/basic` orders by submit time; `priority/multifactor` is
+//!   [`priority`]'s weighted sum, recalculated every `PriorityCalcPeriod`.
+//!
+//! A simulated scheduler cycle takes no time (`bf_max_time`, `bf_yield_interval` and
+//! `sched_min_interval` are read, not modelled), and a cycle in which nothing changed
+//! since the last one is skipped: it would decide the same.
+
+pub mod conf;
+pub mod fairshare;
+pub mod nodes;
+pub mod priority;
+
+use crate::options::OptionInfo;
+use crate::spec::{PolicyError, PolicySpec};
+use conf::{OverSubscribe, SlurmConf};
+use nodes::{Held, Nodes, Request};
+use sim_core::NodeState;
+use sim_core::job::JobId;
+use sim_core::ledger::TaskBinding;
+use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
+use sim_core::time::{SimDuration, SimTime};
+use std::collections::BTreeMap;
+
+/// A job this policy started: where it runs and when it is expected to end.
+#[derive(Debug, Clone)]
+struct Run {
+    held: Vec<Held>,
+    expected_end: SimTime,
+}
+
+/// A pending job in scheduling order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    tier: std::cmp::Reverse<u32>,
+    priority: std::cmp::Reverse<u64>,
+    submit: SimTime,
+    job: JobId,
+}
+
+/// Which scheduler started a job (the decision log's words).
+#[derive(Debug, Clone, Copy)]
+enum By {
+    Submit,
+    Main,
+    Backfill,
+}
+
+/// The `slurm` policy.
+#[derive(Debug, Clone)]
+pub struct Slurm {
+    conf: SlurmConf,
+    nodes: Nodes,
+    running: BTreeMap<JobId, Run>,
+    /// When each job was first seen (`SimTime::MAX`: not yet).
+    seen: Vec<SimTime>,
+    priority: priority::Priorities,
+    /// When the backfill scheduler is next due (`None`: nothing to do).
+    bf_due: Option<SimTime>,
+    /// When the periodic main scheduler is next due.
+    main_due: Option<SimTime>,
+    /// The earliest reserved start of the last backfill cycle.
+    earliest_plan: SimTime,
+    /// Whether the cluster was set up from the run's nodes (no `slurm.conf`).
+    from_cluster: bool,
+    started: Vec<JobId>,
+}
+
+/// `priority=conf|basic|multifactor`.
+const PRIORITY: OptionInfo = OptionInfo {
+    key: "priority",
+    values: &["conf", "basic", "multifactor"],
+    doc: "conf: PriorityType of the slurm.conf (priority/multifactor when it says nothing); basic: submit order; multifactor: the weighted factors",
+};
+/// `backfill=conf|on|off`.
+const BACKFILL: OptionInfo = OptionInfo {
+    key: "backfill",
+    values: &["conf", "on", "off"],
+    doc: "conf: SchedulerType of the slurm.conf (sched/backfill when it says nothing); on: sched/backfill; off: sched/builtin",
+};
+const BF_INTERVAL: OptionInfo = OptionInfo {
+    key: "bf_interval",
+    values: &["conf", "<integer>"],
+    doc: "seconds between backfill cycles (slurm.conf SchedulerParameters; default 30)",
+};
+const BF_RESOLUTION: OptionInfo = OptionInfo {
+    key: "bf_resolution",
+    values: &["conf", "<integer>"],
+    doc: "seconds: the backfill map's time step (default 60)",
+};
+const BF_WINDOW: OptionInfo =
+    OptionInfo { key: "bf_window", values: &["conf", "<integer>"], doc: "minutes backfill plans ahead (default 1440)" };
+const BF_MAX_JOB_TEST: OptionInfo = OptionInfo {
+    key: "bf_max_job_test",
+    values: &["conf", "<integer>"],
+    doc: "jobs tested per backfill cycle (default 500)",
+};
+const SCHED_INTERVAL: OptionInfo = OptionInfo {
+    key: "sched_interval",
+    values: &["conf", "<integer>"],
+    doc: "seconds between full main-scheduler passes (default 60)",
+};
+const QUEUE_DEPTH: OptionInfo = OptionInfo {
+    key: "default_queue_depth",
+    values: &["conf", "<integer>"],
+    doc: "jobs the event-driven main scheduler tests (default 100)",
+};
+
+impl Slurm {
+    /// The options it takes; each overrides what the `slurm.conf` says.
+    pub const OPTIONS: &'static [OptionInfo] =
+        &[PRIORITY, BACKFILL, BF_INTERVAL, BF_RESOLUTION, BF_WINDOW, BF_MAX_JOB_TEST, SCHED_INTERVAL, QUEUE_DEPTH];
+
+    /// Builds it from a spec, without a `slurm.conf`: Slurm's defaults, on the run's
+    /// cluster (its nodes in one default partition, taken at the first pass).
+    pub fn from_spec(spec: &PolicySpec) -> Result<Self, PolicyError> {
+        let mut s = Slurm::from_conf(SlurmConf::default(), spec)?;
+        s.from_cluster = true;
+        Ok(s)
+    }
+
+    /// Builds it from a site's `slurm.conf` (its nodes must be the run's cluster:
+    /// [`SlurmConf::cluster`]) with the spec's options on top.
+    pub fn from_conf(mut conf: SlurmConf, spec: &PolicySpec) -> Result<Self, PolicyError> {
+        let c = crate::options::check(spec, Self::OPTIONS)?;
+        match c.index(PRIORITY) {
+            1 => conf.priority.multifactor = false,
+            2 => conf.priority.multifactor = true,
+            _ => {}
+        }
+        match c.index(BACKFILL) {
+            1 => conf.sched.backfill = true,
+            2 => conf.sched.backfill = false,
+            _ => {}
+        }
+        let secs = SimDuration::from_secs;
+        let s = &mut conf.sched;
+        if let Some(v) = c.number(BF_INTERVAL) {
+            s.bf_interval = secs(v.max(1));
+        }
+        if let Some(v) = c.number(BF_RESOLUTION) {
+            s.bf_resolution = secs(v.max(1));
+        }
+        if let Some(v) = c.number(BF_WINDOW) {
+            s.bf_window = secs(v * 60);
+        }
+        if let Some(v) = c.number(BF_MAX_JOB_TEST) {
+            s.bf_max_job_test = v.min(u64::from(u32::MAX)) as u32;
+        }
+        if let Some(v) = c.number(SCHED_INTERVAL) {
+            s.sched_interval = secs(v.max(1));
+        }
+        if let Some(v) = c.number(QUEUE_DEPTH) {
+            s.default_queue_depth = v.min(u64::from(u32::MAX)) as u32;
+        }
+        let nodes = Nodes::new(&conf);
+        let priority = priority::Priorities::new(&conf);
+        Ok(Slurm {
+            conf,
+            nodes,
+            running: BTreeMap::new(),
+            seen: Vec::new(),
+            priority,
+            bf_due: None,
+            main_due: None,
+            earliest_plan: SimTime::MAX,
+            from_cluster: false,
+            started: Vec::new(),
+        })
+    }
+
+    /// The configuration it runs with.
+    pub fn conf(&self) -> &SlurmConf {
+        &self.conf
+    }
+
+    /// Without a `slurm.conf`: the run's cluster as nodes of one default partition.
+    fn adopt_cluster(&mut self, view: &SchedView<'_>) {
+        let mut text = String::new();
+        for (id, spec, _) in view.cluster().nodes() {
+            let gres = if spec.gpus.is_empty() { String::new() } else { format!(" Gres=gpu:{}", spec.gpus.len()) };
+            text.push_str(&format!(
+                "NodeName=n{} CPUs={} RealMemory={}{gres}\n",
+                id.0,
+                spec.cores.max(1),
+                spec.memory_mib
+            ));
+        }
+        text.push_str("PartitionName=default Nodes=ALL Default=YES\n");
+        let mut parsed = SlurmConf::parse(&text, "(the run's cluster)").expect("a generated slurm.conf parses");
+        parsed.file = self.conf.file.clone();
+        parsed.sched = self.conf.sched.clone();
+        parsed.priority = self.conf.priority.clone();
+        // The cluster's memory is its own; jobs without memory take none of it.
+        parsed.select.memory = false;
+        self.conf = parsed;
+        self.nodes = Nodes::new(&self.conf);
+        self.priority = priority::Priorities::new(&self.conf);
+        self.from_cluster = false;
+    }
+
+    fn partition(&self, view: &SchedView<'_>, j: JobId) -> usize {
+        self.conf.partition_of(view.job(j).partition())
+    }
+
+    /// The job's time limit: its own, else its partition's `DefaultTime`, else `MaxTime`,
+    /// else a year (`INFINITE`).
+    fn limit(&self, view: &SchedView<'_>, j: JobId) -> SimDuration {
+        let p = &self.conf.partitions[self.partition(view, j)];
+        view.job(j).requested().or(p.default_time).or(p.max_time).unwrap_or(SimDuration::from_secs(365 * 86_400))
+    }
+
+    fn request(&self, view: &SchedView<'_>, j: JobId) -> Request {
+        let job = view.job(j);
+        let t = job.task();
+        let cpus = if t.cpu_milli > 0 { t.cpu_milli.div_ceil(1000) } else { t.cores };
+        let mem = if !self.conf.select.memory {
+            Some(0)
+        } else if t.memory_mib > 0 {
+            Some(t.memory_mib)
+        } else if let Some(d) = self.conf.def_mem_per_cpu {
+            Some(d * u64::from(cpus.max(1)))
+        } else {
+            self.conf.def_mem_per_node
+        };
+        let part = &self.conf.partitions[self.partition(view, j)];
+        Request {
+            tasks: job.tasks(),
+            cpus,
+            mem,
+            gpus: t.gpus,
+            one_per_node: t.cores > 1 || t.gpus > 0,
+            whole_nodes: self.conf.select.linear || part.oversubscribe == OverSubscribe::Exclusive,
+        }
+    }
+
+    fn key(&self, view: &SchedView<'_>, j: JobId) -> Key {
+        let job = view.job(j);
+        Key {
+            tier: std::cmp::Reverse(self.conf.partitions[self.partition(view, j)].priority_tier),
+            priority: std::cmp::Reverse(self.priority.of(j)),
+            submit: job.submit(),
+            job: j,
+        }
+    }
+
+    /// Whether node `n` takes new jobs.
+    fn node_up(view: &SchedView<'_>, n: u32) -> bool {
+        view.node_states().get(n as usize).is_none_or(|s| *s == NodeState::Up)
+    }
+
+    /// Applies what happened since the last pass: jobs that ended give back their nodes;
+    /// jobs that entered the queue are seen now.
+    fn sync(&mut self, view: &SchedView<'_>, info: &PassInfo) {
+        for j in &info.released {
+            if let Some(r) = self.running.remove(j) {
+                for h in &r.held {
+                    self.nodes.give(h);
+                }
+            }
+        }
+        for &j in &info.queued {
+            if self.seen.len() <= j.idx() {
+                self.seen.resize(j.idx() + 1, SimTime::MAX);
+            }
+            self.seen[j.idx()] = view.now();
+            self.priority.on_submit(view, j, &self.conf);
+        }
+    }
+
+    fn visible(&self, view: &SchedView<'_>, j: JobId) -> bool {
+        self.seen.get(j.idx()).is_some_and(|&t| t < view.now())
+    }
+
+    /// Starts `j` on `held`.
+    fn start(&mut self, view: &SchedView<'_>, j: JobId, r: &Request, held: Vec<Held>, by: By, out: &mut Vec<Decision>) {
+        let mut binding = Vec::with_capacity(r.tasks as usize);
+        for h in &held {
+            self.nodes.take(h);
+            let mut gpus = h.gpus;
+            for _ in 0..h.tasks {
+                let mut mine = Vec::with_capacity(r.gpus as usize);
+                for _ in 0..r.gpus {
+                    let bit = gpus.trailing_zeros();
+                    gpus &= !(1u64 << bit);
+                    mine.push(bit as u8);
+                }
+                binding.push(TaskBinding { node: sim_core::NodeId(h.node), gpus: mine });
+            }
+        }
+        let expected_end = view.now() + self.limit(view, j);
+        self.running.insert(j, Run { held, expected_end });
+        self.started.push(j);
+        let why = match by {
+            By::Submit => "at submission: the partition's highest priority, and it fits",
+            By::Main => "main scheduler: next in priority order, and it fits",
+            By::Backfill => "backfill: it ends before the reservations of the nodes it uses",
+        };
+        out.push(Decision::Bind { job: j, binding, reason: StartReason::Other { why: why.into() } });
+    }
+
+    /// Submissions of this pass: each starts at once if it is its partition's highest
+    /// priority pending job and fits (`_top_priority`).
+    fn at_submission(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
+        if info.queued.is_empty() {
+            return;
+        }
+        let arriving: std::collections::BTreeSet<JobId> = info.queued.iter().copied().collect();
+        let mut top: Vec<Option<Key>> = vec![None; self.conf.partitions.len()];
+        for &j in view.queue() {
+            if !arriving.contains(&j) {
+                let (p, k) = (self.partition(view, j), self.key(view, j));
+                top[p] = Some(top[p].map_or(k, |t| t.min(k)));
+            }
+        }
+        for &j in &info.queued {
+            let (p, k) = (self.partition(view, j), self.key(view, j));
+            if top[p].is_none_or(|t| k < t) && self.conf.partitions[p].up {
+                let r = self.request(view, j);
+                let order = self.nodes.order[p].clone();
+                if let Some(held) = self.nodes.place(&order, &r, |n| Self::node_up(view, n)) {
+                    self.start(view, j, &r, held, By::Submit, out);
+                    continue;
+                }
+            }
+            top[p] = Some(top[p].map_or(k, |t| t.min(k)));
+        }
+    }
+
+    /// The visible pending jobs in scheduling order.
+    fn pending(&self, view: &SchedView<'_>) -> Vec<Key> {
+        let mut v: Vec<Key> = view
+            .queue()
+            .iter()
+            .filter(|&&j| self.visible(view, j) && !self.running.contains_key(&j))
+            .map(|&j| self.key(view, j))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The main scheduler: in order, start what fits; a partition whose job is left
+    /// pending starts nothing more. `depth`: jobs tested at most.
+    fn main_scheduler(&mut self, view: &SchedView<'_>, depth: usize, out: &mut Vec<Decision>) {
+        let mut blocked = vec![false; self.conf.partitions.len()];
+        for k in self.pending(view).into_iter().take(depth) {
+            let p = self.partition(view, k.job);
+            if blocked[p] {
+                continue;
+            }
+            let r = self.request(view, k.job);
+            let order = self.nodes.order[p].clone();
+            let placed = if self.conf.partitions[p].up {
+                self.nodes.place(&order, &r, |n| Self::node_up(view, n))
+            } else {
+                None
+            };
+            match placed {
+                Some(held) => self.start(view, k.job, &r, held, By::Main, out),
+                None => {
+                    blocked[p] = true;
+                    if view.logging() {
+                        out.push(Decision::Wait { job: k.job, reason: WaitReason::Other { why: "Resources".into() } });
+                    }
+                }
+            }
+            if blocked.iter().all(|&b| b) {
+                break;
+            }
+        }
+    }
+
+    /// When the schedulers next need a pass: backfill at its next tick after a change,
+    /// else at the tick of the earliest reserved start; the periodic main scheduler after
+    /// submissions; priorities at their next recalculation.
+    fn plan_wakes(&mut self, now: SimTime, changed: bool, submitted: bool, out: &mut Vec<Decision>) {
+        if self.conf.sched.backfill {
+            let bf = self.conf.sched.bf_interval;
+            let due = if changed {
+                Some(Self::next_tick(now, bf))
+            } else if self.earliest_plan != SimTime::MAX {
+                let at = Self::next_tick(SimTime(self.earliest_plan.as_micros().saturating_sub(1)), bf);
+                Some(at.max(Self::next_tick(now, bf)))
+            } else {
+                None
+            };
+            if let Some(due) = due {
+                self.bf_due = Some(self.bf_due.map_or(due, |d| d.min(due)));
+            }
+        }
+        if submitted || (changed && !self.conf.sched.backfill) {
+            let next = Self::next_tick(now, self.conf.sched.sched_interval);
+            self.main_due = Some(self.main_due.map_or(next, |d| d.min(next)));
+        }
+        let recalc = self.priority.next_due();
+        for t in [self.bf_due, self.main_due, recalc].into_iter().flatten() {
+            if t > now {
+                out.push(Decision::WakeAt { at: t });
+            }
+        }
+    }
+
+    /// The next multiple of `every` strictly after `now`.
+    fn next_tick(now: SimTime, every: SimDuration) -> SimTime {
+        let e = every.as_micros().max(1);
+        SimTime((now.as_micros() / e + 1) * e)
+    }
+}
+
+mod backfill;
+
+impl Policy for Slurm {
+    fn spec(&self) -> String {
+        let s = &self.conf.sched;
+        let secs = |d: SimDuration| (d.as_micros() / 1_000_000).to_string();
+        crate::options::canonical_values(
+            "slurm",
+            &[
+                ("priority", if self.conf.priority.multifactor { "multifactor" } else { "basic" }.to_string()),
+                ("backfill", if s.backfill { "on" } else { "off" }.to_string()),
+                ("bf_interval", secs(s.bf_interval)),
+                ("bf_resolution", secs(s.bf_resolution)),
+                ("bf_window", (s.bf_window.as_micros() / 60_000_000).to_string()),
+                ("bf_max_job_test", s.bf_max_job_test.to_string()),
+                ("sched_interval", secs(s.sched_interval)),
+                ("default_queue_depth", s.default_queue_depth.to_string()),
+            ],
+        )
+    }
+
+    fn binds_nodes(&self) -> bool {
+        true
+    }
+
+    fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
+        if self.from_cluster {
+            self.adopt_cluster(view);
+        }
+        self.started.clear();
+        let now = view.now();
+        self.sync(view, info);
+        let mut changed = !info.queued.is_empty() || info.resources_released();
+        if self.priority.recalculate_due(now) {
+            self.priority.recalculate(view, &self.conf, self.running.keys().copied());
+            changed = true;
+        }
+        self.at_submission(view, info, out);
+        let periodic = self.main_due.is_some_and(|t| now >= t);
+        if info.resources_released() || periodic {
+            self.main_due = None;
+            let depth = if periodic { usize::MAX } else { self.conf.sched.default_queue_depth as usize };
+            self.main_scheduler(view, depth, out);
+        }
+        if changed {
+            // The backfill thread runs on its own clock: a change at one of its ticks is
+            // seen by that tick's cycle.
+            let tick = Self::next_tick(SimTime(now.as_micros().saturating_sub(1)), self.conf.sched.bf_interval);
+            self.bf_due = Some(self.bf_due.map_or(tick, |d| d.min(tick)));
+        }
+        if self.conf.sched.backfill && self.bf_due.is_some_and(|t| now >= t) {
+            self.bf_due = None;
+            self.backfill(view, out);
+        }
+        if view.queue().len() > self.started.len() {
+            self.plan_wakes(now, changed, !info.queued.is_empty(), out);
+        }
+    }
+
+    fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
+        let r = self.request(view, job);
+        let p = self.partition(view, job);
+        let all = Nodes { free_cpus: self.nodes.cpus.clone(), free_mem: self.nodes.mem.clone(), ..self.nodes.clone() };
+        let mut all = all;
+        all.free_gpus = all.gpus.iter().map(|&g| if g >= 64 { u64::MAX } else { (1u64 << g) - 1 }).collect();
+        Some(if all.place(&self.nodes.order[p], &r, |_| true).is_none() {
+            format!("PartitionConfig: needs more than partition {} has", self.conf.partitions[p].name)
+        } else {
+            "Resources".to_string()
+        })
+    }
+}

@@ -1,0 +1,230 @@
+//! Node-level resources as `select/cons_tres` tracks them (CPUs, memory, GPUs per node),
+//! and where a job's tasks go.
+//!
+//! Placement follows cons_tres's node order: usable nodes by `Weight`, then by their
+//! place in `slurm.conf` (`SchedMD/slurm`, `src/plugins/select/cons_tres/job_test.c`,
+//! 24.05: nodes are evaluated in weight order and the lowest weight that satisfies the
+//! job is used), each node taking as many of the job's tasks as it has room for
+//! (`--distribution=block`, the default). A job whose task has more than one CPU or any
+//! GPU runs one task per node (the sacct and GPU-trace readers make one task per
+//! allocated node, `-N`); a job of one-CPU tasks is `-n N`, packed. `select/linear`, a
+//! partition with `OverSubscribe=EXCLUSIVE` and `--exclusive` take whole nodes.
+
+use super::conf::SlurmConf;
+
+/// What one job asks for, per task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// Tasks.
+    pub tasks: u32,
+    /// CPUs per task.
+    pub cpus: u32,
+    /// Memory per task in MiB; `None`: the whole memory of each node it uses (Slurm's
+    /// default with memory as a consumable resource and no `DefMemPerCPU`/`DefMemPerNode`).
+    pub mem: Option<u64>,
+    /// GPUs per task.
+    pub gpus: u32,
+    /// At most one task per node.
+    pub one_per_node: bool,
+    /// Whole nodes.
+    pub whole_nodes: bool,
+}
+
+impl Request {
+    /// CPUs in all.
+    pub fn total_cpus(&self) -> u64 {
+        u64::from(self.tasks) * u64::from(self.cpus)
+    }
+}
+
+/// The nodes' capacities and what is free on each.
+#[derive(Debug, Clone)]
+pub struct Nodes {
+    /// CPUs per node.
+    pub cpus: Vec<u32>,
+    /// Memory per node, MiB (0: not tracked).
+    pub mem: Vec<u64>,
+    /// GPUs per node.
+    pub gpus: Vec<u32>,
+    /// Free CPUs.
+    pub free_cpus: Vec<u32>,
+    /// Free memory.
+    pub free_mem: Vec<u64>,
+    /// Free GPUs, one bit per GPU index.
+    pub free_gpus: Vec<u64>,
+    /// Each partition's nodes in allocation order (weight, then file order).
+    pub order: Vec<Vec<u32>>,
+    /// Per partition, whether each node is one of its nodes.
+    pub member: Vec<Vec<bool>>,
+}
+
+/// What a job holds on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The node.
+    pub node: u32,
+    /// Tasks on it.
+    pub tasks: u32,
+    /// CPUs.
+    pub cpus: u32,
+    /// Memory, MiB.
+    pub mem: u64,
+    /// GPU indices, one bit each.
+    pub gpus: u64,
+}
+
+impl Nodes {
+    /// The nodes of `conf`, all free.
+    pub fn new(conf: &SlurmConf) -> Self {
+        let cpus: Vec<u32> = conf.nodes.iter().map(|n| n.cpus).collect();
+        let mem: Vec<u64> = conf.nodes.iter().map(|n| if conf.select.memory { n.memory_mib } else { 0 }).collect();
+        let gpus: Vec<u32> = conf.nodes.iter().map(|n| n.gpus.iter().map(|g| g.1).sum::<u32>().min(64)).collect();
+        let free_gpus = gpus.iter().map(|&g| if g == 64 { u64::MAX } else { (1u64 << g) - 1 }).collect();
+        let order = conf
+            .partitions
+            .iter()
+            .map(|p| {
+                let mut o = p.nodes.clone();
+                o.sort_by_key(|&n| (conf.nodes[n as usize].weight, n));
+                o
+            })
+            .collect();
+        let member = conf
+            .partitions
+            .iter()
+            .map(|p| {
+                let mut m = vec![false; cpus.len()];
+                p.nodes.iter().for_each(|&n| m[n as usize] = true);
+                m
+            })
+            .collect();
+        Nodes { free_cpus: cpus.clone(), free_mem: mem.clone(), free_gpus, cpus, mem, gpus, order, member }
+    }
+
+    /// Whether node `n` has nothing allocated.
+    pub fn idle(&self, n: usize) -> bool {
+        self.free_cpus[n] == self.cpus[n]
+            && self.free_mem[n] == self.mem[n]
+            && self.free_gpus[n].count_ones() == self.gpus[n]
+    }
+
+    /// How many tasks of `r` node `n` takes with what it has free.
+    fn room(&self, n: usize, r: &Request) -> u32 {
+        if r.whole_nodes && !self.idle(n) {
+            return 0;
+        }
+        let mut k = self.free_cpus[n].checked_div(r.cpus).unwrap_or(u32::MAX);
+        if self.mem[n] > 0 {
+            k = match r.mem {
+                // The whole node's memory: one task per node, and only on an untouched one.
+                None => k.min(u32::from(self.free_mem[n] == self.mem[n])),
+                Some(0) => k,
+                Some(m) => k.min((self.free_mem[n] / m).min(u64::from(u32::MAX)) as u32),
+            };
+        }
+        if let Some(g) = self.free_gpus[n].count_ones().checked_div(r.gpus) {
+            k = k.min(g);
+        }
+        if r.one_per_node || (self.mem[n] > 0 && r.mem.is_none()) {
+            k = k.min(1);
+        }
+        k
+    }
+
+    /// Where `r` goes on the nodes of `order` that `usable` allows, with what is free
+    /// now: one entry per node used, or `None` when it does not fit.
+    pub fn place(&self, order: &[u32], r: &Request, mut usable: impl FnMut(u32) -> bool) -> Option<Vec<Held>> {
+        let mut left = r.tasks;
+        let mut out = Vec::new();
+        for &n in order {
+            if left == 0 {
+                break;
+            }
+            if !usable(n) {
+                continue;
+            }
+            let k = self.room(n as usize, r).min(left);
+            if k == 0 {
+                continue;
+            }
+            left -= k;
+            out.push(self.hold(n, k, r));
+        }
+        (left == 0).then_some(out)
+    }
+
+    /// What `k` tasks of `r` hold on node `n` (the lowest free GPU indices).
+    fn hold(&self, n: u32, k: u32, r: &Request) -> Held {
+        let i = n as usize;
+        let mut gpus = 0u64;
+        let mut want = k * r.gpus;
+        let mut free = self.free_gpus[i];
+        while want > 0 && free != 0 {
+            let bit = free & free.wrapping_neg();
+            gpus |= bit;
+            free &= !bit;
+            want -= 1;
+        }
+        let whole = r.whole_nodes || (self.mem[i] > 0 && r.mem.is_none());
+        Held {
+            node: n,
+            tasks: k,
+            cpus: if r.whole_nodes { self.cpus[i] } else { k * r.cpus },
+            mem: if whole { self.mem[i] } else { u64::from(k) * r.mem.unwrap_or(0).min(self.mem[i]) },
+            gpus,
+        }
+    }
+
+    /// Takes what `h` holds.
+    pub fn take(&mut self, h: &Held) {
+        let i = h.node as usize;
+        self.free_cpus[i] -= h.cpus;
+        self.free_mem[i] -= h.mem;
+        self.free_gpus[i] &= !h.gpus;
+    }
+
+    /// Gives back what `h` holds.
+    pub fn give(&mut self, h: &Held) {
+        let i = h.node as usize;
+        self.free_cpus[i] += h.cpus;
+        self.free_mem[i] += h.mem;
+        self.free_gpus[i] |= h.gpus;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conf(text: &str) -> SlurmConf {
+        SlurmConf::parse(text, "t").unwrap()
+    }
+
+    #[test]
+    fn packs_by_weight_then_order_and_takes_gpus_low_first() {
+        let c = conf(
+            "NodeName=a CPUs=4 RealMemory=4000 Weight=2\nNodeName=b CPUs=4 RealMemory=4000 Gres=gpu:2\n\
+             PartitionName=p Nodes=a,b\n",
+        );
+        let mut n = Nodes::new(&c);
+        assert_eq!(n.order[0], [1, 0]);
+        let r = Request { tasks: 6, cpus: 1, mem: Some(100), gpus: 0, one_per_node: false, whole_nodes: false };
+        let p = n.place(&n.order[0], &r, |_| true).unwrap();
+        assert_eq!(p.iter().map(|h| (h.node, h.tasks)).collect::<Vec<_>>(), [(1, 4), (0, 2)]);
+        for h in &p {
+            n.take(h);
+        }
+        assert_eq!((n.free_cpus[0], n.free_mem[0]), (2, 3800));
+        let g = Request { tasks: 1, cpus: 0, mem: Some(0), gpus: 1, one_per_node: true, whole_nodes: false };
+        let h = n.place(&n.order[0], &g, |_| true).unwrap();
+        assert_eq!((h[0].node, h[0].gpus), (1, 0b01));
+        // Without memory stated and no default, a job takes a whole node's memory.
+        let whole = Request { tasks: 1, cpus: 1, mem: None, gpus: 0, one_per_node: true, whole_nodes: false };
+        assert!(n.place(&n.order[0], &whole, |_| true).is_none());
+        for h in &p {
+            n.give(h);
+        }
+        assert!(n.idle(0) && n.idle(1));
+        assert_eq!(n.place(&n.order[0], &whole, |x| x == 0).unwrap()[0].mem, 4000);
+    }
+}
