@@ -81,3 +81,23 @@ fn without_backfill_jobs_wait_for_the_main_scheduler() {
     assert_eq!(order, sorted, "the main scheduler alone starts jobs in priority (submit) order");
     assert!(matched(&sim, 1) < 38);
 }
+
+#[test]
+fn a_job_that_ends_while_nothing_waits_frees_its_cpus() {
+    // 4 processors. Job 1 (4 procs, 10 s) ends at 10 while the queue is empty; job 2
+    // (4 procs) arrives at 20 and is alone in its partition: it starts at submission.
+    // Job 3 (4 procs) arrives at 21 while 2 runs (until 120): it starts when 2 ends.
+    let dir = tempfile::tempdir().unwrap();
+    let swf = dir.path().join("t.swf");
+    std::fs::write(
+        &swf,
+        "; MaxProcs: 4\n1 0 -1 10 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1\n\
+         2 20 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+         3 21 -1 5 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n",
+    )
+    .unwrap();
+    let (out, run) = run_into(&["--trace", swf.to_str().unwrap(), "--policy", "slurm"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = starts(&read(&run, "jobs.csv"));
+    assert_eq!(s, [("1".to_string(), 0), ("2".to_string(), 20), ("3".to_string(), 120)]);
+}

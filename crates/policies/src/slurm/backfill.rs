@@ -15,29 +15,18 @@ use std::collections::BTreeMap;
 struct Plan {
     /// (expected end, what comes back), in time order.
     releases: Vec<(SimTime, Held)>,
-    /// Per node, its reservations [begin, end].
-    reserved: BTreeMap<u32, Vec<(SimTime, SimTime)>>,
+    /// Every reserved node by the reservation's begin: (begin, node), in order.
+    by_begin: Vec<(SimTime, u32)>,
+    /// The same by the reservation's end: (end, node), in order.
+    by_end: Vec<(SimTime, u32)>,
+    /// Per node, how many reservations overlap the window being tested (scratch).
+    active: Vec<u32>,
 }
 
-impl Plan {
-    /// Whether node `n` is reserved at some point of [s, e] (Slurm's `node_space`
-    /// test: a reservation beginning exactly at `e` overlaps).
-    fn blocked(&self, n: u32, s: SimTime, e: SimTime) -> bool {
-        self.reserved.get(&n).is_some_and(|v| v.iter().any(|&(a, b)| a <= e && s < b))
-    }
-
-    /// The times a job's earliest start may be: now, the expected ends and the
-    /// reservation ends, in order, up to `horizon`.
-    fn candidates(&self, now: SimTime, horizon: SimTime) -> Vec<SimTime> {
-        let mut t: Vec<SimTime> = std::iter::once(now)
-            .chain(self.releases.iter().map(|r| r.0))
-            .chain(self.reserved.values().flatten().map(|r| r.1))
-            .filter(|&t| t >= now && t <= horizon)
-            .collect();
-        t.sort_unstable();
-        t.dedup();
-        t
-    }
+/// Inserts `x` into the sorted `v`.
+fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
+    let at = v.partition_point(|y| *y <= x);
+    v.insert(at, x);
 }
 
 impl Slurm {
@@ -45,10 +34,15 @@ impl Slurm {
     pub(super) fn backfill(&mut self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
         let now = view.now();
         let s = self.conf.sched.clone();
-        let mut plan = Plan { releases: Vec::new(), reserved: BTreeMap::new() };
         // A job past its time limit (limits not enforced) is expected to end any moment:
         // just after now, never before (its resources are still held).
         let soonest = now + SimDuration(1);
+        let mut plan = Plan {
+            releases: Vec::new(),
+            by_begin: Vec::new(),
+            by_end: Vec::new(),
+            active: vec![0; self.nodes.cpus.len()],
+        };
         for r in self.running.values() {
             plan.releases.extend(r.held.iter().map(|h| (r.expected_end.max(soonest), h.clone())));
         }
@@ -61,9 +55,8 @@ impl Slurm {
             if tested >= s.bf_max_job_test {
                 break;
             }
-            let user = view.job(k.job).user();
             if s.bf_max_job_user > 0 {
-                let n = per_user.entry(user).or_default();
+                let n = per_user.entry(view.job(k.job).user()).or_default();
                 if *n >= s.bf_max_job_user {
                     continue;
                 }
@@ -90,35 +83,7 @@ impl Slurm {
         }
         let r = self.request(view, j);
         let limit = self.limit(view, j);
-        let order = self.nodes.order[p].clone();
-        let need = r.total_cpus();
-        let member = self.nodes.member[p].clone();
-        let mut free: u64 = order.iter().map(|&n| u64::from(self.nodes.free_cpus[n as usize])).sum();
-        let mut applied = 0;
-        let mut found = None;
-        for t in plan.candidates(now, horizon) {
-            // What has come back by `t`, on top of what is free now.
-            while applied < plan.releases.len() && plan.releases[applied].0 <= t {
-                let h = &plan.releases[applied].1;
-                self.nodes.give(h);
-                if member[h.node as usize] {
-                    free += u64::from(h.cpus);
-                }
-                applied += 1;
-            }
-            // Not enough CPUs in the partition at `t`, wherever they are: no placement.
-            if free < need {
-                continue;
-            }
-            let end = t + limit;
-            if let Some(held) = self.nodes.place(&order, &r, |n| Self::node_up(view, n) && !plan.blocked(n, t, end)) {
-                found = Some((t, held));
-                break;
-            }
-        }
-        for rel in &plan.releases[..applied] {
-            self.nodes.take(&rel.1);
-        }
+        let found = self.earliest(view, p, &r, limit, plan, horizon);
         match found {
             Some((t, held)) if t == now => {
                 let end = now + limit;
@@ -131,15 +96,99 @@ impl Slurm {
             Some((t, held)) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
                 for h in &held {
-                    plan.reserved.entry(h.node).or_default().push((t, end));
+                    insert_sorted(&mut plan.by_begin, (t, h.node));
+                    insert_sorted(&mut plan.by_end, (end, h.node));
                 }
-                self.earliest_plan = self.earliest_plan.min(t);
+                // A start that waits only for jobs past their limit comes with their end,
+                // an event of its own: no cycle needs to be woken for it.
+                if t > now + SimDuration(1) {
+                    self.earliest_plan = self.earliest_plan.min(t);
+                }
                 if view.logging() {
                     out.push(Decision::Wait { job: j, reason: WaitReason::Reserved { at: t } });
                 }
             }
             None => {}
         }
+    }
+
+    /// The earliest `t` in [now, horizon] at which `r` fits for `limit` on partition `p`
+    /// clear of every reservation, and where: a sweep over the expected ends and the
+    /// reservations' edges, keeping the free CPUs of the partition's unblocked nodes, so
+    /// that nodes are scanned only at times where the job may fit.
+    fn earliest(
+        &mut self,
+        view: &SchedView<'_>,
+        p: usize,
+        r: &super::nodes::Request,
+        limit: SimDuration,
+        plan: &mut Plan,
+        horizon: SimTime,
+    ) -> Option<(SimTime, Vec<Held>)> {
+        let now = view.now();
+        // A reservation blocks its node for a job of length `limit` starting at `t` when
+        // `begin <= t + limit` and `t < end` (Slurm's `node_space` test: one beginning
+        // exactly at the job's end overlaps it): from `t = begin − limit` until `t = end`.
+        let need = r.total_cpus();
+        let (mut applied, mut ia, mut ib) = (0, 0, 0);
+        let mut blocked_free = 0u64;
+        let mut t = now;
+        let mut found = None;
+        loop {
+            while applied < plan.releases.len() && plan.releases[applied].0 <= t {
+                let h = &plan.releases[applied].1;
+                self.nodes.give(h);
+                if plan.active[h.node as usize] > 0 && self.nodes.member[p][h.node as usize] {
+                    blocked_free += u64::from(h.cpus);
+                }
+                applied += 1;
+            }
+            while ia < plan.by_begin.len()
+                && SimTime(plan.by_begin[ia].0.as_micros().saturating_sub(limit.as_micros())) <= t
+            {
+                let n = plan.by_begin[ia].1 as usize;
+                if self.nodes.member[p][n] {
+                    plan.active[n] += 1;
+                    if plan.active[n] == 1 {
+                        blocked_free += u64::from(self.nodes.free_cpus[n]);
+                    }
+                }
+                ia += 1;
+            }
+            while ib < plan.by_end.len() && plan.by_end[ib].0 <= t {
+                let n = plan.by_end[ib].1 as usize;
+                if self.nodes.member[p][n] {
+                    plan.active[n] -= 1;
+                    if plan.active[n] == 0 {
+                        blocked_free -= u64::from(self.nodes.free_cpus[n]);
+                    }
+                }
+                ib += 1;
+            }
+            // Enough CPUs on the unblocked nodes: the only place worth a node scan.
+            if self.nodes.part_free[p].saturating_sub(blocked_free) >= need {
+                let active = &plan.active;
+                if let Some(held) = self.nodes.place(p, r, |n| Self::node_up(view, n) && active[n as usize] == 0) {
+                    found = Some((t, held));
+                    break;
+                }
+            }
+            // The next time the job may fit: an expected end or a reservation's end.
+            let next_release = plan.releases.get(applied).map(|x| x.0);
+            let next_end = plan.by_end.get(ib).map(|x| x.0);
+            match [next_release, next_end].into_iter().flatten().min() {
+                Some(n) if n <= horizon => t = n,
+                _ => break,
+            }
+        }
+        // Back to what is free now; the scratch counts back to zero.
+        for rel in &plan.releases[..applied] {
+            self.nodes.take(&rel.1);
+        }
+        for &(_, n) in &plan.by_begin[..ia] {
+            plan.active[n as usize] = 0;
+        }
+        found
     }
 }
 

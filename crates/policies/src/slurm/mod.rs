@@ -210,7 +210,7 @@ impl Slurm {
                 spec.memory_mib
             ));
         }
-        text.push_str("PartitionName=default Nodes=ALL Default=YES\n");
+        text.push_str("PartitionName=batch Nodes=ALL Default=YES\n");
         let mut parsed = SlurmConf::parse(&text, "(the run's cluster)").expect("a generated slurm.conf parses");
         parsed.file = self.conf.file.clone();
         parsed.sched = self.conf.sched.clone();
@@ -275,8 +275,16 @@ impl Slurm {
 
     /// Applies what happened since the last pass: jobs that ended give back their nodes;
     /// jobs that entered the queue are seen now.
-    fn sync(&mut self, view: &SchedView<'_>, info: &PassInfo) {
-        for j in &info.released {
+    /// Returns whether any job ended. The engine does not call a policy while its queue
+    /// is empty, so ends are read from the view (a job of ours it no longer runs), not
+    /// only from this pass's [`PassInfo::released`].
+    fn sync(&mut self, view: &SchedView<'_>, info: &PassInfo) -> bool {
+        let ended: Vec<JobId> = if self.running.len() == view.running_count() && info.released.is_empty() {
+            Vec::new()
+        } else {
+            self.running.keys().copied().filter(|&j| view.running_job(j).is_none()).collect()
+        };
+        for j in &ended {
             if let Some(r) = self.running.remove(j) {
                 for h in &r.held {
                     self.nodes.give(h);
@@ -290,6 +298,7 @@ impl Slurm {
             self.seen[j.idx()] = view.now();
             self.priority.on_submit(view, j, &self.conf);
         }
+        !ended.is_empty()
     }
 
     fn visible(&self, view: &SchedView<'_>, j: JobId) -> bool {
@@ -341,8 +350,7 @@ impl Slurm {
             let (p, k) = (self.partition(view, j), self.key(view, j));
             if top[p].is_none_or(|t| k < t) && self.conf.partitions[p].up {
                 let r = self.request(view, j);
-                let order = self.nodes.order[p].clone();
-                if let Some(held) = self.nodes.place(&order, &r, |n| Self::node_up(view, n)) {
+                if let Some(held) = self.nodes.place(p, &r, |n| Self::node_up(view, n)) {
                     self.start(view, j, &r, held, By::Submit, out);
                     continue;
                 }
@@ -373,12 +381,8 @@ impl Slurm {
                 continue;
             }
             let r = self.request(view, k.job);
-            let order = self.nodes.order[p].clone();
-            let placed = if self.conf.partitions[p].up {
-                self.nodes.place(&order, &r, |n| Self::node_up(view, n))
-            } else {
-                None
-            };
+            let placed =
+                if self.conf.partitions[p].up { self.nodes.place(p, &r, |n| Self::node_up(view, n)) } else { None };
             match placed {
                 Some(held) => self.start(view, k.job, &r, held, By::Main, out),
                 None => {
@@ -462,15 +466,16 @@ impl Policy for Slurm {
         }
         self.started.clear();
         let now = view.now();
-        self.sync(view, info);
-        let mut changed = !info.queued.is_empty() || info.resources_released();
+        let ended = self.sync(view, info);
+        let released = ended || info.resources_released();
+        let mut changed = !info.queued.is_empty() || released;
         if self.priority.recalculate_due(now) {
             self.priority.recalculate(view, &self.conf, self.running.keys().copied());
             changed = true;
         }
         self.at_submission(view, info, out);
         let periodic = self.main_due.is_some_and(|t| now >= t);
-        if info.resources_released() || periodic {
+        if released || periodic {
             self.main_due = None;
             let depth = if periodic { usize::MAX } else { self.conf.sched.default_queue_depth as usize };
             self.main_scheduler(view, depth, out);
@@ -493,10 +498,8 @@ impl Policy for Slurm {
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
         let r = self.request(view, job);
         let p = self.partition(view, job);
-        let all = Nodes { free_cpus: self.nodes.cpus.clone(), free_mem: self.nodes.mem.clone(), ..self.nodes.clone() };
-        let mut all = all;
-        all.free_gpus = all.gpus.iter().map(|&g| if g >= 64 { u64::MAX } else { (1u64 << g) - 1 }).collect();
-        Some(if all.place(&self.nodes.order[p], &r, |_| true).is_none() {
+        let all = Nodes::new(&self.conf);
+        Some(if all.place(p, &r, |_| true).is_none() {
             format!("PartitionConfig: needs more than partition {} has", self.conf.partitions[p].name)
         } else {
             "Resources".to_string()

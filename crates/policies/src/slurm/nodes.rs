@@ -35,6 +35,11 @@ impl Request {
     pub fn total_cpus(&self) -> u64 {
         u64::from(self.tasks) * u64::from(self.cpus)
     }
+    /// Whether any free CPU serves it (one-CPU tasks asking nothing else, packed): it fits
+    /// wherever enough CPUs are free in all.
+    pub fn fungible(&self) -> bool {
+        self.cpus == 1 && self.mem == Some(0) && self.gpus == 0 && !self.one_per_node && !self.whole_nodes
+    }
 }
 
 /// The nodes' capacities and what is free on each.
@@ -56,6 +61,8 @@ pub struct Nodes {
     pub order: Vec<Vec<u32>>,
     /// Per partition, whether each node is one of its nodes.
     pub member: Vec<Vec<bool>>,
+    /// Per partition, its free CPUs.
+    pub part_free: Vec<u64>,
 }
 
 /// What a job holds on one node.
@@ -98,7 +105,9 @@ impl Nodes {
                 m
             })
             .collect();
-        Nodes { free_cpus: cpus.clone(), free_mem: mem.clone(), free_gpus, cpus, mem, gpus, order, member }
+        let part_free =
+            conf.partitions.iter().map(|p| p.nodes.iter().map(|&n| u64::from(cpus[n as usize])).sum()).collect();
+        Nodes { free_cpus: cpus.clone(), free_mem: mem.clone(), free_gpus, cpus, mem, gpus, order, member, part_free }
     }
 
     /// Whether node `n` has nothing allocated.
@@ -131,12 +140,15 @@ impl Nodes {
         k
     }
 
-    /// Where `r` goes on the nodes of `order` that `usable` allows, with what is free
+    /// Where `r` goes on partition `p`'s nodes that `usable` allows, with what is free
     /// now: one entry per node used, or `None` when it does not fit.
-    pub fn place(&self, order: &[u32], r: &Request, mut usable: impl FnMut(u32) -> bool) -> Option<Vec<Held>> {
+    pub fn place(&self, p: usize, r: &Request, mut usable: impl FnMut(u32) -> bool) -> Option<Vec<Held>> {
+        if r.fungible() && self.part_free[p] < r.total_cpus() {
+            return None;
+        }
         let mut left = r.tasks;
         let mut out = Vec::new();
-        for &n in order {
+        for &n in &self.order[p] {
             if left == 0 {
                 break;
             }
@@ -178,6 +190,11 @@ impl Nodes {
     /// Takes what `h` holds.
     pub fn take(&mut self, h: &Held) {
         let i = h.node as usize;
+        for (p, m) in self.member.iter().enumerate() {
+            if m[i] {
+                self.part_free[p] -= u64::from(h.cpus);
+            }
+        }
         self.free_cpus[i] -= h.cpus;
         self.free_mem[i] -= h.mem;
         self.free_gpus[i] &= !h.gpus;
@@ -186,6 +203,11 @@ impl Nodes {
     /// Gives back what `h` holds.
     pub fn give(&mut self, h: &Held) {
         let i = h.node as usize;
+        for (p, m) in self.member.iter().enumerate() {
+            if m[i] {
+                self.part_free[p] += u64::from(h.cpus);
+            }
+        }
         self.free_cpus[i] += h.cpus;
         self.free_mem[i] += h.mem;
         self.free_gpus[i] |= h.gpus;
@@ -209,22 +231,22 @@ mod tests {
         let mut n = Nodes::new(&c);
         assert_eq!(n.order[0], [1, 0]);
         let r = Request { tasks: 6, cpus: 1, mem: Some(100), gpus: 0, one_per_node: false, whole_nodes: false };
-        let p = n.place(&n.order[0], &r, |_| true).unwrap();
+        let p = n.place(0, &r, |_| true).unwrap();
         assert_eq!(p.iter().map(|h| (h.node, h.tasks)).collect::<Vec<_>>(), [(1, 4), (0, 2)]);
         for h in &p {
             n.take(h);
         }
         assert_eq!((n.free_cpus[0], n.free_mem[0]), (2, 3800));
         let g = Request { tasks: 1, cpus: 0, mem: Some(0), gpus: 1, one_per_node: true, whole_nodes: false };
-        let h = n.place(&n.order[0], &g, |_| true).unwrap();
+        let h = n.place(0, &g, |_| true).unwrap();
         assert_eq!((h[0].node, h[0].gpus), (1, 0b01));
         // Without memory stated and no default, a job takes a whole node's memory.
         let whole = Request { tasks: 1, cpus: 1, mem: None, gpus: 0, one_per_node: true, whole_nodes: false };
-        assert!(n.place(&n.order[0], &whole, |_| true).is_none());
+        assert!(n.place(0, &whole, |_| true).is_none());
         for h in &p {
             n.give(h);
         }
         assert!(n.idle(0) && n.idle(1));
-        assert_eq!(n.place(&n.order[0], &whole, |x| x == 0).unwrap()[0].mem, 4000);
+        assert_eq!(n.place(0, &whole, |x| x == 0).unwrap()[0].mem, 4000);
     }
 }
