@@ -105,6 +105,25 @@ pub struct PartitionDef {
     pub up: bool,
 }
 
+impl PartitionDef {
+    /// A partition of nodes `0..nodes` with every setting at Slurm's default, the default
+    /// partition.
+    pub fn all_nodes(name: &str, nodes: usize) -> Self {
+        PartitionDef {
+            name: name.to_string(),
+            nodes: (0..nodes as u32).collect(),
+            max_time: None,
+            default_time: None,
+            priority_tier: 1,
+            priority_job_factor: 1,
+            oversubscribe: OverSubscribe::No,
+            preempt_mode: None,
+            default: true,
+            up: true,
+        }
+    }
+}
+
 /// `SelectType` and `SelectTypeParameters`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Select {
@@ -619,18 +638,7 @@ impl SlurmConf {
     }
 
     fn partition_line(&mut self, line: usize, words: &[(String, String)]) -> Result<(), ConfError> {
-        let mut p = PartitionDef {
-            name: words[0].1.clone(),
-            nodes: Vec::new(),
-            max_time: None,
-            default_time: None,
-            priority_tier: 1,
-            priority_job_factor: 1,
-            oversubscribe: OverSubscribe::No,
-            preempt_mode: None,
-            default: false,
-            up: true,
-        };
+        let mut p = PartitionDef { default: false, ..PartitionDef::all_nodes(&words[0].1, 0) };
         for (k, v) in &words[1..] {
             match k.to_ascii_lowercase().as_str() {
                 "nodes" => p.nodes = self.node_indices(line, v)?,

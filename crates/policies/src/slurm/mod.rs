@@ -102,33 +102,19 @@ const BACKFILL: OptionInfo = OptionInfo {
     values: &["conf", "on", "off"],
     doc: "conf: SchedulerType of the slurm.conf (sched/backfill when it says nothing); on: sched/backfill; off: sched/builtin",
 };
-const BF_INTERVAL: OptionInfo = OptionInfo {
-    key: "bf_interval",
-    values: &["conf", "<integer>"],
-    doc: "seconds between backfill cycles (slurm.conf SchedulerParameters; default 30)",
-};
-const BF_RESOLUTION: OptionInfo = OptionInfo {
-    key: "bf_resolution",
-    values: &["conf", "<integer>"],
-    doc: "seconds: the backfill map's time step (default 60)",
-};
-const BF_WINDOW: OptionInfo =
-    OptionInfo { key: "bf_window", values: &["conf", "<integer>"], doc: "minutes backfill plans ahead (default 1440)" };
-const BF_MAX_JOB_TEST: OptionInfo = OptionInfo {
-    key: "bf_max_job_test",
-    values: &["conf", "<integer>"],
-    doc: "jobs tested per backfill cycle (default 500)",
-};
-const SCHED_INTERVAL: OptionInfo = OptionInfo {
-    key: "sched_interval",
-    values: &["conf", "<integer>"],
-    doc: "seconds between full main-scheduler passes (default 60)",
-};
-const QUEUE_DEPTH: OptionInfo = OptionInfo {
-    key: "default_queue_depth",
-    values: &["conf", "<integer>"],
-    doc: "jobs the event-driven main scheduler tests (default 100)",
-};
+/// A numeric option whose default is what the `slurm.conf` says.
+const fn conf_number(key: &'static str, doc: &'static str) -> OptionInfo {
+    OptionInfo { key, values: &["conf", "<integer>"], doc }
+}
+const BF_INTERVAL: OptionInfo =
+    conf_number("bf_interval", "seconds between backfill cycles (slurm.conf SchedulerParameters; default 30)");
+const BF_RESOLUTION: OptionInfo = conf_number("bf_resolution", "seconds: the backfill map's time step (default 60)");
+const BF_WINDOW: OptionInfo = conf_number("bf_window", "minutes backfill plans ahead (default 1440)");
+const BF_MAX_JOB_TEST: OptionInfo = conf_number("bf_max_job_test", "jobs tested per backfill cycle (default 500)");
+const SCHED_INTERVAL: OptionInfo =
+    conf_number("sched_interval", "seconds between full main-scheduler passes (default 60)");
+const QUEUE_DEPTH: OptionInfo =
+    conf_number("default_queue_depth", "jobs the event-driven main scheduler tests (default 100)");
 
 impl Slurm {
     /// The options it takes; each overrides what the `slurm.conf` says.
@@ -198,26 +184,24 @@ impl Slurm {
         &self.conf
     }
 
-    /// Without a `slurm.conf`: the run's cluster as nodes of one default partition.
+    /// Without a `slurm.conf`: the run's cluster as the nodes of one default partition.
+    /// Its memory is the cluster's own, not a consumable resource (jobs without memory
+    /// take none of it).
     fn adopt_cluster(&mut self, view: &SchedView<'_>) {
-        let mut text = String::new();
-        for (id, spec, _) in view.cluster().nodes() {
-            let gres = if spec.gpus.is_empty() { String::new() } else { format!(" Gres=gpu:{}", spec.gpus.len()) };
-            text.push_str(&format!(
-                "NodeName=n{} CPUs={} RealMemory={}{gres}\n",
-                id.0,
-                spec.cores.max(1),
-                spec.memory_mib
-            ));
-        }
-        text.push_str("PartitionName=batch Nodes=ALL Default=YES\n");
-        let mut parsed = SlurmConf::parse(&text, "(the run's cluster)").expect("a generated slurm.conf parses");
-        parsed.file = self.conf.file.clone();
-        parsed.sched = self.conf.sched.clone();
-        parsed.priority = self.conf.priority.clone();
-        // The cluster's memory is its own; jobs without memory take none of it.
-        parsed.select.memory = false;
-        self.conf = parsed;
+        self.conf.nodes = view
+            .cluster()
+            .nodes()
+            .map(|(id, spec, _)| conf::NodeDef {
+                name: format!("n{}", id.0),
+                cpus: spec.cores.max(1),
+                memory_mib: spec.memory_mib,
+                gpus: if spec.gpus.is_empty() { Vec::new() } else { vec![(None, spec.gpus.len() as u32)] },
+                features: Vec::new(),
+                weight: 1,
+            })
+            .collect();
+        self.conf.partitions = vec![conf::PartitionDef::all_nodes("batch", self.conf.nodes.len())];
+        self.conf.select.memory = false;
         self.nodes = Nodes::new(&self.conf);
         self.priority = priority::Priorities::new(&self.conf);
         self.from_cluster = false;
@@ -498,8 +482,7 @@ impl Policy for Slurm {
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
         let r = self.request(view, job);
         let p = self.partition(view, job);
-        let all = Nodes::new(&self.conf);
-        Some(if all.place(p, &r, |_| true).is_none() {
+        Some(if self.nodes.emptied().place(p, &r, |_| true).is_none() {
             format!("PartitionConfig: needs more than partition {} has", self.conf.partitions[p].name)
         } else {
             "Resources".to_string()

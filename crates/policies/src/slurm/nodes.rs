@@ -86,7 +86,7 @@ impl Nodes {
         let cpus: Vec<u32> = conf.nodes.iter().map(|n| n.cpus).collect();
         let mem: Vec<u64> = conf.nodes.iter().map(|n| if conf.select.memory { n.memory_mib } else { 0 }).collect();
         let gpus: Vec<u32> = conf.nodes.iter().map(|n| n.gpus.iter().map(|g| g.1).sum::<u32>().min(64)).collect();
-        let free_gpus = gpus.iter().map(|&g| if g == 64 { u64::MAX } else { (1u64 << g) - 1 }).collect();
+        let free_gpus = gpus.iter().map(|&g| all_gpus(g)).collect();
         let order = conf
             .partitions
             .iter()
@@ -108,6 +108,13 @@ impl Nodes {
         let part_free =
             conf.partitions.iter().map(|p| p.nodes.iter().map(|&n| u64::from(cpus[n as usize])).sum()).collect();
         Nodes { free_cpus: cpus.clone(), free_mem: mem.clone(), free_gpus, cpus, mem, gpus, order, member, part_free }
+    }
+
+    /// The same nodes with nothing allocated.
+    pub fn emptied(&self) -> Nodes {
+        let free_gpus = self.gpus.iter().map(|&g| all_gpus(g)).collect();
+        let part_free = self.order.iter().map(|o| o.iter().map(|&n| u64::from(self.cpus[n as usize])).sum()).collect();
+        Nodes { free_cpus: self.cpus.clone(), free_mem: self.mem.clone(), free_gpus, part_free, ..self.clone() }
     }
 
     /// Whether node `n` has nothing allocated.
@@ -212,6 +219,11 @@ impl Nodes {
         self.free_mem[i] += h.mem;
         self.free_gpus[i] |= h.gpus;
     }
+}
+
+/// The bit mask of `g` GPUs (at most 64).
+fn all_gpus(g: u32) -> u64 {
+    if g >= 64 { u64::MAX } else { (1u64 << g) - 1 }
 }
 
 #[cfg(test)]
