@@ -11,6 +11,13 @@ pub enum CalibrateError {
     /// NVML is there but sees no GPU.
     #[error("no NVIDIA GPU: NVML found no device")]
     NoGpu,
+    /// NVML sees GPUs but none of them can be read: each was skipped (`NoPermission` for
+    /// every GPU outside this job's cgroup, `GpuLost`), with why.
+    #[error("no NVIDIA GPU could be read: {}", skipped.join("; "))]
+    NoReadableGpu {
+        /// One line per GPU skipped.
+        skipped: Vec<String>,
+    },
     /// An NVML call failed on a machine that has a driver.
     #[error("NVML {call} failed: {message}")]
     Nvml {

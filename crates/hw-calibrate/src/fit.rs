@@ -69,22 +69,34 @@ pub fn line_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     Some((my - b * mx, b))
 }
 
+/// What the fitted maximum may not exceed: the board's power limit, or the shipped TDP
+/// of the model when the log has no limit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PowerCap {
+    /// Watts.
+    pub watts: f64,
+    /// What it is, for the sources (`power limit in the log`, `shipped TDP of H100`).
+    pub what: String,
+}
+
 /// Idle and full-load power (and a curve when the data allow) from `(util %, watts)`
 /// samples; see the module documentation.
-pub fn fit_power(samples: &[(f64, f64)], power_limit_w: Option<f64>) -> PowerFit {
+pub fn fit_power(samples: &[(f64, f64)], cap: Option<&PowerCap>) -> PowerFit {
     let pts: Vec<(f64, f64)> = samples
         .iter()
         .filter(|p| p.0.is_finite() && p.1.is_finite() && p.1 >= 0.0)
         .map(|&(u, w)| (u.clamp(0.0, 100.0), w))
         .collect();
     let n = pts.len();
+    let cap = cap.filter(|c| c.watts > 0.0 && c.watts.is_finite());
     if let Some((a, b)) = line_fit(&pts).filter(|&(_, b)| b > 0.0) {
         let mut max = a + 100.0 * b;
         let mut max_how = format!("least-squares line of power on utilization over {n} samples, at 100 %");
-        if let Some(limit) = power_limit_w.filter(|l| *l > 0.0 && max > *l) {
-            max = limit;
+        if let Some(c) = cap.filter(|c| max > c.watts) {
+            max = c.watts;
             max_how = format!(
-                "power limit (the least-squares line over {n} samples reaches {:.2} W at 100 %)",
+                "{} (the least-squares line over {n} samples reaches {:.2} W at 100 %)",
+                c.what,
                 a + 100.0 * b
             );
         }
@@ -100,8 +112,8 @@ pub fn fit_power(samples: &[(f64, f64)], power_limit_w: Option<f64>) -> PowerFit
         Some(_) => "lowest power at 0 % utilization (utilization never varied enough for a line)".to_string(),
         None => String::new(),
     };
-    let max_how = if power_limit_w.is_some() { "power limit".to_string() } else { String::new() };
-    PowerFit { idle_w: at_zero.map(round2), max_w: power_limit_w.map(round2), curve: Vec::new(), idle_how, max_how }
+    let max_how = cap.map(|c| c.what.clone()).unwrap_or_default();
+    PowerFit { idle_w: at_zero.map(round2), max_w: cap.map(|c| round2(c.watts)), curve: Vec::new(), idle_how, max_how }
 }
 
 fn curve(pts: &[(f64, f64)], idle: f64, max: f64) -> Vec<[f64; 2]> {
@@ -145,59 +157,40 @@ pub fn deciles(values: &[u64]) -> Vec<u64> {
     (0..=10).map(|q| v[(q * (n - 1) + 5) / 10]).collect()
 }
 
-/// Mean and maximum of the values; `(0, 0)` for none.
-pub fn mean_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
+/// Mean and maximum of the values; `None` for none.
+pub fn mean_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut n, mut sum, mut max) = (0usize, 0.0, f64::NEG_INFINITY);
     for v in values {
         n += 1;
         sum += v;
         max = max.max(v);
     }
-    if n == 0 { (0.0, 0.0) } else { (sum / n as f64, max) }
+    (n > 0).then(|| (sum / n as f64, max))
 }
 
-/// What a job profile summarises: per-GPU readings, each list possibly shorter than the
-/// number of samples where a reading was missing.
-pub struct JobReadings {
-    /// GPU memory used, MiB.
-    pub memory_mib: Vec<u64>,
-    /// GPU utilization, percent.
-    pub util_pct: Vec<f64>,
-    /// Memory-bandwidth utilization, percent.
-    pub mem_util_pct: Vec<f64>,
-    /// Board power, watts.
-    pub power_w: Vec<f64>,
-}
-
-/// The job profile of `samples` readings of `gpus` GPUs (of `gpu_model`) over
-/// `duration_s`: peaks, means and memory deciles, rounded as profiles are written.
-pub fn job_profile_of(
-    origin: &str,
-    gpu_model: String,
-    gpus: u32,
-    duration_s: f64,
-    samples: u64,
-    r: &JobReadings,
-) -> sim_core::hardware::JobProfile {
-    let (mean_mem, peak_mem) = mean_max(r.memory_mib.iter().map(|&m| m as f64));
-    let (mean_util, peak_util) = mean_max(r.util_pct.iter().copied());
-    let (mean_mem_util, _) = mean_max(r.mem_util_pct.iter().copied());
-    let (mean_power, peak_power) = mean_max(r.power_w.iter().copied());
-    sim_core::hardware::JobProfile {
-        origin: origin.to_string(),
-        gpu_model,
-        gpus,
-        duration_s: (duration_s * 1000.0).round() / 1000.0,
-        samples,
-        peak_memory_mib: peak_mem as u64,
-        mean_memory_mib: mean_mem.round() as u64,
-        memory_mib_quantiles: deciles(&r.memory_mib),
-        mean_util_pct: round2(mean_util),
-        peak_util_pct: round2(peak_util),
-        mean_mem_util_pct: round2(mean_mem_util),
-        mean_power_w: round2(mean_power),
-        peak_power_w: round2(peak_power),
+/// Averages `(seconds, util %, watts)` readings of one GPU (in time order) over windows
+/// of at least `min_s` seconds: each window starts at a reading and takes every reading
+/// before `start + min_s`. NVML's utilization covers the last 1/6 to 1 s (by product)
+/// and board power is a 1 s average on recent boards but instantaneous on GA100, so
+/// readings closer than 1 s pair a utilization and a power of different periods; over
+/// windows of 1 s or more they describe the same time.
+pub fn windows(readings: &[(f64, f64, f64)], min_s: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < readings.len() {
+        let start = readings[i].0;
+        let mut j = i;
+        let (mut su, mut sw) = (0.0, 0.0);
+        while j < readings.len() && (j == i || readings[j].0 < start + min_s) {
+            su += readings[j].1;
+            sw += readings[j].2;
+            j += 1;
+        }
+        let n = (j - i) as f64;
+        out.push((su / n, sw / n));
+        i = j;
     }
+    out
 }
 
 #[cfg(test)]
@@ -206,15 +199,17 @@ mod tests {
 
     #[test]
     fn fit_by_hand() {
+        let cap = |w: f64| PowerCap { watts: w, what: "power limit".into() };
         // Mean util 50, mean power 200, Sxy 29 600, Sxx 10 000: b = 2.96, a = 52.
-        let f = fit_power(&[(0.0, 50.0), (0.0, 54.0), (50.0, 200.0), (100.0, 350.0), (100.0, 346.0)], Some(400.0));
+        let f = fit_power(&[(0.0, 50.0), (0.0, 54.0), (50.0, 200.0), (100.0, 350.0), (100.0, 346.0)], Some(&cap(400.0)));
         assert_eq!((f.idle_w, f.max_w), (Some(52.0), Some(348.0)));
         assert!(f.curve.is_empty());
-        // Capped at the limit.
-        let f = fit_power(&[(0.0, 50.0), (100.0, 500.0)], Some(400.0));
+        // Capped at the limit, and the source says so.
+        let f = fit_power(&[(0.0, 50.0), (100.0, 500.0)], Some(&cap(400.0)));
         assert_eq!((f.idle_w, f.max_w), (Some(50.0), Some(400.0)));
+        assert!(f.max_how.starts_with("power limit (the least-squares line over 2 samples reaches 500.00 W"), "{}", f.max_how);
         // Utilization never varies: idle from the 0 % samples, max the limit.
-        let f = fit_power(&[(0.0, 61.0), (0.0, 60.5)], Some(300.0));
+        let f = fit_power(&[(0.0, 61.0), (0.0, 60.5)], Some(&cap(300.0)));
         assert_eq!((f.idle_w, f.max_w), (Some(60.5), Some(300.0)));
         let f = fit_power(&[(40.0, 61.0), (40.0, 60.5)], None);
         assert_eq!((f.idle_w, f.max_w), (None, None));
@@ -234,6 +229,16 @@ mod tests {
         assert_eq!(c[0], [0.0, f.idle_w.unwrap()]);
         assert_eq!(&c[1..4], &[[5.0, 100.0], [55.0, 250.0], [95.0, 300.0]]);
         assert_eq!(c[4], [100.0, f.max_w.unwrap()]);
+    }
+
+    #[test]
+    fn windows_of_a_second() {
+        // 0.2 s apart: five readings per window; 1 s apart: one each.
+        let r: Vec<(f64, f64, f64)> = (0..10).map(|i| (i as f64 * 0.2, i as f64, 100.0 + i as f64)).collect();
+        assert_eq!(windows(&r, 1.0), [(2.0, 102.0), (7.0, 107.0)]);
+        let r = [(0.0, 0.0, 50.0), (1.0, 100.0, 300.0), (2.5, 50.0, 200.0)];
+        assert_eq!(windows(&r, 1.0), [(0.0, 50.0), (100.0, 300.0), (50.0, 200.0)]);
+        assert!(windows(&[], 1.0).is_empty());
     }
 
     #[test]

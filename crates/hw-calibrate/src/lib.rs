@@ -8,7 +8,7 @@
 //!   capability, maximum clocks, power limit, NVLink peers, MIG mode and PCIe link, as a
 //!   [`HardwareProfile`] with one [`GpuProfile`] per model.
 //! * [`sample`] — `sim calibrate sample`: runs a workload and samples its GPU memory,
-//!   utilization and power into a [`JobProfile`].
+//!   utilization and power into a [`job::MeasuredJob`], written as a [`JobProfile`].
 //! * [`import`] — `sim calibrate import`: the same profiles from `nvidia-smi
 //!   --query-gpu` CSV logs and dcgm-exporter scrapes, with a power curve fitted by
 //!   [`fit`].
@@ -17,14 +17,22 @@
 //!   such as `a100`, the shipped profiles' aliases).
 //!
 //! NVML sits behind two small traits, [`probe::GpuProbe`] and [`sample::GpuSampler`]:
-//! [`nvml`] implements them on a real driver, and recorded files ([`probe::RecordedProbe`],
-//! [`sample::RecordedSamples`]) implement them for tests. Without an NVIDIA driver
-//! (NVML is loaded at run time), the NVML side fails with [`CalibrateError::NoDriver`];
-//! everything else works.
+//! [`nvml`] implements them on the NVML queries of [`nvml::backend::NvmlBackend`], which
+//! the driver answers ([`nvml::live`]) or a file of recorded answers does
+//! ([`nvml::recorded`]: a MIG GPU, a board without a power sensor, a GPU that answers
+//! `NoPermission`, a container that cannot see its processes); recorded readings
+//! ([`probe::RecordedProbe`], [`sample::RecordedSamples`]) implement the traits directly.
+//! Without an NVIDIA driver (NVML is loaded at run time), the NVML side fails with
+//! [`CalibrateError::NoDriver`]; everything else works.
+//!
+//! A value NVML cannot give is missing, never 0: hardware profiles leave it out and say
+//! why in `sources`, and [`resolve_gpu`] fills it from the shipped profile of the model
+//! where there is one; job profiles keep it unknown ([`job`]).
 
 pub mod error;
 pub mod fit;
 pub mod import;
+pub mod job;
 pub mod models;
 pub mod nvml;
 pub mod probe;
@@ -136,11 +144,11 @@ pub fn resolve_gpu(reference: &str, base_dir: &Path) -> Result<GpuProfile, Calib
         let p = load_profile(&path)?;
         let shown = path.display().to_string();
         return match pick {
-            Some(m) => p.find(m).cloned().ok_or_else(|| CalibrateError::NotFound {
+            Some(m) => p.find(m).cloned().map(with_shipped_power).ok_or_else(|| CalibrateError::NotFound {
                 reference: reference.to_string(),
                 tried: vec![format!("{shown} holds no model or alias '{m}' (models: {})", models(&p))],
             }),
-            None if p.gpu.len() == 1 => Ok(p.gpu[0].clone()),
+            None if p.gpu.len() == 1 => Ok(with_shipped_power(p.gpu[0].clone())),
             None => Err(CalibrateError::NotFound {
                 reference: reference.to_string(),
                 tried: vec![format!(
@@ -160,6 +168,34 @@ pub fn resolve_gpu(reference: &str, base_dir: &Path) -> Result<GpuProfile, Calib
         tried.push(format!("no shipped model or alias (shipped models, any case: {})", models(shipped())));
     }
     Err(CalibrateError::NotFound { reference: reference.to_string(), tried })
+}
+
+/// `g` with the power figures it lacks (idle, maximum, limit) taken from the shipped
+/// profile whose model or alias matches its model, each such value's `sources` entry
+/// saying so; unchanged when it lacks none or no shipped profile matches. A measured
+/// profile leaves out what NVML could not measure (a board without a power sensor has no
+/// idle power), and the energy model then uses the shipped figure instead of none.
+pub fn with_shipped_power(mut g: GpuProfile) -> GpuProfile {
+    let Some(s) = shipped().find(&g.model).or_else(|| g.aliases.iter().find_map(|a| shipped().find(a))) else {
+        return g;
+    };
+    let fields: [(&str, &mut Option<f64>, Option<f64>); 3] = [
+        ("idle_power_w", &mut g.idle_power_w, s.idle_power_w),
+        ("max_power_w", &mut g.max_power_w, s.max_power_w),
+        ("power_limit_w", &mut g.power_limit_w, s.power_limit_w),
+    ];
+    let mut filled = Vec::new();
+    for (name, mine, theirs) in fields {
+        if mine.is_none() && theirs.is_some() {
+            *mine = theirs;
+            filled.push(name);
+        }
+    }
+    for name in filled {
+        let why = g.sources.get(name).map(|w| format!(" (measured: {w})")).unwrap_or_default();
+        g.sources.insert(name.to_string(), format!("shipped profile '{}', not in this profile{why}", s.model));
+    }
+    g
 }
 
 /// Gives every GPU of `cluster` without a power curve the curve of the shipped profile

@@ -65,13 +65,47 @@ pub struct ProbedDevice {
     /// Maximum PCIe lane width.
     #[serde(default)]
     pub pcie_width: Option<u32>,
+    /// The MIG devices of a MIG-enabled GPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig_devices: Vec<ProbedMig>,
+}
+
+/// One MIG device of a MIG-enabled GPU as a probe sees it (NVML answers utilization
+/// `NotSupported` for MIG, so there is none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbedMig {
+    /// MIG device index on its GPU.
+    pub mig: u32,
+    /// Name (`NVIDIA H100 80GB HBM3 MIG 3g.40gb`).
+    pub name: String,
+    /// UUID (`MIG-…`).
+    #[serde(default)]
+    pub uuid: String,
+    /// Its memory, MiB.
+    pub memory_total_mib: u64,
+    /// Its memory in use at probe time, MiB.
+    #[serde(default)]
+    pub memory_used_mib: Option<u64>,
+    /// Compute processes on it at probe time.
+    #[serde(default)]
+    pub compute_processes: Option<u32>,
 }
 
 impl ProbedDevice {
     /// Whether the device was idle when probed: 0 % utilization and no compute process
-    /// (when that is known).
+    /// (when that is known); on a MIG-enabled GPU, whose utilization NVML does not give,
+    /// no compute process on any of its MIG devices.
     pub fn idle(&self) -> bool {
-        self.util_pct == Some(0.0) && self.compute_processes.is_none_or(|n| n == 0)
+        let no_process = self.compute_processes.is_none_or(|n| n == 0);
+        match self.util_pct {
+            Some(u) => u == 0.0 && no_process,
+            None => {
+                self.mig.as_deref() == Some("enabled")
+                    && self.compute_processes == Some(0)
+                    && self.mig_devices.iter().all(|m| m.compute_processes == Some(0))
+            }
+        }
     }
 }
 
@@ -79,8 +113,18 @@ impl ProbedDevice {
 pub trait GpuProbe {
     /// The machine's name, for the profile's `origin`.
     fn host(&self) -> String;
-    /// Every GPU, by index.
+    /// What answered, when the profile's `origin` should say (`NVML (driver …)`,
+    /// `recorded NVML answers FILE`).
+    fn source(&self) -> Option<String> {
+        None
+    }
+    /// Every GPU that could be read, by index.
     fn devices(&mut self) -> Result<Vec<ProbedDevice>, CalibrateError>;
+    /// What was skipped or could not be measured, one line each (after
+    /// [`GpuProbe::devices`]).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Devices recorded in a file: `host = "…"` and one `[[device]]` table (TOML) or a
@@ -113,13 +157,52 @@ impl GpuProbe for RecordedProbe {
     }
 }
 
+/// A probe's profile and what it could not measure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probed {
+    /// The profile.
+    pub profile: HardwareProfile,
+    /// GPUs skipped, values not measured, MIG devices: one line each.
+    pub notes: Vec<String>,
+    /// The devices read.
+    pub devices: Vec<ProbedDevice>,
+}
+
 /// Probes and builds the profile.
-pub fn probe(p: &mut dyn GpuProbe) -> Result<HardwareProfile, CalibrateError> {
+pub fn probe(p: &mut dyn GpuProbe) -> Result<Probed, CalibrateError> {
     let devices = p.devices()?;
     if devices.is_empty() {
         return Err(CalibrateError::NoGpu);
     }
-    Ok(profile_from_probe(&p.host(), &devices))
+    let mut profile = profile_from_probe(&p.host(), &devices);
+    if let Some(source) = p.source() {
+        profile.origin = format!("{} ({source})", profile.origin);
+    }
+    Ok(Probed { profile, notes: p.notes(), devices })
+}
+
+/// The MIG devices of `devs`, for the profile's `mig`.
+fn mig_summary(devs: &[&ProbedDevice]) -> Option<String> {
+    let mut modes: Vec<&str> = devs.iter().filter_map(|d| d.mig.as_deref()).collect();
+    modes.sort_unstable();
+    modes.dedup();
+    if modes.is_empty() {
+        return None;
+    }
+    let mut s = modes.join(", ");
+    let parts: Vec<String> = devs
+        .iter()
+        .flat_map(|d| {
+            d.mig_devices.iter().map(move |m| {
+                let procs = m.compute_processes.map_or_else(|| "processes unknown".to_string(), |n| format!("{n} process(es)"));
+                format!("GPU {} MIG {} '{}' {} MiB, {procs}", d.index, m.mig, m.name, m.memory_total_mib)
+            })
+        })
+        .collect();
+    if !parts.is_empty() {
+        s.push_str(&format!(" ({}; utilization not available on MIG)", parts.join("; ")));
+    }
+    Some(s)
 }
 
 /// The hardware profile of probed devices: one entry per model name (sorted by name),
@@ -151,18 +234,33 @@ pub fn profile_from_probe(host: &str, devices: &[ProbedDevice]) -> HardwareProfi
         let limit = max_f64(&devs, |d| d.power_limit_w.or(d.enforced_power_limit_w));
         let mut sources = BTreeMap::new();
         sources.insert("memory_mib".to_string(), "NVML memory_info().total (smallest device)".to_string());
-        if idle.is_some() {
-            sources.insert(
-                "idle_power_w".to_string(),
-                "NVML power_usage of an idle device (0 % utilization, no compute process) at probe time".to_string(),
-            );
-        }
+        let no_power = devs.iter().all(|d| d.power_usage_w.is_none());
+        let idle_source = match (idle, no_power) {
+            (Some(_), _) if devs.iter().any(|d| d.idle() && d.util_pct.is_none()) => {
+                "NVML power_usage of an idle device (MIG enabled, so no utilization: no compute process on any \
+                 MIG device) at probe time"
+            }
+            (Some(_), _) => "NVML power_usage of an idle device (0 % utilization, no compute process) at probe time",
+            (None, true) => {
+                "not measured: NVML power_usage NotSupported on every device (no power sensor); the shipped \
+                 profile of the model stands in where there is one"
+            }
+            (None, false) => "not measured: no device was idle at probe time",
+        };
+        sources.insert("idle_power_w".to_string(), idle_source.to_string());
         if limit.is_some() {
             sources.insert("max_power_w".to_string(), "NVML power_management_limit_default".to_string());
+            sources.insert("power_limit_w".to_string(), "NVML power_management_limit_default".to_string());
         }
-        let mut mig: Vec<&str> = devs.iter().filter_map(|d| d.mig.as_deref()).collect();
-        mig.sort_unstable();
-        mig.dedup();
+        let mig = mig_summary(&devs);
+        if mig.as_deref().is_some_and(|m| m.starts_with("enabled") || m.contains(", enabled")) {
+            sources.insert(
+                "mig".to_string(),
+                "NVML mig_mode; per MIG device memory_info and running_compute_processes (utilization is \
+                 NotSupported on MIG)"
+                    .to_string(),
+            );
+        }
         let aliases = match crate::shipped().find(model) {
             Some(s) if s.model != model => vec![s.model.clone()],
             _ => Vec::new(),
@@ -183,7 +281,7 @@ pub fn profile_from_probe(host: &str, devices: &[ProbedDevice]) -> HardwareProfi
             nvlink_links: devs.iter().map(|d| d.nvlink_peers.len() as u32).max(),
             pcie_gen: max_u32(&devs, |d| d.pcie_gen),
             pcie_width: max_u32(&devs, |d| d.pcie_width),
-            mig: if mig.is_empty() { None } else { Some(mig.join(", ")) },
+            mig,
             sources,
             devices: devs
                 .iter()

@@ -12,13 +12,20 @@
 //! `POWER_USAGE`, `POWER_MGMT_LIMIT`, `ENFORCED_POWER_LIMIT` (W), `MAX_SM_CLOCK`,
 //! `MAX_MEM_CLOCK` (MHz), all `DCGM_FI_DEV_*`; other samples are ignored.
 //!
+//! `TOTAL_ENERGY_CONSUMPTION` (mJ) is read too: with timestamps, power per reading is
+//! its change over the interval (see [`super::build`]).
+//!
 //! Several scrapes may follow each other. A GPU's reading ends when one of its metrics
-//! comes again, or when the sample timestamp (milliseconds, optional) changes.
+//! comes again for the same pod, or when the sample timestamp (milliseconds, optional)
+//! changes. On GPUs shared by time-slicing, dcgm-exporter's Kubernetes mapping repeats
+//! every device metric once per pod using the GPU (labels `pod`, `namespace`,
+//! `container`): the values are the device's, so the copies of one scrape are merged
+//! into one reading of the GPU (the first value kept) and counted in the notes.
 
 use super::Reading;
 use super::smi::clip;
 use crate::CalibrateError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Field {
@@ -33,6 +40,7 @@ enum Field {
     EnforcedLimit,
     MaxSm,
     MaxMem,
+    Energy,
 }
 
 fn field(metric: &str) -> Option<Field> {
@@ -48,6 +56,7 @@ fn field(metric: &str) -> Option<Field> {
         "ENFORCED_POWER_LIMIT" => Field::EnforcedLimit,
         "MAX_SM_CLOCK" => Field::MaxSm,
         "MAX_MEM_CLOCK" => Field::MaxMem,
+        "TOTAL_ENERGY_CONSUMPTION" => Field::Energy,
         _ => return None,
     })
 }
@@ -61,6 +70,8 @@ struct Open {
     bus: Option<String>,
     ts_ms: Option<i64>,
     values: BTreeMap<Field, f64>,
+    /// The (metric, pod) pairs seen: a pair coming again starts the next reading.
+    seen: BTreeSet<(Field, String)>,
 }
 
 impl Open {
@@ -81,6 +92,7 @@ impl Open {
             util_pct: v(Field::Util),
             mem_util_pct: v(Field::MemUtil),
             power_w: v(Field::Power),
+            energy_mj: v(Field::Energy),
             power_limit_w: v(Field::PowerLimit).or(v(Field::EnforcedLimit)),
             max_sm_clock_mhz: v(Field::MaxSm).map(|m| m.round() as u32),
             max_mem_clock_mhz: v(Field::MaxMem).map(|m| m.round() as u32),
@@ -165,7 +177,7 @@ fn sample(l: &str) -> Result<Sample<'_>, String> {
 pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Reading>, CalibrateError> {
     let mut open: BTreeMap<String, Open> = BTreeMap::new();
     let mut out = Vec::new();
-    let (mut mig, mut dcgm_lines) = (0usize, 0usize);
+    let (mut mig, mut dcgm_lines, mut merged) = (0usize, 0usize, 0usize);
     for (i, l) in text.lines().enumerate() {
         let line = i + 1;
         let l = l.trim();
@@ -199,8 +211,10 @@ pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Read
             return Err(bad(format!("expected a percentage 0–100, found {}", s.value)));
         }
         let gpu = gpu.to_string();
-        let restart =
-            open.get(&gpu).is_some_and(|o| o.values.contains_key(&f) || o.ts_ms != s.ts_ms || o.model != model);
+        let pod = ["namespace", "pod", "container"].map(|k| label(k).unwrap_or("")).join("/");
+        let restart = open
+            .get(&gpu)
+            .is_some_and(|o| o.seen.contains(&(f, pod.clone())) || o.ts_ms != s.ts_ms || o.model != model);
         if restart && let Some(o) = open.remove(&gpu) {
             out.push(o.close(gpu.clone()));
         }
@@ -212,8 +226,14 @@ pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Read
             bus: label("pci_bus_id").map(str::to_string),
             ts_ms: s.ts_ms,
             values: BTreeMap::new(),
+            seen: BTreeSet::new(),
         });
-        o.values.insert(f, s.value);
+        o.seen.insert((f, pod));
+        if o.values.contains_key(&f) {
+            merged += 1;
+        } else {
+            o.values.insert(f, s.value);
+        }
     }
     if dcgm_lines == 0 {
         return Err(CalibrateError::invalid(name, 0, "expected dcgm-exporter samples (DCGM_FI_* metrics), found none"));
@@ -224,6 +244,12 @@ pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Read
     out.sort_by_key(|r| r.line);
     if mig > 0 {
         notes.push(format!("skipped {mig} samples of MIG instances (GPU_I_ID label)"));
+    }
+    if merged > 0 {
+        notes.push(format!(
+            "merged {merged} samples repeated per pod (a GPU shared by time-slicing: dcgm-exporter gives every pod \
+             on it the device's values) into one reading per GPU"
+        ));
     }
     Ok(out)
 }

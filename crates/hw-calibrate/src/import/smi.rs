@@ -5,6 +5,12 @@
 //! (`81559 MiB`, `69.47 W`, `35 %`). Values in brackets (`[N/A]`, `[Not Supported]`,
 //! `[Unknown Error]`) and `N/A` are missing. A repeated header line (several logs
 //! concatenated) is skipped.
+//!
+//! nvidia-smi writes its messages into the same stream (`Unable to determine the device
+//! handle for GPU0000:3B:00.0: Unknown Error` when a GPU fails mid-log), and a log
+//! copied while nvidia-smi was still writing ends in a line cut short: lines without a
+//! comma and an unterminated last line are skipped and counted in the import's notes,
+//! instead of refusing the file.
 
 use super::Reading;
 use crate::CalibrateError;
@@ -57,9 +63,34 @@ fn key_of(header: &str) -> String {
     header.split('[').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
-/// Reads the log's readings.
-pub fn parse(text: &str, name: &str) -> Result<Vec<Reading>, CalibrateError> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
+/// Whether a line is one of nvidia-smi's messages rather than CSV: it has no comma.
+fn is_message(l: &str) -> bool {
+    !l.trim().is_empty() && !l.contains(',')
+}
+
+/// Reads the log's readings; lines skipped are counted in `notes`.
+pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Reading>, CalibrateError> {
+    let mut all: Vec<(usize, &str)> = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).collect();
+    if !text.ends_with('\n')
+        && let Some(&(line, last)) = all.last()
+        && !last.trim().is_empty()
+        && all.len() > 1
+    {
+        notes.push(format!(
+            "skipped the unterminated last line {line} (the log was cut while nvidia-smi wrote it): '{}'",
+            clip(last.trim())
+        ));
+        all.pop();
+    }
+    let mut messages: Vec<(usize, &str)> = Vec::new();
+    let mut lines = all.into_iter().filter(|(line, l)| {
+        if is_message(l) {
+            messages.push((*line, l));
+            false
+        } else {
+            true
+        }
+    });
     let Some((hline, header)) = lines.by_ref().find(|(_, l)| !l.trim().is_empty()) else {
         return Ok(Vec::new());
     };
@@ -149,6 +180,13 @@ pub fn parse(text: &str, name: &str) -> Result<Vec<Reading>, CalibrateError> {
             _ => r.model.clone(),
         };
         out.push(r);
+    }
+    if let Some(&(first, l)) = messages.first() {
+        notes.push(format!(
+            "skipped {} lines that are not CSV (nvidia-smi's messages), the first at line {first}: '{}'",
+            messages.len(),
+            clip(l.trim())
+        ));
     }
     Ok(out)
 }

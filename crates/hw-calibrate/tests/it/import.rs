@@ -26,14 +26,19 @@ fn nvidia_smi_csv_with_units() {
     let spec = g.gpu_spec().unwrap();
     assert_eq!(spec.power.unwrap().at_permille(500), 230_000);
 
+    // The job: the 5 readings where a GPU was busy (utilization above 0, or memory above
+    // the GPU's least: 0 MiB on GPU 0, 4 MiB on GPU 1); the start-up zeros and GPU 1's
+    // idle readings are left out.
     let j = &i.job;
-    assert_eq!((j.gpus, j.samples, j.gpu_model.as_str()), (2, 9, "NVIDIA A100-SXM4-80GB"));
+    assert_eq!((j.gpus, j.samples, j.gpu_model.as_str()), (2, 5, "NVIDIA A100-SXM4-80GB"));
     assert_eq!(j.duration_s, 4.01);
-    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (78_000, 30_668)); // 276 012 / 9
-    assert_eq!(j.memory_mib_quantiles, [0, 4, 4, 4, 4, 20_000, 40_000, 60_000, 60_000, 78_000, 78_000]);
-    assert_eq!((j.mean_util_pct, j.peak_util_pct), (44.44, 100.0)); // 400 / 9
-    assert_eq!(j.mean_mem_util_pct, 17.78); // 160 / 9
-    assert_eq!((j.mean_power_w, j.peak_power_w), (230.0, 404.0));
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (78_000, 55_200)); // 276 000 / 5
+    assert_eq!(j.memory_mib_quantiles, [20_000, 20_000, 40_000, 40_000, 60_000, 60_000, 60_000, 78_000, 78_000, 78_000, 78_000]);
+    assert_eq!((j.mean_util_pct, j.peak_util_pct), (Some(80.0), Some(100.0))); // 400 / 5
+    assert_eq!(j.mean_mem_util_pct, Some(32.0)); // 160 / 5
+    assert_eq!((j.mean_power_w, j.peak_power_w), (Some(332.0), Some(404.0))); // 1660 / 5
+    assert!(i.notes.iter().any(|n| n.starts_with("4 readings of idle GPUs")), "{:?}", i.notes);
+    assert!(j.sources["mean_util_pct"].starts_with("device-wide GPU utilization"), "{:?}", j.sources);
 }
 
 #[test]
@@ -53,11 +58,13 @@ fn nvidia_smi_csv_nounits_any_column_order() {
     let curve = g.power().unwrap().unwrap();
     assert_eq!(curve.at_permille(150), 162_000);
     assert_eq!(g.devices.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1]);
+    // The first reading of each GPU is idle (0 %, 0 MiB, the least): 10 readings count.
     let j = &i.job;
-    assert_eq!((j.gpus, j.samples, j.duration_s), (2, 12, 0.0));
+    assert_eq!((j.gpus, j.samples, j.duration_s), (2, 10, 0.0));
     assert!(i.notes.iter().any(|n| n.contains("no timestamps")), "{:?}", i.notes);
-    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (71_680, 30_763)); // 369 152 / 12
-    assert_eq!((j.mean_power_w, j.peak_power_w), (381.5, 710.0));
+    assert!(i.notes.iter().any(|n| n.contains("without timestamps enter the power fit")), "{:?}", i.notes);
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (71_680, 36_915)); // 369 152 / 10
+    assert_eq!((j.mean_power_w, j.peak_power_w), (Some(443.6), Some(710.0))); // 4436 / 10
 }
 
 #[test]
@@ -76,12 +83,13 @@ fn dcgm_exporter_scrapes() {
     assert_eq!(g.devices.len(), 2);
     assert_eq!(g.devices[0].uuid, "GPU-3b8e1f0c-2d4a-4e59-8a61-7c2f90d1e0a0");
     assert_eq!(g.devices[1].pci_bus_id.as_deref(), Some("00000000:2A:00.0"));
+    // The first scrape is idle (0 %, 1 MiB, the least on both GPUs): 4 readings count.
     let j = &i.job;
-    assert_eq!((j.gpus, j.samples), (2, 6));
-    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (75_000, 32_500)); // 195 002 / 6
-    assert_eq!(j.memory_mib_quantiles, [1, 1, 1, 20_000, 20_000, 30_000, 30_000, 70_000, 70_000, 75_000, 75_000]);
-    assert_eq!((j.mean_util_pct, j.mean_mem_util_pct), (50.0, 31.67));
-    assert_eq!((j.mean_power_w, j.peak_power_w), (385.0, 700.0));
+    assert_eq!((j.gpus, j.samples), (2, 4));
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (75_000, 48_750)); // 195 000 / 4
+    assert_eq!(j.memory_mib_quantiles, [20_000, 20_000, 30_000, 30_000, 30_000, 70_000, 70_000, 70_000, 70_000, 75_000, 75_000]);
+    assert_eq!((j.mean_util_pct, j.mean_mem_util_pct), (Some(75.0), Some(47.5)));
+    assert_eq!((j.mean_power_w, j.peak_power_w), (Some(542.5), Some(700.0)));
 }
 
 #[test]

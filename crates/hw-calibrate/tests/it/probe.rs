@@ -7,7 +7,7 @@ use hw_calibrate::probe::{GpuProbe, ProbedDevice, RecordedProbe, probe, profile_
 fn recorded_probe_becomes_one_entry_per_model() {
     let mut rec = RecordedProbe::load(&fixture("recorded-probe.toml")).unwrap();
     assert_eq!(rec.host(), "dgx-h200-01");
-    let p = probe(&mut rec).unwrap();
+    let p = probe(&mut rec).unwrap().profile;
     assert_eq!(p.origin, "nvml probe on dgx-h200-01");
     let models: Vec<&str> = p.gpu.iter().map(|g| g.model.as_str()).collect();
     assert_eq!(models, ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]);
@@ -36,7 +36,7 @@ fn recorded_probe_becomes_one_entry_per_model() {
 #[test]
 fn the_written_profile_reads_back() {
     let mut rec = RecordedProbe::load(&fixture("recorded-probe.toml")).unwrap();
-    let p = probe(&mut rec).unwrap();
+    let p = probe(&mut rec).unwrap().profile;
     let text = hw_calibrate::to_toml(&p, "test");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.toml");

@@ -9,19 +9,23 @@ fn recorded_samples_become_a_job_profile() {
     let rec = RecordedSamples::load(&fixture("recorded-samples.toml")).unwrap();
     let s = rec.job_profile("python3 train.py");
     assert_eq!(s.memory, MemorySource::Process);
-    let j = &s.profile;
-    // Only GPU 1 ran the job's processes; GPU 0 stays out.
-    assert_eq!((j.gpus, j.gpu_model.as_str(), j.samples, j.duration_s), (1, "NVIDIA H200", 5, 1.0));
-    // Process memory 0 (not yet listed), 1000, 2000, 2000, 1500.
-    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (2000, 1300));
-    assert_eq!(j.memory_mib_quantiles, [0, 0, 1000, 1000, 1500, 1500, 1500, 2000, 2000, 2000, 2000]);
-    assert_eq!((j.mean_util_pct, j.peak_util_pct, j.mean_mem_util_pct), (60.0, 100.0, 28.0));
-    assert_eq!((j.mean_power_w, j.peak_power_w), (433.0, 700.0));
+    let j = &s.job;
+    // Only GPU 1 ran the job's processes; GPU 0 stays out, and so does GPU 1's first
+    // reading, before the process was listed.
+    assert_eq!((j.gpus, j.gpu_model.as_str(), j.samples, j.duration_s), (1, "NVIDIA H200", 4, 1.0));
+    // Process memory 1000, 2000, 2000, 1500.
+    assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (2000, 1625));
+    assert_eq!(j.memory_mib_quantiles, [1000, 1000, 1500, 1500, 1500, 2000, 2000, 2000, 2000, 2000, 2000]);
+    // Utilization 80, 100, 100, 20; memory utilization 30, 50, 50, 10.
+    assert_eq!((j.mean_util_pct, j.peak_util_pct, j.mean_mem_util_pct), (Some(75.0), Some(100.0), Some(35.0)));
+    // Power 500, 690, 700, 200 (no energy counter recorded: power_usage as read).
+    assert_eq!((j.mean_power_w, j.peak_power_w), (Some(522.5), Some(700.0)));
+    assert!(j.sources["mean_power_w"].starts_with("4 samples: NVML power_usage at each sample"), "{:?}", j.sources);
 }
 
 #[test]
 fn without_process_memory_the_busy_devices_count() {
-    let dev = |i| SampledDevice { index: i, name: "Tesla T4".into() };
+    let dev = |i| SampledDevice { index: i, name: "Tesla T4".into(), mig: None };
     let r = |index, used, util| GpuReading {
         index,
         memory_used_mib: used,
@@ -34,11 +38,15 @@ fn without_process_memory_the_busy_devices_count() {
         Tick { t_s: 0.5, gpu: vec![r(0, 100, 0.0), r(1, 900, 60.0)] },
     ];
     let s = job_profile(&[dev(0), dev(1)], &ticks, 0.5, "x");
-    assert_eq!(s.memory, MemorySource::Device);
-    assert_eq!((s.profile.gpus, s.profile.peak_memory_mib, s.profile.mean_memory_mib), (1, 900, 700));
-    // Nothing ever busy: every device counts.
+    assert_eq!(s.memory, MemorySource::DeviceNotListed);
+    // GPU 1 only, and only its busy sample (the first holds its least memory at 0 %).
+    assert_eq!((s.job.gpus, s.job.samples, s.job.peak_memory_mib, s.job.mean_memory_mib), (1, 1, 900, 900));
+    assert!(s.job.sources["peak_memory_mib"].starts_with("device-wide memory in use, all tenants"), "{:?}", s.job.sources);
+    // Nothing ever busy: every device counts, and the profile says so.
     let idle = vec![Tick { t_s: 0.0, gpu: vec![r(0, 100, 0.0), r(1, 500, 0.0)] }];
-    assert_eq!(job_profile(&[dev(0), dev(1)], &idle, 0.0, "x").profile.gpus, 2);
+    let s = job_profile(&[dev(0), dev(1)], &idle, 0.0, "x");
+    assert_eq!(s.job.gpus, 2);
+    assert!(s.job.notes.iter().any(|n| n.starts_with("no GPU was ever busy")), "{:?}", s.job.notes);
 }
 
 #[cfg(unix)]

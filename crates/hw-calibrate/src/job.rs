@@ -1,0 +1,182 @@
+//! What a job did on its GPUs ([`MeasuredJob`]), with what was not measured left
+//! unknown and the source of every value.
+//!
+//! A reading NVML cannot give is missing, not 0: utilization on MIG (NVML answers
+//! `NotSupported`), power on a board without a sensor. [`MeasuredJob`] keeps such values
+//! as `None` and says in `sources` where each value came from or why it is missing.
+//!
+//! The job-profile file is [`sim_core::hardware::JobProfile`]'s shape, which the
+//! workload generator reads (`job_profile` of a class): [`MeasuredJob::to_toml`] leaves
+//! an unknown optional figure out of it, and writes the sources and notes as comment
+//! lines on top. That shape requires `mean_util_pct`; when it is unknown the file holds
+//! [`UNKNOWN_UTIL_PCT`], the utilization the simulator gives GPU jobs that do not say
+//! (`sim run --gpu-util`, default 100), and its comment says so: an unknown utilization
+//! is never written as 0 %.
+
+use crate::fit::{deciles, mean_max, round2};
+use serde::{Deserialize, Serialize};
+use sim_core::hardware::JobProfile;
+use std::collections::BTreeMap;
+
+/// The utilization written for a job whose utilization was not measured: the
+/// simulator's default for GPU jobs that do not say (`RunOptions::gpu_util_pct`).
+pub const UNKNOWN_UTIL_PCT: f64 = 100.0;
+
+/// A job profile as measured: `None` where a value could not be measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredJob {
+    /// The command or log it was measured from.
+    #[serde(default)]
+    pub origin: String,
+    /// GPU model(s) it ran on.
+    #[serde(default)]
+    pub gpu_model: String,
+    /// GPUs (or MIG devices) it used.
+    #[serde(default)]
+    pub gpus: u32,
+    /// Wall time, seconds.
+    pub duration_s: f64,
+    /// Per-GPU samples the figures are over (those where the job was present).
+    #[serde(default)]
+    pub samples: u64,
+    /// Peak GPU memory per GPU, MiB.
+    pub peak_memory_mib: u64,
+    /// Mean GPU memory per GPU, MiB.
+    pub mean_memory_mib: u64,
+    /// Quantiles 0, 10, …, 100 % of the per-GPU memory samples, MiB.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_mib_quantiles: Vec<u64>,
+    /// Mean GPU utilization, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_util_pct: Option<f64>,
+    /// Peak GPU utilization, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_util_pct: Option<f64>,
+    /// Mean memory-bandwidth utilization, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_mem_util_pct: Option<f64>,
+    /// Mean board power per GPU, watts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_power_w: Option<f64>,
+    /// Peak board power per GPU, watts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_power_w: Option<f64>,
+    /// Where each value comes from, or why it is missing (`field = "source"`).
+    #[serde(skip)]
+    pub sources: BTreeMap<String, String>,
+    /// GPUs skipped and other things to know, one line each.
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+/// Per-GPU values of the samples where the job was present; each list may be shorter
+/// than the number of samples (or empty) where a reading was missing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobReadings {
+    /// GPU memory used, MiB.
+    pub memory_mib: Vec<u64>,
+    /// GPU utilization, percent.
+    pub util_pct: Vec<f64>,
+    /// Memory-bandwidth utilization, percent.
+    pub mem_util_pct: Vec<f64>,
+    /// Board power, watts.
+    pub power_w: Vec<f64>,
+}
+
+impl MeasuredJob {
+    /// The figures of `readings` (samples of `gpus` GPUs of `gpu_model` over
+    /// `duration_s`): peaks, means and memory deciles, rounded as profiles are written;
+    /// a figure without readings is `None`. Sources and notes are left empty.
+    pub fn from_readings(origin: &str, gpu_model: String, gpus: u32, duration_s: f64, r: &JobReadings) -> Self {
+        let mem = mean_max(r.memory_mib.iter().map(|&m| m as f64));
+        let util = mean_max(r.util_pct.iter().copied());
+        let mem_util = mean_max(r.mem_util_pct.iter().copied());
+        let power = mean_max(r.power_w.iter().copied());
+        MeasuredJob {
+            origin: origin.to_string(),
+            gpu_model,
+            gpus,
+            duration_s: (duration_s * 1000.0).round() / 1000.0,
+            samples: r.memory_mib.len() as u64,
+            peak_memory_mib: mem.map_or(0, |m| m.1 as u64),
+            mean_memory_mib: mem.map_or(0, |m| m.0.round() as u64),
+            memory_mib_quantiles: deciles(&r.memory_mib),
+            mean_util_pct: util.map(|u| round2(u.0)),
+            peak_util_pct: util.map(|u| round2(u.1)),
+            mean_mem_util_pct: mem_util.map(|u| round2(u.0)),
+            mean_power_w: power.map(|p| round2(p.0)),
+            peak_power_w: power.map(|p| round2(p.1)),
+            sources: BTreeMap::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The fields that were not measured.
+    pub fn unknown(&self) -> Vec<&'static str> {
+        [
+            ("mean_util_pct", self.mean_util_pct),
+            ("peak_util_pct", self.peak_util_pct),
+            ("mean_mem_util_pct", self.mean_mem_util_pct),
+            ("mean_power_w", self.mean_power_w),
+            ("peak_power_w", self.peak_power_w),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| k)
+        .collect()
+    }
+
+    /// As the simulator's job profile: an unknown `mean_util_pct` becomes
+    /// [`UNKNOWN_UTIL_PCT`]; the other unknown figures are 0, as the format reads a
+    /// figure left out (the workload generator uses only memory and `mean_util_pct`).
+    pub fn to_job_profile(&self) -> JobProfile {
+        JobProfile {
+            origin: self.origin.clone(),
+            gpu_model: self.gpu_model.clone(),
+            gpus: self.gpus,
+            duration_s: self.duration_s,
+            samples: self.samples,
+            peak_memory_mib: self.peak_memory_mib,
+            mean_memory_mib: self.mean_memory_mib,
+            memory_mib_quantiles: self.memory_mib_quantiles.clone(),
+            mean_util_pct: self.mean_util_pct.unwrap_or(UNKNOWN_UTIL_PCT),
+            peak_util_pct: self.peak_util_pct.unwrap_or(0.0),
+            mean_mem_util_pct: self.mean_mem_util_pct.unwrap_or(0.0),
+            mean_power_w: self.mean_power_w.unwrap_or(0.0),
+            peak_power_w: self.peak_power_w.unwrap_or(0.0),
+        }
+    }
+
+    /// The job-profile file: `comment`, the sources and notes as comment lines, then the
+    /// known figures (see the module documentation for an unknown `mean_util_pct`).
+    pub fn to_toml(&self, comment: &str) -> String {
+        let mut head = comment.to_string();
+        if !self.sources.is_empty() {
+            head.push_str("\nsources:");
+            for (k, v) in &self.sources {
+                head.push_str(&format!("\n  {k}: {v}"));
+            }
+        }
+        let mut written = self.clone();
+        if self.mean_util_pct.is_none() {
+            written.mean_util_pct = Some(UNKNOWN_UTIL_PCT);
+            head.push_str(&format!(
+                "\nmean_util_pct = {UNKNOWN_UTIL_PCT} below is not a measurement: utilization was not measured, and \
+                 the job-profile format requires a value, so it holds the simulator's default for GPU jobs that do \
+                 not say (sim run --gpu-util)"
+            ));
+        }
+        let unknown: Vec<&str> = self.unknown().into_iter().filter(|k| *k != "mean_util_pct").collect();
+        if !unknown.is_empty() {
+            head.push_str(&format!("\nnot measured, so left out: {}", unknown.join(", ")));
+        }
+        if !self.notes.is_empty() {
+            head.push_str("\nnotes:");
+            for n in &self.notes {
+                head.push_str(&format!("\n  {n}"));
+            }
+        }
+        crate::to_toml(&written, &head)
+    }
+}
