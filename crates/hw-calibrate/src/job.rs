@@ -162,7 +162,7 @@ impl MeasuredJob {
         if self.mean_util_pct.is_none() {
             written.mean_util_pct = Some(UNKNOWN_UTIL_PCT);
             head.push_str(&format!(
-                "\nmean_util_pct = {UNKNOWN_UTIL_PCT} below is not a measurement: utilization was not measured, and \
+                "\nmean_util_pct = {UNKNOWN_UTIL_PCT:.1} below is not a measurement: utilization was not measured, and \
                  the job-profile format requires a value, so it holds the simulator's default for GPU jobs that do \
                  not say (sim run --gpu-util)"
             ));

@@ -192,7 +192,7 @@ pub fn with_shipped_power(mut g: GpuProfile) -> GpuProfile {
         }
     }
     for name in filled {
-        let why = g.sources.get(name).map(|w| format!(" (measured: {w})")).unwrap_or_default();
+        let why = g.sources.get(name).map(|w| format!(" (this profile: {w})")).unwrap_or_default();
         g.sources.insert(name.to_string(), format!("shipped profile '{}', not in this profile{why}", s.model));
     }
     g

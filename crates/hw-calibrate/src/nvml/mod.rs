@@ -48,14 +48,22 @@ const MIB: u64 = 1024 * 1024;
 /// The NVML answers to use: the file named by [`recorded::RECORDED_NVML_ENV`] when that
 /// variable is set, else the driver ([`CalibrateError::NoDriver`] without one).
 pub fn open() -> Result<Box<dyn NvmlBackend>, CalibrateError> {
-    let nvml: Result<Box<dyn NvmlBackend>, NvmlFailure> = match std::env::var_os(recorded::RECORDED_NVML_ENV) {
-        Some(path) if !path.is_empty() => {
-            let r = recorded::RecordedNvml::load(std::path::Path::new(&path))?;
-            r.init().map(|r| Box::new(r) as Box<dyn NvmlBackend>)
-        }
-        _ => live::LiveNvml::init().map(|l| Box::new(l) as Box<dyn NvmlBackend>),
-    };
-    nvml.map_err(|e| fatal("init", e))
+    match std::env::var_os(recorded::RECORDED_NVML_ENV) {
+        Some(path) if !path.is_empty() => open_recorded(std::path::Path::new(&path)),
+        _ => match live::LiveNvml::init() {
+            Ok(l) => Ok(Box::new(l)),
+            Err(e) => Err(fatal("init", e)),
+        },
+    }
+}
+
+/// The recorded NVML answers of a file, initialised as NVML would be (a recorded
+/// `LibraryNotFound` is [`CalibrateError::NoDriver`]).
+pub fn open_recorded(path: &std::path::Path) -> Result<Box<dyn NvmlBackend>, CalibrateError> {
+    match recorded::RecordedNvml::load(path)?.init() {
+        Ok(r) => Ok(Box::new(r)),
+        Err(e) => Err(fatal("init", e)),
+    }
 }
 
 /// A failure that ends the probe or the sample.

@@ -160,3 +160,88 @@ fn errors_name_file_line_column_and_expectation() {
     let e = import_bytes(b"name, memory.total\n\xff\xfe\n", "bin.csv").unwrap_err().to_string();
     assert_eq!(e, "bin.csv:2: expected UTF-8 text (an nvidia-smi CSV log or a dcgm-exporter scrape)");
 }
+
+#[test]
+fn a_truncated_nvidia_smi_log_with_messages_imports_what_it_holds() {
+    // Two "Unable to determine the device handle" lines among the readings, and a last
+    // line cut short while nvidia-smi wrote it (no newline after it).
+    let raw = std::fs::read(fixture("nvidia-smi-truncated.csv")).unwrap();
+    assert!(!raw.ends_with(b"\n"), "the fixture ends unterminated");
+    let i = import_file(&fixture("nvidia-smi-truncated.csv")).unwrap();
+    assert_eq!(i.readings, 4);
+    assert!(i.notes.iter().any(|n| n.starts_with("skipped the unterminated last line 8")), "{:?}", i.notes);
+    assert!(
+        i.notes.iter().any(|n| n.starts_with("skipped 2 lines that are not CSV (nvidia-smi's messages), the first at line 3: 'Unable to determine the device handle")),
+        "{:?}",
+        i.notes
+    );
+    let g = &i.hardware.gpu[0];
+    // No power limit in the log: the line (51.82 W at 0 %, 460.91 W at 100 %) is capped at
+    // the shipped TDP of the A100 40 GB, and the sources name it and the workload.
+    assert_eq!((g.idle_power_w, g.max_power_w, g.power_limit_w), (Some(51.82), Some(400.0), None));
+    let max = &g.sources["max_power_w"];
+    assert!(max.starts_with("shipped TDP of A100-SXM4-40GB (the log has no power limit) (the least-squares line"), "{max}");
+    assert!(max.ends_with("workload: nvidia-smi log ") || max.contains("; workload: nvidia-smi log "), "{max}");
+    assert_eq!((i.job.samples, i.job.peak_memory_mib), (3, 30_000));
+    // A message before the header still reads as nvidia-smi's.
+    let text = format!("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n{}", String::from_utf8(raw).unwrap());
+    assert_eq!(import_bytes(text.as_bytes(), "m.csv").unwrap().readings, 4);
+}
+
+#[test]
+fn power_fit_windows_are_a_second_long() {
+    // Readings 0.25 s apart: power and utilization of a second are averaged before the fit,
+    // so the short 100 % spike at 0.5 s (a utilization period power does not cover yet)
+    // does not pull the line up.
+    let mut csv = "timestamp, name, index, memory.total [MiB], utilization.gpu [%], power.draw [W], power.limit [W]\n".to_string();
+    let rows = [(0.0, 0, 100.0), (0.25, 0, 100.0), (0.5, 100, 100.0), (0.75, 0, 100.0), (1.0, 100, 400.0), (1.25, 100, 400.0), (1.5, 100, 400.0), (1.75, 100, 400.0)];
+    for (t, u, w) in rows {
+        csv.push_str(&format!("2024/05/01 12:00:{t:06.3}, Tesla T4, 0, 15360 MiB, {u} %, {w} W, 70.00 W\n"));
+    }
+    let i = import_bytes(csv.as_bytes(), "w.csv").unwrap();
+    let g = &i.hardware.gpu[0];
+    // Two windows, (25 %, 100 W) and (100 %, 400 W): the line reaches 400 W at 100 %, capped at
+    // the 70 W limit. Unwindowed, the 0.5 s spike would make three points at 100 %.
+    assert_eq!((g.idle_power_w, g.max_power_w), (Some(0.0), Some(70.0)));
+    assert!(g.sources["max_power_w"].contains("least-squares line over 2 samples reaches 400.00 W"), "{:?}", g.sources);
+}
+
+#[test]
+fn dcgm_copies_per_pod_of_a_time_sliced_gpu_are_merged() {
+    let l = |m: &str, pod: &str, v: &str| {
+        format!("{m}{{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA A10\",namespace=\"ml\",pod=\"{pod}\",container=\"c\"}} {v}\n")
+    };
+    let mut text = String::new();
+    for (used, util, power) in [("0", "0", "20"), ("8000", "60", "110"), ("12000", "100", "150")] {
+        for pod in ["train-a", "train-b", "infer-c"] {
+            text += &l("DCGM_FI_DEV_FB_USED", pod, used);
+            text += &l("DCGM_FI_DEV_FB_FREE", pod, "14000");
+            text += &l("DCGM_FI_DEV_GPU_UTIL", pod, util);
+            text += &l("DCGM_FI_DEV_POWER_USAGE", pod, power);
+        }
+    }
+    let i = import_bytes(text.as_bytes(), "ts.prom").unwrap();
+    assert_eq!(i.readings, 3, "one reading per scrape of the GPU, not one per pod");
+    assert_eq!(i.job.gpus, 1);
+    assert!(i.notes.iter().any(|n| n.starts_with("merged 24 samples repeated per pod")), "{:?}", i.notes);
+    assert_eq!((i.job.samples, i.job.peak_memory_mib), (2, 12_000));
+}
+
+#[test]
+fn dcgm_energy_counter_gives_power_over_the_interval() {
+    let l = |m: &str, v: &str, ts: u64| format!("{m}{{gpu=\"0\",UUID=\"GPU-e\",modelName=\"NVIDIA H100 80GB HBM3\"}} {v} {ts}\n");
+    let mut text = String::new();
+    // Energy +150 J over 2 s (75 W), then +1300 J over 2 s (650 W); POWER_USAGE says otherwise.
+    for (ts, util, energy) in [(1_700_000_000_000u64, "0", "1000000"), (1_700_000_002_000, "0", "1150000"), (1_700_000_004_000, "100", "2450000")] {
+        text += &l("DCGM_FI_DEV_FB_TOTAL", "81559", ts);
+        text += &l("DCGM_FI_DEV_FB_USED", if util == "0" { "0" } else { "1000" }, ts);
+        text += &l("DCGM_FI_DEV_GPU_UTIL", util, ts);
+        text += &l("DCGM_FI_DEV_POWER_USAGE", "999", ts);
+        text += &l("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", energy, ts);
+    }
+    let i = import_bytes(text.as_bytes(), "e.prom").unwrap();
+    let g = &i.hardware.gpu[0];
+    // Points (0 %, 999 W as read: no interval before it), (0 %, 75 W), (100 %, 650 W).
+    assert!(g.sources["power"].starts_with("2 readings' power from the change of the energy counter"), "{:?}", g.sources);
+    assert_eq!((i.job.mean_power_w, i.job.samples), (Some(650.0), 1));
+}

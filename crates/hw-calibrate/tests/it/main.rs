@@ -4,6 +4,7 @@
 mod api;
 mod fuzz;
 mod import;
+mod nvml;
 mod probe;
 mod sample;
 mod shipped;
