@@ -1,79 +1,165 @@
 #!/usr/bin/env bash
-# Device check of `sim calibrate` on a machine with an NVIDIA GPU (written for the
-# project's H200 device runs; any NVIDIA GPU works). One command:
+# Device check of `sim calibrate` on a machine with an NVIDIA GPU, made for a freshly lent
+# machine that has no network and may have no Rust toolchain. One command:
 #
-#   scripts/device-check.sh                  # builds target/release/sim, writes ./device-out
-#   OUT=/tmp/x SIM=path/to/sim DURATION=30 scripts/device-check.sh
+#   scripts/device-check.sh                 # sim from target/release/sim, writes ./device-out
+#   OUT=/abs/dir SIM=/path/to/sim DURATION=30 scripts/device-check.sh
+#   scripts/device-check.sh --self-test     # the same steps on recorded NVML answers and a
+#                                           # stand-in nvidia-smi: no GPU, no network
 #
-# It builds `sim` (release; or uses $SIM, e.g. a binary built elsewhere and carried over,
-# since a machine without network cannot fetch crates), then
-#   1. probes the GPUs:            sim calibrate probe --out $OUT/h200-probe.toml
-#   2. samples a small GPU workload for $DURATION s (default 30):
-#                                  sim calibrate sample --interval-ms 200 --out $OUT/h200-sample.toml -- WORKLOAD
-#      while nvidia-smi logs the same seconds to $OUT/nvidia-smi-log.csv (every 500 ms);
-#   3. imports that log:           sim calibrate import $OUT/nvidia-smi-log.csv --out $OUT/h200-import.toml
-#                                  --job-out $OUT/h200-import-job.toml
-# The workload is a tiny CUDA program when nvcc exists, else a PyTorch matmul loop when
-# torch with CUDA imports, else `sleep` (then the workload was idle, and says so). Both
-# real workloads hold 2 GiB and step their duty cycle through 0, 25, 50, 75 and 100 %
-# so that power can be fitted against utilization. A failing workload does not stop the
-# script. Every command run is printed and kept in $OUT/commands.txt; the exit status is
-# 0 when the probe and the import succeeded.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# The sim binary: $SIM, default target/release/sim, carried along from a machine that built
+# it. Without it, and only when cargo exists and every dependency is already on this
+# machine, it is built with `cargo build --release --offline --locked --bin sim`; otherwise
+# the script says "build elsewhere and carry the binary" and exits 2. It never goes online.
+#
+# Steps, each command, its exit status and its output in $OUT/device-check.log:
+#   1. probe:    sim calibrate probe --out $OUT/probe.toml
+#   2. workload: a CUDA program (nvcc), else a PyTorch loop (torch with CUDA), else an idle
+#                `sleep`; the real ones hold $WORKLOAD_MIB (2048) MiB and step their duty
+#                cycle through 0, 25, 50, 75 and 100 % for $DURATION (30) s. WORKLOAD (a
+#                command line) and WORKLOAD_MIB replace it. It runs under `timeout`.
+#   3. sample:   sim calibrate sample --interval-ms 1000 --out $OUT/sample-job.toml -- WORKLOAD
+#                in its own process group, all of which is stopped at the end, while
+#                `nvidia-smi --query-gpu=… --format=csv -lms 1000 -f $OUT/nvidia-smi.csv`
+#                logs the same seconds (stopped with SIGINT, also by the exit trap).
+#   4. import:   sim calibrate import $OUT/nvidia-smi.csv --out $OUT/import.toml
+#                --job-out $OUT/import-job.toml
+#   5. checks:   the probe's GPU count is nvidia-smi -L's; every model's idle power is below
+#                its power limit; the workload's sampled peak memory is at least what it
+#                allocates; the memory source the sample used is named.
+# Readings are 1 s apart: NVML's utilization covers the last 1/6 to 1 s and power is a 1 s
+# average on recent boards (instantaneous on GA100), so faster samples would pair
+# utilization and power of different periods.
+#
+# $OUT receives at most 8 files (the log, probe.toml, sample-job.toml, import.toml,
+# import-job.toml, nvidia-smi.csv, nvidia-smi-q.txt); the workload's sources and binaries go
+# to a temporary folder. Exit status: 0 every step and check passed; 1 a step or a check
+# failed (the log says which); 2 no sim binary; 3 no NVIDIA driver (GPU steps skipped).
+set -uo pipefail
 
-OUT="${OUT:-./device-out}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd -P)"
+abspath() { case "$1" in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
+
+if [ "${1:-}" = "--self-test" ]; then
+  # Recorded NVML answers and a stand-in nvidia-smi (crates/hw-calibrate/tests/fixtures).
+  export SCHEDLAB_RECORDED_NVML="$ROOT/crates/hw-calibrate/tests/fixtures/device-check-nvml.toml"
+  NVIDIA_SMI="${NVIDIA_SMI:-$ROOT/crates/hw-calibrate/tests/fixtures/fake-nvidia-smi}"
+  DURATION="${DURATION:-3}"
+  WORKLOAD="${WORKLOAD:-sleep $DURATION}"
+  SELF_TEST=1
+elif [ -n "${1:-}" ]; then
+  echo "usage: scripts/device-check.sh [--self-test]   (settings through OUT, SIM, DURATION, WORKLOAD, WORKLOAD_MIB, NVIDIA_SMI)" >&2
+  exit 2
+else
+  SELF_TEST=0
+fi
+
+# Absolute paths, before anything changes folder.
+OUT="$(abspath "${OUT:-device-out}")"
+SIM="$(abspath "${SIM:-$ROOT/target/release/sim}")"
 DURATION="${DURATION:-30}"
-mkdir -p "$OUT"
-CMDS="$OUT/commands.txt"
-: >"$CMDS"
-STATUS="$OUT/status.txt"
-: >"$STATUS"
+WORKLOAD_MIB="${WORKLOAD_MIB:-2048}"
+NVIDIA_SMI="${NVIDIA_SMI:-$(command -v nvidia-smi || true)}"
+[ -n "$NVIDIA_SMI" ] && NVIDIA_SMI="$(abspath "$NVIDIA_SMI")"
+CARGO="${CARGO:-cargo}"
+case "$DURATION" in '' | *[!0-9]*) echo "DURATION=$DURATION: expected whole seconds" >&2; exit 2 ;; esac
 
-say() { echo "== $*"; }
-show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
-# Runs a command, printing and recording it; records its exit status, never fails.
-run() {
-  show "$@" | tee -a "$CMDS"
-  local rc=0
-  "$@" || rc=$?
-  echo "$rc $*" >>"$STATUS"
+mkdir -p "$OUT" || exit 2
+LOG="$OUT/device-check.log"
+: >"$LOG"
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/device-check.XXXXXX")"
+SMI_PID=
+SAMPLE_PGID=
+
+stop_group() { # stops a process group: SIGTERM, then SIGKILL after 5 s
+  local pgid="$1"
+  [ -n "$pgid" ] || return 0
+  kill -TERM -- "-$pgid" 2>/dev/null || return 0
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    kill -0 -- "-$pgid" 2>/dev/null || return 0
+    sleep 0.5
+  done
+  kill -KILL -- "-$pgid" 2>/dev/null || true
+}
+stop_smi() { # nvidia-smi -f finishes its file on SIGINT
+  [ -n "$SMI_PID" ] || return 0
+  kill -INT "$SMI_PID" 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    kill -0 "$SMI_PID" 2>/dev/null || break
+    sleep 0.5
+  done
+  kill -TERM "$SMI_PID" 2>/dev/null || true
+  wait "$SMI_PID" 2>/dev/null || true
+  SMI_PID=
+}
+cleanup() {
+  stop_smi
+  stop_group "$SAMPLE_PGID"
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+FAILED=()
+# step NAME CMD...: runs CMD with its output in the log, records its exit status.
+step() {
+  local name="$1"
+  shift
+  { printf '+'; printf ' %q' "$@"; printf '\n'; } | tee -a "$LOG"
+  "$@" >>"$LOG" 2>&1
+  local rc=$?
+  log "status $name: $rc"
   return "$rc"
 }
+check() { # check NAME OK(0|1) DETAIL
+  if [ "$2" = 0 ]; then log "check $1: ok ($3)"; else log "check $1: FAILED ($3)"; FAILED+=("$1"); fi
+}
 
-say "sim binary"
-if [ -n "${SIM:-}" ]; then
-  [ -x "$SIM" ] || { echo "SIM=$SIM is not an executable" >&2; exit 2; }
-else
-  SIM=target/release/sim
-  if ! run cargo build --release --offline --bin sim; then
-    run cargo build --release --bin sim
+log "== device check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname 2>/dev/null || echo unknown)"
+log "out: $OUT; sim: $SIM; duration: $DURATION s; nvidia-smi: ${NVIDIA_SMI:-none}"
+[ "$SELF_TEST" = 1 ] && log "self-test: recorded NVML answers $SCHEDLAB_RECORDED_NVML, nvidia-smi stand-in $NVIDIA_SMI"
+
+log "== sim binary"
+if [ ! -x "$SIM" ]; then
+  if command -v "$CARGO" >/dev/null 2>&1 && (cd "$ROOT" && "$CARGO" metadata --offline --locked --format-version 1 >/dev/null 2>&1); then
+    step build bash -c "cd \"\$1\" && \"\$2\" build --release --offline --locked --bin sim" _ "$ROOT" "$CARGO" \
+      && SIM="$ROOT/target/release/sim"
+  fi
+  if [ ! -x "$SIM" ]; then
+    log "no sim binary at $SIM, and it cannot be built here offline (no cargo, or its dependencies are not on this machine): build elsewhere and carry the binary (cargo build --release --locked --bin sim, then SIM=/path/to/sim)"
+    exit 2
   fi
 fi
-echo "using $SIM"
+log "using $SIM"
 
-say "machine"
-if command -v nvidia-smi >/dev/null 2>&1; then
-  HAVE_SMI=1
-  run nvidia-smi || true
-  show nvidia-smi -q | tee -a "$CMDS"
-  nvidia-smi -q >"$OUT/nvidia-smi-q.txt" 2>&1 || true
+log "== machine"
+if [ -n "$NVIDIA_SMI" ] && [ -x "$NVIDIA_SMI" ]; then
+  step nvidia-smi-L "$NVIDIA_SMI" -L
+  "$NVIDIA_SMI" -q >"$OUT/nvidia-smi-q.txt" 2>&1
+  log "status nvidia-smi-q: $? (in nvidia-smi-q.txt)"
 else
-  HAVE_SMI=0
-  echo "no nvidia-smi on this machine: no CSV log, no import"
+  NVIDIA_SMI=
+  log "no nvidia-smi: no CSV log, no import, no GPU count check"
 fi
 
-say "1. probe"
-PROBE_RC=0
-run "$SIM" calibrate probe --out "$OUT/h200-probe.toml" || PROBE_RC=$?
+log "== 1. probe"
+step probe "$SIM" calibrate probe --out "$OUT/probe.toml"
+PROBE_RC=$?
+if [ "$PROBE_RC" = 2 ] && grep -q "no NVIDIA driver" "$LOG"; then
+  log "no NVIDIA driver on this machine (NVML cannot be loaded): the GPU steps are skipped"
+  exit 3
+fi
+[ "$PROBE_RC" = 0 ] || FAILED+=(probe)
 
-say "2. workload"
-WORKLOAD_KIND=idle
-WORKLOAD=(sleep "$DURATION")
-if command -v nvcc >/dev/null 2>&1; then
-  cat >"$OUT/burn.cu" <<'CU'
-// A small GPU load for `sim calibrate sample`: holds 2 GiB and runs FMA kernels with a
-// duty cycle stepping through 0, 25, 50, 75 and 100 % (of each 100 ms) over the run.
+log "== 2. workload"
+KIND=given
+if [ -n "${WORKLOAD:-}" ]; then
+  read -r -a CMD <<<"$WORKLOAD"
+elif command -v nvcc >/dev/null 2>&1; then
+  cat >"$TMP/burn.cu" <<'CU'
+// A small GPU load: holds MIB MiB (argv[2]) and runs FMA kernels with a duty cycle
+// stepping through 0, 25, 50, 75 and 100 % (of each 100 ms) over argv[1] seconds.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -90,15 +176,16 @@ __global__ void fma_loop(float *x, int n, int iters) {
 
 int main(int argc, char **argv) {
   double seconds = argc > 1 ? atof(argv[1]) : 30.0;
+  size_t hold_bytes = (size_t)(argc > 2 ? atol(argv[2]) : 2048) << 20;
   const int n = 1 << 24;
   float *x = nullptr;
   void *hold = nullptr;
-  if (cudaMalloc(&x, n * sizeof(float)) != cudaSuccess || cudaMalloc(&hold, (size_t)2 << 30) != cudaSuccess) {
+  if (cudaMalloc(&x, n * sizeof(float)) != cudaSuccess || cudaMalloc(&hold, hold_bytes) != cudaSuccess) {
     fprintf(stderr, "burn: cudaMalloc failed\n");
     return 1;
   }
   cudaMemset(x, 0, n * sizeof(float));
-  cudaMemset(hold, 1, (size_t)2 << 30);
+  cudaMemset(hold, 1, hold_bytes);
   const double duty[] = {0.0, 0.25, 0.5, 0.75, 1.0};
   using clk = std::chrono::steady_clock;
   auto since = [](clk::time_point t) { return std::chrono::duration<double>(clk::now() - t).count(); };
@@ -123,24 +210,24 @@ int main(int argc, char **argv) {
   return 0;
 }
 CU
-  if run nvcc -O2 -o "$OUT/burn" "$OUT/burn.cu"; then
-    WORKLOAD_KIND=cuda
-    WORKLOAD=("$OUT/burn" "$DURATION")
+  if step nvcc nvcc -O2 -o "$TMP/burn" "$TMP/burn.cu"; then
+    KIND=cuda
+    CMD=("$TMP/burn" "$DURATION" "$WORKLOAD_MIB")
   fi
 fi
-if [ "$WORKLOAD_KIND" = idle ] && command -v python3 >/dev/null 2>&1 \
-  && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-  cat >"$OUT/burn.py" <<'PY'
-# A small GPU load for `sim calibrate sample`: holds 2 GiB and runs FP16 matmuls with a
-# duty cycle stepping through 0, 25, 50, 75 and 100 % (of each 100 ms) over the run.
+if [ -z "${CMD+x}" ] && command -v python3 >/dev/null 2>&1 \
+  && python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  cat >"$TMP/burn.py" <<'PY'
+# A small GPU load: holds MIB MiB (argv[2]) and runs FP16 matmuls with a duty cycle
+# stepping through 0, 25, 50, 75 and 100 % (of each 100 ms) over argv[1] seconds.
 import sys
 import time
 
 import torch
 
-secs = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
+secs = float(sys.argv[1])
 dev = torch.device("cuda")
-hold = torch.ones(2 << 30, dtype=torch.uint8, device=dev)
+hold = torch.ones(int(sys.argv[2]) << 20, dtype=torch.uint8, device=dev)
 a = torch.randn(4096, 4096, device=dev, dtype=torch.float16)
 b = torch.randn(4096, 4096, device=dev, dtype=torch.float16)
 duty = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -156,58 +243,105 @@ while time.time() - start < secs:
         time.sleep(rest)
 print("burn: done")
 PY
-  WORKLOAD_KIND=torch
-  WORKLOAD=(python3 "$OUT/burn.py" "$DURATION")
+  KIND=torch
+  CMD=(python3 "$TMP/burn.py" "$DURATION" "$WORKLOAD_MIB")
 fi
-if [ "$WORKLOAD_KIND" = idle ]; then
-  echo "no nvcc and no torch with CUDA: the workload is 'sleep $DURATION' (the GPU stays idle)"
+if [ -z "${CMD+x}" ]; then
+  KIND=idle
+  CMD=(sleep "$DURATION")
+  log "no nvcc and no torch with CUDA: the workload is 'sleep $DURATION' (the GPU stays idle)"
 fi
-echo "workload ($WORKLOAD_KIND): ${WORKLOAD[*]}"
-echo "$WORKLOAD_KIND" >"$OUT/workload.txt"
+LIMIT=$((DURATION + 60))
+log "workload ($KIND, at most $LIMIT s): ${CMD[*]}"
 
-SMI_PID=
-if [ "$HAVE_SMI" = 1 ]; then
+log "== 3. sample"
+if [ -n "$NVIDIA_SMI" ]; then
   QUERY=timestamp,name,index,uuid,memory.total,memory.used,utilization.gpu,utilization.memory,power.draw,power.limit,clocks.sm,clocks.max.sm
-  show nvidia-smi --query-gpu="$QUERY" --format=csv -lms 500 | tee -a "$CMDS"
-  nvidia-smi --query-gpu="$QUERY" --format=csv -lms 500 >"$OUT/nvidia-smi-log.csv" 2>"$OUT/nvidia-smi-log.err" &
+  { printf '+'; printf ' %q' "$NVIDIA_SMI" --query-gpu="$QUERY" --format=csv -lms 1000 -f "$OUT/nvidia-smi.csv"; printf ' &\n'; } | tee -a "$LOG"
+  "$NVIDIA_SMI" --query-gpu="$QUERY" --format=csv -lms 1000 -f "$OUT/nvidia-smi.csv" >>"$LOG" 2>&1 &
   SMI_PID=$!
-  sleep 1
+  sleep 2
 fi
-
-say "2. sample"
-SAMPLE_RC=0
-run "$SIM" calibrate sample --interval-ms 200 --out "$OUT/h200-sample.toml" -- "${WORKLOAD[@]}" || SAMPLE_RC=$?
-if [ "$SAMPLE_RC" = 2 ] && [ -n "$SMI_PID" ]; then
-  echo "sim calibrate sample could not sample (exit 2): running the workload alone for the nvidia-smi log"
-  run "${WORKLOAD[@]}" || true
-fi
+SAMPLE=("$SIM" calibrate sample --interval-ms 1000 --out "$OUT/sample-job.toml" -- timeout -k 10 "$LIMIT" "${CMD[@]}")
+{ printf '+ setsid'; printf ' %q' "${SAMPLE[@]}"; printf '\n'; } | tee -a "$LOG"
+setsid "${SAMPLE[@]}" >>"$LOG" 2>&1 &
+SAMPLE_PID=$!
+SAMPLE_PGID=$SAMPLE_PID
+# The sample's own limit: the workload's and a margin for sim (a timer in its own group).
+setsid bash -c 'sleep "$1"; kill -TERM -- "-$2"' _ $((LIMIT + 30)) "$SAMPLE_PGID" >/dev/null 2>&1 &
+WATCHDOG=$!
+wait "$SAMPLE_PID"
+SAMPLE_RC=$?
+kill -- "-$WATCHDOG" 2>/dev/null
+wait "$WATCHDOG" 2>/dev/null
+log "status sample: $SAMPLE_RC"
+stop_group "$SAMPLE_PGID"
+SAMPLE_PGID=
+[ "$SAMPLE_RC" = 0 ] || FAILED+=(sample)
 if [ -n "$SMI_PID" ]; then
-  sleep 1
-  kill "$SMI_PID" 2>/dev/null || true
-  wait "$SMI_PID" 2>/dev/null || true
+  sleep 2
+  stop_smi
+  log "status nvidia-smi-log: $(grep -c , "$OUT/nvidia-smi.csv" 2>/dev/null || echo 0) lines in nvidia-smi.csv"
 fi
-case "$SAMPLE_RC" in
-  0) ;;
-  1) echo "the workload or NVML failed during sampling (exit 1); continuing" ;;
-  *) echo "sim calibrate sample failed (exit $SAMPLE_RC); continuing" ;;
-esac
 
-say "3. import"
-IMPORT_RC=0
-if [ "$HAVE_SMI" = 1 ]; then
-  run "$SIM" calibrate import "$OUT/nvidia-smi-log.csv" --out "$OUT/h200-import.toml" \
-    --job-out "$OUT/h200-import-job.toml" || IMPORT_RC=$?
+log "== 4. import"
+if [ -n "$NVIDIA_SMI" ]; then
+  step import "$SIM" calibrate import "$OUT/nvidia-smi.csv" --out "$OUT/import.toml" --job-out "$OUT/import-job.toml" \
+    || FAILED+=(import)
 else
-  IMPORT_RC=2
+  log "status import: skipped (no nvidia-smi)"
 fi
 
-say "summary"
-echo "workload: $WORKLOAD_KIND; probe exit $PROBE_RC, sample exit $SAMPLE_RC, import exit $IMPORT_RC"
-ls -l "$OUT"
-for f in h200-probe.toml h200-sample.toml h200-import.toml h200-import-job.toml; do
-  if [ -f "$OUT/$f" ]; then
-    echo "--- $OUT/$f"
-    cat "$OUT/$f"
+log "== 5. checks"
+value() { # value FILE KEY: the first `KEY = number` of FILE
+  awk -v k="$2" '$1 == k && $2 == "=" { print $3; exit }' "$1" 2>/dev/null
+}
+if [ -f "$OUT/probe.toml" ]; then
+  devices=$(grep -c '^\[\[gpu\.devices\]\]' "$OUT/probe.toml")
+  if [ -n "$NVIDIA_SMI" ]; then
+    listed=$("$NVIDIA_SMI" -L 2>/dev/null | grep -c '^GPU ')
+    [ "$devices" = "$listed" ]
+    check gpu-count $? "probe read $devices GPU(s), nvidia-smi -L lists $listed"
+  else
+    log "check gpu-count: skipped (no nvidia-smi; the probe read $devices GPU(s))"
   fi
+  # Per [[gpu]] entry: idle_power_w < power_limit_w.
+  idle_check=$(awk '
+    function flush() { if (model != "") { if (idle == "" || limit == "") printf "%s: idle %s W, limit %s W (not both known); ", model, idle == "" ? "?" : idle, limit == "" ? "?" : limit; else if (idle + 0 < limit + 0) printf "%s: idle %s W < limit %s W; ", model, idle, limit; else { printf "%s: idle %s W >= limit %s W; ", model, idle, limit; bad = 1 } } model = ""; idle = ""; limit = "" }
+    /^\[\[gpu\]\]/ { flush(); ingpu = 1; next }
+    /^\[/ { ingpu = 0; next }
+    ingpu && /^model = / { model = substr($0, 9) }
+    ingpu && $1 == "idle_power_w" { idle = $3 }
+    ingpu && $1 == "power_limit_w" { limit = $3 }
+    END { flush(); exit bad }' "$OUT/probe.toml")
+  check idle-below-limit $? "$idle_check"
+else
+  check probe-profile 1 "no probe.toml"
+fi
+if [ -f "$OUT/sample-job.toml" ]; then
+  peak=$(value "$OUT/sample-job.toml" peak_memory_mib)
+  source=$(sed -n 's/^#   peak_memory_mib: //p' "$OUT/sample-job.toml" | head -1)
+  if [ "$KIND" = idle ]; then
+    log "check workload-peak: skipped (idle workload; sampled peak ${peak:-?} MiB)"
+  else
+    [ "${peak:-0}" -ge "$WORKLOAD_MIB" ]
+    check workload-peak $? "sampled peak ${peak:-?} MiB, the workload allocates $WORKLOAD_MIB MiB"
+  fi
+  [ -n "$source" ]
+  check memory-source $? "${source:-none named}"
+  case "$source" in device-wide*) log "note: the sample used device-wide memory: other tenants count in it" ;; esac
+else
+  check sample-profile 1 "no sample-job.toml"
+fi
+
+log "== summary"
+log "files in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')"
+for f in probe.toml sample-job.toml import.toml import-job.toml; do
+  [ -f "$OUT/$f" ] && { log "--- $f"; cat "$OUT/$f" >>"$LOG"; }
 done
-[ "$PROBE_RC" = 0 ] && [ "$IMPORT_RC" = 0 ]
+if [ "${#FAILED[@]}" -gt 0 ]; then
+  log "FAILED: ${FAILED[*]}"
+  exit 1
+fi
+log "all steps and checks passed"
+exit 0

@@ -8,11 +8,12 @@
 //! 1. **Line.** When the samples hold at least two distinct utilizations, an ordinary
 //!    least-squares line `watts = a + b × util` is fitted. If its slope is positive,
 //!    `idle_power_w` is the line at 0 % (`a`, at least 0) and `max_power_w` the line at
-//!    100 % (`a + 100 b`), lowered to the power limit when one is known and the line
-//!    overshoots it; `idle_power_w` is then at most `max_power_w`.
+//!    100 % (`a + 100 b`), lowered to the cap ([`PowerCap`]: the board's power limit, or
+//!    the shipped TDP of a known model) when the line overshoots it; `idle_power_w` is
+//!    then at most `max_power_w`.
 //! 2. **No line** (utilization never varies, or power does not rise with it):
 //!    `idle_power_w` is the lowest power among the samples at 0 % (none if no sample is
-//!    at 0 %), and `max_power_w` the power limit (none if unknown).
+//!    at 0 %), and `max_power_w` the cap (none if unknown).
 //! 3. **Curve.** With a line, samples are also binned by utilization (0–9 %, 10–19 %, …,
 //!    90–100 %). Every bin of at least [`MIN_BIN_SAMPLES`] samples gives a point (mean
 //!    utilization, mean watts); with at least [`MIN_BINS`] such points, `power_curve` is

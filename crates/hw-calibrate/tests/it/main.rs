@@ -2,6 +2,7 @@
 //! out by hand. No GPU, driver or network needed.
 
 mod api;
+mod device_check;
 mod fuzz;
 mod import;
 mod nvml;
