@@ -95,11 +95,8 @@ pub fn fit_power(samples: &[(f64, f64)], cap: Option<&PowerCap>) -> PowerFit {
         let mut max_how = format!("least-squares line of power on utilization over {n} samples, at 100 %");
         if let Some(c) = cap.filter(|c| max > c.watts) {
             max = c.watts;
-            max_how = format!(
-                "{} (the least-squares line over {n} samples reaches {:.2} W at 100 %)",
-                c.what,
-                a + 100.0 * b
-            );
+            max_how =
+                format!("{} (the least-squares line over {n} samples reaches {:.2} W at 100 %)", c.what, a + 100.0 * b);
         }
         let max = round2(max);
         let idle = round2(a.max(0.0)).min(max);
@@ -202,13 +199,18 @@ mod tests {
     fn fit_by_hand() {
         let cap = |w: f64| PowerCap { watts: w, what: "power limit".into() };
         // Mean util 50, mean power 200, Sxy 29 600, Sxx 10 000: b = 2.96, a = 52.
-        let f = fit_power(&[(0.0, 50.0), (0.0, 54.0), (50.0, 200.0), (100.0, 350.0), (100.0, 346.0)], Some(&cap(400.0)));
+        let f =
+            fit_power(&[(0.0, 50.0), (0.0, 54.0), (50.0, 200.0), (100.0, 350.0), (100.0, 346.0)], Some(&cap(400.0)));
         assert_eq!((f.idle_w, f.max_w), (Some(52.0), Some(348.0)));
         assert!(f.curve.is_empty());
         // Capped at the limit, and the source says so.
         let f = fit_power(&[(0.0, 50.0), (100.0, 500.0)], Some(&cap(400.0)));
         assert_eq!((f.idle_w, f.max_w), (Some(50.0), Some(400.0)));
-        assert!(f.max_how.starts_with("power limit (the least-squares line over 2 samples reaches 500.00 W"), "{}", f.max_how);
+        assert!(
+            f.max_how.starts_with("power limit (the least-squares line over 2 samples reaches 500.00 W"),
+            "{}",
+            f.max_how
+        );
         // Utilization never varies: idle from the 0 % samples, max the limit.
         let f = fit_power(&[(0.0, 61.0), (0.0, 60.5)], Some(&cap(300.0)));
         assert_eq!((f.idle_w, f.max_w), (Some(60.5), Some(300.0)));

@@ -194,7 +194,8 @@ fn mig_summary(devs: &[&ProbedDevice]) -> Option<String> {
         .iter()
         .flat_map(|d| {
             d.mig_devices.iter().map(move |m| {
-                let procs = m.compute_processes.map_or_else(|| "processes unknown".to_string(), |n| format!("{n} process(es)"));
+                let procs =
+                    m.compute_processes.map_or_else(|| "processes unknown".to_string(), |n| format!("{n} process(es)"));
                 format!("GPU {} MIG {} '{}' {} MiB, {procs}", d.index, m.mig, m.name, m.memory_total_mib)
             })
         })

@@ -338,9 +338,7 @@ pub fn job_profile(devices: &[SampledDevice], ticks: &[Tick], duration_s: f64, o
             }
             r.mem_util_pct.extend(g.mem_util_pct);
             let by_energy = match (previous, g.energy_mj) {
-                (Some((t0, e0)), Some(e1)) if t.t_s > t0 && e1 >= e0 => {
-                    Some((e1 - e0) as f64 / (t.t_s - t0) / 1000.0)
-                }
+                (Some((t0, e0)), Some(e1)) if t.t_s > t0 && e1 >= e0 => Some((e1 - e0) as f64 / (t.t_s - t0) / 1000.0),
                 _ => None,
             };
             if let Some(w) = by_energy {

@@ -229,10 +229,11 @@ pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Read
             seen: BTreeSet::new(),
         });
         o.seen.insert((f, pod));
-        if o.values.contains_key(&f) {
-            merged += 1;
-        } else {
-            o.values.insert(f, s.value);
+        match o.values.entry(f) {
+            std::collections::btree_map::Entry::Occupied(_) => merged += 1,
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(s.value);
+            }
         }
     }
     if dcgm_lines == 0 {

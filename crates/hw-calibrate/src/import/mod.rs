@@ -212,7 +212,9 @@ fn powers(readings: &[Reading]) -> (BTreeMap<usize, f64>, usize) {
 /// averaged over windows of at least a second ([`windows`]) where the readings have
 /// timestamps, as they are otherwise.
 fn fit_points(rs: &[&Reading], power: &BTreeMap<usize, f64>) -> (Vec<(f64, f64)>, bool) {
-    let mut per_gpu: BTreeMap<&str, Vec<(Option<f64>, f64, f64)>> = BTreeMap::new();
+    // Per GPU: (seconds if known, util %, watts).
+    type Point = (Option<f64>, f64, f64);
+    let mut per_gpu: BTreeMap<&str, Vec<Point>> = BTreeMap::new();
     for r in rs {
         if let (Some(u), Some(&w)) = (r.util_pct, power.get(&r.line)) {
             per_gpu.entry(r.gpu.as_str()).or_default().push((r.t_s, u, w));
@@ -415,8 +417,11 @@ fn job_of(readings: &[Reading], origin: &str, power: &BTreeMap<usize, f64>, note
     let util = or_missing(j.mean_util_pct, "device-wide GPU utilization in the log", "no utilization in the log");
     j.sources.insert("mean_util_pct".to_string(), util.clone());
     j.sources.insert("peak_util_pct".to_string(), util);
-    let mem_util =
-        or_missing(j.mean_mem_util_pct, "device-wide memory utilization in the log", "no memory utilization in the log");
+    let mem_util = or_missing(
+        j.mean_mem_util_pct,
+        "device-wide memory utilization in the log",
+        "no memory utilization in the log",
+    );
     j.sources.insert("mean_mem_util_pct".to_string(), mem_util);
     let p = or_missing(j.mean_power_w, "board power in the log", "no power in the log (no power sensor)");
     j.sources.insert("mean_power_w".to_string(), p.clone());

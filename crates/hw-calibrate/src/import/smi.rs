@@ -70,7 +70,8 @@ fn is_message(l: &str) -> bool {
 
 /// Reads the log's readings; lines skipped are counted in `notes`.
 pub fn parse(text: &str, name: &str, notes: &mut Vec<String>) -> Result<Vec<Reading>, CalibrateError> {
-    let mut all: Vec<(usize, &str)> = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).collect();
+    let mut all: Vec<(usize, &str)> =
+        text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).collect();
     if !text.ends_with('\n')
         && let Some(&(line, last)) = all.last()
         && !last.trim().is_empty()

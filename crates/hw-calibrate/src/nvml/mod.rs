@@ -338,8 +338,7 @@ fn read_unit(nvml: &dyn NvmlBackend, u: &mut Unit, pids: &[u32]) -> Result<GpuRe
     let power_w = if mig { None } else { optional(nvml.power_usage_mw(id))?.map(watts) };
     let energy_mj = if mig { None } else { optional(nvml.total_energy_mj(id))? };
     let processes = listed(optional(nvml.compute_processes(id))?, optional(nvml.mps_compute_processes(id))?);
-    let ours: Vec<GpuProcess> =
-        processes.iter().flatten().filter(|p| pids.contains(&p.pid)).copied().collect();
+    let ours: Vec<GpuProcess> = processes.iter().flatten().filter(|p| pids.contains(&p.pid)).copied().collect();
     let others = processes.as_ref().map_or(0, |ps| ps.len() - ours.len());
     let unavailable = ours.iter().any(|p| p.used_bytes.is_none());
     let process_memory_mib = if ours.is_empty() || unavailable {

@@ -33,7 +33,10 @@ fn nvidia_smi_csv_with_units() {
     assert_eq!((j.gpus, j.samples, j.gpu_model.as_str()), (2, 5, "NVIDIA A100-SXM4-80GB"));
     assert_eq!(j.duration_s, 4.01);
     assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (78_000, 55_200)); // 276 000 / 5
-    assert_eq!(j.memory_mib_quantiles, [20_000, 20_000, 40_000, 40_000, 60_000, 60_000, 60_000, 78_000, 78_000, 78_000, 78_000]);
+    assert_eq!(
+        j.memory_mib_quantiles,
+        [20_000, 20_000, 40_000, 40_000, 60_000, 60_000, 60_000, 78_000, 78_000, 78_000, 78_000]
+    );
     assert_eq!((j.mean_util_pct, j.peak_util_pct), (Some(80.0), Some(100.0))); // 400 / 5
     assert_eq!(j.mean_mem_util_pct, Some(32.0)); // 160 / 5
     assert_eq!((j.mean_power_w, j.peak_power_w), (Some(332.0), Some(404.0))); // 1660 / 5
@@ -87,7 +90,10 @@ fn dcgm_exporter_scrapes() {
     let j = &i.job;
     assert_eq!((j.gpus, j.samples), (2, 4));
     assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (75_000, 48_750)); // 195 000 / 4
-    assert_eq!(j.memory_mib_quantiles, [20_000, 20_000, 30_000, 30_000, 30_000, 70_000, 70_000, 70_000, 70_000, 75_000, 75_000]);
+    assert_eq!(
+        j.memory_mib_quantiles,
+        [20_000, 20_000, 30_000, 30_000, 30_000, 70_000, 70_000, 70_000, 70_000, 75_000, 75_000]
+    );
     assert_eq!((j.mean_util_pct, j.mean_mem_util_pct), (Some(75.0), Some(47.5)));
     assert_eq!((j.mean_power_w, j.peak_power_w), (Some(542.5), Some(700.0)));
 }
@@ -180,11 +186,17 @@ fn a_truncated_nvidia_smi_log_with_messages_imports_what_it_holds() {
     // the shipped TDP of the A100 40 GB, and the sources name it and the workload.
     assert_eq!((g.idle_power_w, g.max_power_w, g.power_limit_w), (Some(51.82), Some(400.0), None));
     let max = &g.sources["max_power_w"];
-    assert!(max.starts_with("shipped TDP of A100-SXM4-40GB (the log has no power limit) (the least-squares line"), "{max}");
+    assert!(
+        max.starts_with("shipped TDP of A100-SXM4-40GB (the log has no power limit) (the least-squares line"),
+        "{max}"
+    );
     assert!(max.ends_with("workload: nvidia-smi log ") || max.contains("; workload: nvidia-smi log "), "{max}");
     assert_eq!((i.job.samples, i.job.peak_memory_mib), (3, 30_000));
     // A message before the header still reads as nvidia-smi's.
-    let text = format!("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n{}", String::from_utf8(raw).unwrap());
+    let text = format!(
+        "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n{}",
+        String::from_utf8(raw).unwrap()
+    );
     assert_eq!(import_bytes(text.as_bytes(), "m.csv").unwrap().readings, 4);
 }
 
@@ -193,8 +205,18 @@ fn power_fit_windows_are_a_second_long() {
     // Readings 0.25 s apart: power and utilization of a second are averaged before the fit,
     // so the short 100 % spike at 0.5 s (a utilization period power does not cover yet)
     // does not pull the line up.
-    let mut csv = "timestamp, name, index, memory.total [MiB], utilization.gpu [%], power.draw [W], power.limit [W]\n".to_string();
-    let rows = [(0.0, 0, 100.0), (0.25, 0, 100.0), (0.5, 100, 100.0), (0.75, 0, 100.0), (1.0, 100, 400.0), (1.25, 100, 400.0), (1.5, 100, 400.0), (1.75, 100, 400.0)];
+    let mut csv = "timestamp, name, index, memory.total [MiB], utilization.gpu [%], power.draw [W], power.limit [W]\n"
+        .to_string();
+    let rows = [
+        (0.0, 0, 100.0),
+        (0.25, 0, 100.0),
+        (0.5, 100, 100.0),
+        (0.75, 0, 100.0),
+        (1.0, 100, 400.0),
+        (1.25, 100, 400.0),
+        (1.5, 100, 400.0),
+        (1.75, 100, 400.0),
+    ];
     for (t, u, w) in rows {
         csv.push_str(&format!("2024/05/01 12:00:{t:06.3}, Tesla T4, 0, 15360 MiB, {u} %, {w} W, 70.00 W\n"));
     }
@@ -209,7 +231,9 @@ fn power_fit_windows_are_a_second_long() {
 #[test]
 fn dcgm_copies_per_pod_of_a_time_sliced_gpu_are_merged() {
     let l = |m: &str, pod: &str, v: &str| {
-        format!("{m}{{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA A10\",namespace=\"ml\",pod=\"{pod}\",container=\"c\"}} {v}\n")
+        format!(
+            "{m}{{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA A10\",namespace=\"ml\",pod=\"{pod}\",container=\"c\"}} {v}\n"
+        )
     };
     let mut text = String::new();
     for (used, util, power) in [("0", "0", "20"), ("8000", "60", "110"), ("12000", "100", "150")] {
@@ -229,10 +253,16 @@ fn dcgm_copies_per_pod_of_a_time_sliced_gpu_are_merged() {
 
 #[test]
 fn dcgm_energy_counter_gives_power_over_the_interval() {
-    let l = |m: &str, v: &str, ts: u64| format!("{m}{{gpu=\"0\",UUID=\"GPU-e\",modelName=\"NVIDIA H100 80GB HBM3\"}} {v} {ts}\n");
+    let l = |m: &str, v: &str, ts: u64| {
+        format!("{m}{{gpu=\"0\",UUID=\"GPU-e\",modelName=\"NVIDIA H100 80GB HBM3\"}} {v} {ts}\n")
+    };
     let mut text = String::new();
     // Energy +150 J over 2 s (75 W), then +1300 J over 2 s (650 W); POWER_USAGE says otherwise.
-    for (ts, util, energy) in [(1_700_000_000_000u64, "0", "1000000"), (1_700_000_002_000, "0", "1150000"), (1_700_000_004_000, "100", "2450000")] {
+    for (ts, util, energy) in [
+        (1_700_000_000_000u64, "0", "1000000"),
+        (1_700_000_002_000, "0", "1150000"),
+        (1_700_000_004_000, "100", "2450000"),
+    ] {
         text += &l("DCGM_FI_DEV_FB_TOTAL", "81559", ts);
         text += &l("DCGM_FI_DEV_FB_USED", if util == "0" { "0" } else { "1000" }, ts);
         text += &l("DCGM_FI_DEV_GPU_UTIL", util, ts);
@@ -242,6 +272,10 @@ fn dcgm_energy_counter_gives_power_over_the_interval() {
     let i = import_bytes(text.as_bytes(), "e.prom").unwrap();
     let g = &i.hardware.gpu[0];
     // Points (0 %, 999 W as read: no interval before it), (0 %, 75 W), (100 %, 650 W).
-    assert!(g.sources["power"].starts_with("2 readings' power from the change of the energy counter"), "{:?}", g.sources);
+    assert!(
+        g.sources["power"].starts_with("2 readings' power from the change of the energy counter"),
+        "{:?}",
+        g.sources
+    );
     assert_eq!((i.job.mean_power_w, i.job.samples), (Some(650.0), 1));
 }

@@ -32,7 +32,10 @@ fn mig_devices_are_read_per_instance_and_utilization_is_unknown() {
     assert!(p.profile.origin.starts_with("nvml probe on mig-node (recorded NVML answers "), "{}", p.profile.origin);
     let g = &p.profile.gpu[0];
     let mig = g.mig.as_deref().unwrap();
-    assert!(mig.starts_with("enabled (GPU 0 MIG 0 'NVIDIA H100 80GB HBM3 MIG 3g.40gb' 40192 MiB, 0 process(es)"), "{mig}");
+    assert!(
+        mig.starts_with("enabled (GPU 0 MIG 0 'NVIDIA H100 80GB HBM3 MIG 3g.40gb' 40192 MiB, 0 process(es)"),
+        "{mig}"
+    );
     assert!(mig.contains("MIG 1 'NVIDIA H100 80GB HBM3 MIG 1g.10gb' 9984 MiB"), "{mig}");
     assert!(mig.ends_with("utilization not available on MIG)"), "{mig}");
     assert_eq!(p.devices[0].util_pct, None, "NVML gives no utilization with MIG on");
@@ -73,7 +76,9 @@ fn a_board_without_a_power_sensor_has_no_power_and_falls_back_to_its_shipped_pro
     std::fs::write(dir.path().join("t4.toml"), hw_calibrate::to_toml(&p.profile, "test")).unwrap();
     let r = hw_calibrate::resolve_gpu("t4.toml", dir.path()).unwrap();
     assert_eq!((r.idle_power_w, r.max_power_w), (Some(10.0), Some(70.0)));
-    assert!(r.sources["idle_power_w"].starts_with("shipped profile 'T4', not in this profile (this profile: not measured"));
+    assert!(
+        r.sources["idle_power_w"].starts_with("shipped profile 'T4', not in this profile (this profile: not measured")
+    );
     assert_eq!(r.power().unwrap().unwrap().at_permille(1000), 70_000);
 
     let (s, _) = sample("nvml-no-power-sensor.toml");
@@ -149,7 +154,10 @@ fn mps_clients_accounting_peaks_process_utilization_and_energy() {
     // Power: 280 W as read at the first sample, then 300 J and 400 J over 1 s.
     assert_eq!((j.mean_power_w, j.peak_power_w), (Some(326.67), Some(400.0)));
     let p = &j.sources["mean_power_w"];
-    assert!(p.starts_with("2 samples: change of NVML total_energy_consumption") && p.contains("1 samples: NVML power_usage"));
+    assert!(
+        p.starts_with("2 samples: change of NVML total_energy_consumption")
+            && p.contains("1 samples: NVML power_usage")
+    );
 }
 
 #[test]

@@ -41,7 +41,11 @@ fn without_process_memory_the_busy_devices_count() {
     assert_eq!(s.memory, MemorySource::DeviceNotListed);
     // GPU 1 only, and only its busy sample (the first holds its least memory at 0 %).
     assert_eq!((s.job.gpus, s.job.samples, s.job.peak_memory_mib, s.job.mean_memory_mib), (1, 1, 900, 900));
-    assert!(s.job.sources["peak_memory_mib"].starts_with("device-wide memory in use, all tenants"), "{:?}", s.job.sources);
+    assert!(
+        s.job.sources["peak_memory_mib"].starts_with("device-wide memory in use, all tenants"),
+        "{:?}",
+        s.job.sources
+    );
     // Nothing ever busy: every device counts, and the profile says so.
     let idle = vec![Tick { t_s: 0.0, gpu: vec![r(0, 100, 0.0), r(1, 500, 0.0)] }];
     let s = job_profile(&[dev(0), dev(1)], &idle, 0.0, "x");
