@@ -30,6 +30,10 @@ fn watts(w: Option<f64>) -> String {
     w.map_or_else(|| "unknown".to_string(), |w| format!("{w} W"))
 }
 
+fn percent(p: Option<f64>) -> String {
+    p.map_or_else(|| "unknown".to_string(), |p| format!("{p} %"))
+}
+
 fn describe(g: &GpuProfile) -> String {
     let n = g.devices.len();
     let count = if n > 0 { format!(" x{n}") } else { String::new() };
@@ -56,11 +60,15 @@ fn summary(out: &Path, p: &HardwareProfile) {
 
 /// `sim calibrate probe`.
 pub fn probe(a: &ProbeArgs) -> Result<(), Failure> {
-    let profile = match &a.replay {
+    let probed = match &a.replay {
         Some(path) => hw_calibrate::probe::probe(&mut hw_calibrate::probe::RecordedProbe::load(path).map_err(fail)?),
         None => hw_calibrate::probe::probe(&mut hw_calibrate::nvml::NvmlProbe::open().map_err(fail)?),
     }
     .map_err(fail)?;
+    for n in &probed.notes {
+        eprintln!("note: {n}");
+    }
+    let profile = probed.profile;
     let text = to_toml(&profile, &format!("schedlab hardware profile: sim calibrate probe ({})", profile.origin));
     write_all(&[(&a.out, text)])?;
     summary(&a.out, &profile);
@@ -78,8 +86,10 @@ pub fn sample(a: &SampleArgs) -> Result<(), Failure> {
     let run = |sampler: &mut dyn GpuSampler| -> Result<(Sampled, Option<String>), Failure> {
         let r = run_sampled(&a.command, interval, sampler).map_err(fail)?;
         let status = r.exit_code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit status {c}"));
-        let origin = format!("sim calibrate sample of `{shown}` ({status})");
-        let s = hw_calibrate::sample::job_profile(&sampler.devices(), &r.ticks, r.duration_s, &origin);
+        let via = sampler.source().map(|s| format!(", {s}")).unwrap_or_default();
+        let origin = format!("sim calibrate sample of `{shown}` ({status}{via})");
+        let mut s = hw_calibrate::sample::job_profile(&sampler.devices(), &r.ticks, r.duration_s, &origin);
+        s.job.notes.splice(0..0, sampler.notes());
         Ok((s, (!r.success()).then_some(status)))
     };
     let (sampled, exit) = match (&a.replay, a.command.is_empty()) {
@@ -91,11 +101,14 @@ pub fn sample(a: &SampleArgs) -> Result<(), Failure> {
         (Some(path), false) => run(&mut RecordedSamples::load(path).map_err(fail)?)?,
         (None, _) => run(&mut hw_calibrate::nvml::NvmlSampler::open().map_err(fail)?)?,
     };
-    let j = &sampled.profile;
-    let text = to_toml(j, "schedlab job profile: sim calibrate sample");
+    let j = &sampled.job;
+    let text = j.to_toml("schedlab job profile: sim calibrate sample");
     write_all(&[(&a.out, text)])?;
+    for n in &j.notes {
+        eprintln!("note: {n}");
+    }
     println!(
-        "wrote {}: {} s, {} samples on {} GPU(s) ({}); peak {} MiB, mean {} MiB ({}); mean utilization {} %, mean power {} W",
+        "wrote {}: {} s, {} samples on {} GPU(s) ({}); peak {} MiB, mean {} MiB ({}); mean utilization {}, mean power {}",
         a.out.display(),
         j.duration_s,
         j.samples,
@@ -104,8 +117,8 @@ pub fn sample(a: &SampleArgs) -> Result<(), Failure> {
         j.peak_memory_mib,
         j.mean_memory_mib,
         sampled.memory.describe(),
-        j.mean_util_pct,
-        j.mean_power_w
+        percent(j.mean_util_pct),
+        watts(j.mean_power_w)
     );
     match exit {
         Some(status) => Err(Failure::Other(format!(
@@ -129,7 +142,7 @@ pub fn import(a: &ImportArgs) -> Result<(), Failure> {
     );
     let mut files = vec![(a.out.as_path(), hw)];
     if let Some(j) = &a.job_out {
-        let text = to_toml(&imported.job, &format!("schedlab job profile: sim calibrate import of {name}"));
+        let text = imported.job.to_toml(&format!("schedlab job profile: sim calibrate import of {name}"));
         files.push((j.as_path(), text));
     }
     write_all(&files)?;
@@ -138,13 +151,13 @@ pub fn import(a: &ImportArgs) -> Result<(), Failure> {
     if let Some(j) = &a.job_out {
         let jp = &imported.job;
         println!(
-            "wrote {}: {} GPU(s), {} s; peak {} MiB, mean utilization {} %, mean power {} W",
+            "wrote {}: {} GPU(s), {} s; peak {} MiB, mean utilization {}, mean power {}",
             j.display(),
             jp.gpus,
             jp.duration_s,
             jp.peak_memory_mib,
-            jp.mean_util_pct,
-            jp.mean_power_w
+            percent(jp.mean_util_pct),
+            watts(jp.mean_power_w)
         );
     }
     Ok(())
