@@ -2,22 +2,26 @@
 //! `_attempt_backfill`): pending jobs in priority order, each started now if it fits
 //! without overlapping a reservation, else given a whole-node reservation at its
 //! earliest start within `bf_window`.
+//!
+//! What a cycle decides is which jobs start now; a reservation matters only in that it
+//! keeps a later job off its nodes. So the reservation of a job that cannot start now
+//! (more CPUs than its partition has free) is planned only when a later job might start
+//! now, in order, before that job is tested: the same starts as planning every job.
 
-use super::nodes::Held;
+use super::nodes::Request;
 use super::{By, Slurm};
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, SchedView, WaitReason};
 use sim_core::time::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 
-/// The cycle's plan: resources that come back at the expected ends of running jobs, and
-/// the nodes reserved for pending jobs.
+/// The cycle's reservations of nodes for pending jobs.
 struct Plan {
-    /// (expected end, what comes back), in time order.
-    releases: Vec<(SimTime, Held)>,
-    /// Every reserved node by the reservation's begin: (begin, node), in order.
+    /// The nodes of each reservation.
+    nodes: Vec<Vec<u32>>,
+    /// (begin, reservation), in order.
     by_begin: Vec<(SimTime, u32)>,
-    /// The same by the reservation's end: (end, node), in order.
+    /// (end, reservation), in order.
     by_end: Vec<(SimTime, u32)>,
     /// Per node, how many reservations overlap the window being tested (scratch).
     active: Vec<u32>,
@@ -32,38 +36,47 @@ fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
 impl Slurm {
     /// One backfill cycle.
     pub(super) fn backfill(&mut self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
-        let now = view.now();
-        let s = self.conf.sched.clone();
-        // A job past its time limit (limits not enforced) is expected to end any moment:
-        // just after now, never before (its resources are still held).
-        let soonest = now + SimDuration(1);
+        let s = &self.conf.sched;
+        let (max_test, max_user, horizon) = (s.bf_max_job_test, s.bf_max_job_user, view.now() + s.bf_window);
         let mut plan = Plan {
-            releases: Vec::new(),
+            nodes: Vec::new(),
             by_begin: Vec::new(),
             by_end: Vec::new(),
             active: vec![0; self.nodes.cpus.len()],
         };
-        for r in self.running.values() {
-            plan.releases.extend(r.held.iter().map(|h| (r.expected_end.max(soonest), h.clone())));
-        }
-        plan.releases.sort_by_key(|r| (r.0, r.1.node));
-        self.earliest_plan = SimTime::MAX;
-        let horizon = now + s.bf_window;
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
-        let mut tested = 0u32;
-        for k in self.pending(view) {
-            if tested >= s.bf_max_job_test {
-                break;
-            }
-            if s.bf_max_job_user > 0 {
+        // Jobs tested that cannot start now, whose reservations are not planned yet.
+        let mut unplanned: Vec<JobId> = Vec::new();
+        let (mut tested, mut at) = (0u32, None);
+        while tested < max_test {
+            let Some(k) = self.next_pending(at) else { break };
+            at = Some(k);
+            if max_user > 0 {
                 let n = per_user.entry(view.job(k.job).user()).or_default();
-                if *n >= s.bf_max_job_user {
+                if *n >= max_user {
                     continue;
                 }
                 *n += 1;
             }
             tested += 1;
+            let p = self.partition(view, k.job);
+            if !self.conf.partitions[p].up {
+                continue;
+            }
+            let r = self.request(view, k.job);
+            if r.total_cpus() > self.nodes.part_free[p] {
+                unplanned.push(k.job);
+                continue;
+            }
+            for j in unplanned.drain(..) {
+                self.backfill_job(view, j, &mut plan, horizon, out);
+            }
             self.backfill_job(view, k.job, &mut plan, horizon, out);
+        }
+        if view.logging() {
+            for j in unplanned {
+                self.backfill_job(view, j, &mut plan, horizon, out);
+            }
         }
     }
 
@@ -78,32 +91,16 @@ impl Slurm {
     ) {
         let now = view.now();
         let p = self.partition(view, j);
-        if !self.conf.partitions[p].up {
-            return;
-        }
         let r = self.request(view, j);
         let limit = self.limit(view, j);
-        let found = self.earliest(view, p, &r, limit, plan, horizon);
-        match found {
-            Some((t, held)) if t == now => {
-                let end = now + limit;
-                for h in &held {
-                    let at = plan.releases.partition_point(|x| (x.0, x.1.node) <= (end, h.node));
-                    plan.releases.insert(at, (end, h.clone()));
-                }
-                self.start(view, j, &r, held, By::Backfill, out);
-            }
+        match self.earliest(view, p, &r, limit, plan, horizon) {
+            Some((t, held)) if t == now => self.start(view, j, &r, held, By::Backfill, out),
             Some((t, held)) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
-                for h in &held {
-                    insert_sorted(&mut plan.by_begin, (t, h.node));
-                    insert_sorted(&mut plan.by_end, (end, h.node));
-                }
-                // A start that waits only for jobs past their limit comes with their end,
-                // an event of its own: no cycle needs to be woken for it.
-                if t > now + SimDuration(1) {
-                    self.earliest_plan = self.earliest_plan.min(t);
-                }
+                let id = plan.nodes.len() as u32;
+                plan.nodes.push(held.iter().map(|h| h.node).collect());
+                insert_sorted(&mut plan.by_begin, (t, id));
+                insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
                     out.push(Decision::Wait { job: j, reason: WaitReason::Reserved { at: t } });
                 }
@@ -113,68 +110,82 @@ impl Slurm {
     }
 
     /// The earliest `t` in [now, horizon] at which `r` fits for `limit` on partition `p`
-    /// clear of every reservation, and where: a sweep over the expected ends and the
-    /// reservations' edges, keeping the free CPUs of the partition's unblocked nodes, so
-    /// that nodes are scanned only at times where the job may fit.
+    /// clear of every reservation, and where: a sweep over the running jobs' expected
+    /// ends and the reservations' edges, keeping the free CPUs of the partition's
+    /// unblocked nodes, so that nodes are scanned only at times where the job may fit.
     fn earliest(
         &mut self,
         view: &SchedView<'_>,
         p: usize,
-        r: &super::nodes::Request,
+        r: &Request,
         limit: SimDuration,
         plan: &mut Plan,
         horizon: SimTime,
-    ) -> Option<(SimTime, Vec<Held>)> {
+    ) -> Option<(SimTime, Vec<super::nodes::Held>)> {
         let now = view.now();
+        // A job past its time limit (limits not enforced) is expected to end any moment:
+        // just after now, never before (its resources are still held).
+        let soonest = now + SimDuration(1);
         // A reservation blocks its node for a job of length `limit` starting at `t` when
         // `begin <= t + limit` and `t < end` (Slurm's `node_space` test: one beginning
         // exactly at the job's end overlaps it): from `t = begin − limit` until `t = end`.
         let need = r.total_cpus();
-        let (mut applied, mut ia, mut ib) = (0, 0, 0);
+        let (nodes, running) = (&mut self.nodes, &self.running);
+        let mut ends = self.ends.iter().peekable();
+        let (mut applied, mut ia, mut ib) = (0usize, 0, 0);
         let mut blocked_free = 0u64;
         let mut t = now;
         let mut found = None;
         loop {
-            while applied < plan.releases.len() && plan.releases[applied].0 <= t {
-                let h = &plan.releases[applied].1;
-                self.nodes.give(h);
-                if plan.active[h.node as usize] > 0 && self.nodes.member[p][h.node as usize] {
-                    blocked_free += u64::from(h.cpus);
+            while let Some(&&(end, j)) = ends.peek() {
+                if end.max(soonest) > t {
+                    break;
                 }
+                ends.next();
                 applied += 1;
+                for h in &running[&j].held {
+                    nodes.give(h);
+                    if plan.active[h.node as usize] > 0 && nodes.member[p][h.node as usize] {
+                        blocked_free += u64::from(h.cpus);
+                    }
+                }
             }
             while ia < plan.by_begin.len()
                 && SimTime(plan.by_begin[ia].0.as_micros().saturating_sub(limit.as_micros())) <= t
             {
-                let n = plan.by_begin[ia].1 as usize;
-                if self.nodes.member[p][n] {
-                    plan.active[n] += 1;
-                    if plan.active[n] == 1 {
-                        blocked_free += u64::from(self.nodes.free_cpus[n]);
+                for &n in &plan.nodes[plan.by_begin[ia].1 as usize] {
+                    let n = n as usize;
+                    if nodes.member[p][n] {
+                        plan.active[n] += 1;
+                        if plan.active[n] == 1 {
+                            blocked_free += u64::from(nodes.free_cpus[n]);
+                        }
                     }
                 }
                 ia += 1;
             }
             while ib < plan.by_end.len() && plan.by_end[ib].0 <= t {
-                let n = plan.by_end[ib].1 as usize;
-                if self.nodes.member[p][n] {
-                    plan.active[n] -= 1;
-                    if plan.active[n] == 0 {
-                        blocked_free -= u64::from(self.nodes.free_cpus[n]);
+                for &n in &plan.nodes[plan.by_end[ib].1 as usize] {
+                    let n = n as usize;
+                    if nodes.member[p][n] {
+                        plan.active[n] -= 1;
+                        if plan.active[n] == 0 {
+                            blocked_free -= u64::from(nodes.free_cpus[n]);
+                        }
                     }
                 }
                 ib += 1;
             }
             // Enough CPUs on the unblocked nodes: the only place worth a node scan.
-            if self.nodes.part_free[p].saturating_sub(blocked_free) >= need {
+            if nodes.part_free[p].saturating_sub(blocked_free) >= need {
                 let active = &plan.active;
-                if let Some(held) = self.nodes.place(p, r, |n| Self::node_up(view, n) && active[n as usize] == 0) {
+                if let Some(held) = nodes.place(p, r, |n| Self::node_up(view, n) && active[n as usize] == 0) {
                     found = Some((t, held));
                     break;
                 }
             }
             // The next time the job may fit: an expected end or a reservation's end.
-            let next_release = plan.releases.get(applied).map(|x| x.0);
+            let next_release = ends.peek().map(|x| x.0.max(soonest));
             let next_end = plan.by_end.get(ib).map(|x| x.0);
             match [next_release, next_end].into_iter().flatten().min() {
                 Some(n) if n <= horizon => t = n,
@@ -182,11 +193,15 @@ impl Slurm {
             }
         }
         // Back to what is free now; the scratch counts back to zero.
-        for rel in &plan.releases[..applied] {
-            self.nodes.take(&rel.1);
+        for &(_, j) in self.ends.iter().take(applied) {
+            for h in &running[&j].held {
+                nodes.take(h);
+            }
         }
-        for &(_, n) in &plan.by_begin[..ia] {
-            plan.active[n as usize] = 0;
+        for &(_, id) in &plan.by_begin[..ia] {
+            for &n in &plan.nodes[id as usize] {
+                plan.active[n as usize] = 0;
+            }
         }
         found
     }

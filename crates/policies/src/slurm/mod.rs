@@ -27,8 +27,13 @@
 //!   [`priority`]'s weighted sum, recalculated every `PriorityCalcPeriod`.
 //!
 //! A simulated scheduler cycle takes no time (`bf_max_time`, `bf_yield_interval` and
-//! `sched_min_interval` are read, not modelled), and a cycle in which nothing changed
-//! since the last one is skipped: it would decide the same.
+//! `sched_min_interval` are read, not modelled), and a backfill cycle runs only when a
+//! job or node changed since the last one (`_more_work` in `backfill.c`).
+//!
+//! Speed: pending jobs are kept in scheduling order between passes and running jobs by
+//! expected end, so a pass costs what it tests, not the length of the queue; a backfill
+//! cycle plans the reservation of a job that cannot start now only when a later job
+//! might start now (until then no reservation can change what starts).
 
 pub mod conf;
 pub mod fairshare;
@@ -44,7 +49,7 @@ use sim_core::job::JobId;
 use sim_core::ledger::TaskBinding;
 use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitReason};
 use sim_core::time::{SimDuration, SimTime};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A job this policy started: where it runs and when it is expected to end.
 #[derive(Debug, Clone)]
@@ -83,8 +88,14 @@ pub struct Slurm {
     bf_due: Option<SimTime>,
     /// When the periodic main scheduler is next due.
     main_due: Option<SimTime>,
-    /// The earliest reserved start of the last backfill cycle.
-    earliest_plan: SimTime,
+    /// Pending jobs the schedulers see, in scheduling order.
+    queue: BTreeSet<Key>,
+    /// Per partition, how many of them are its jobs.
+    part_pending: Vec<u32>,
+    /// Pending jobs not yet seen by a scheduler (submitted at the current pass's time).
+    arriving: Vec<JobId>,
+    /// Running jobs by expected end.
+    ends: BTreeSet<(SimTime, JobId)>,
     /// Whether the cluster was set up from the run's nodes (no `slurm.conf`).
     from_cluster: bool,
     started: Vec<JobId>,
@@ -165,6 +176,7 @@ impl Slurm {
         }
         let nodes = Nodes::new(&conf);
         let priority = priority::Priorities::new(&conf);
+        let parts = conf.partitions.len();
         Ok(Slurm {
             conf,
             nodes,
@@ -173,7 +185,10 @@ impl Slurm {
             priority,
             bf_due: None,
             main_due: None,
-            earliest_plan: SimTime::MAX,
+            part_pending: vec![0; parts],
+            queue: BTreeSet::new(),
+            arriving: Vec::new(),
+            ends: BTreeSet::new(),
             from_cluster: false,
             started: Vec::new(),
         })
@@ -204,6 +219,7 @@ impl Slurm {
         self.conf.select.memory = false;
         self.nodes = Nodes::new(&self.conf);
         self.priority = priority::Priorities::new(&self.conf);
+        self.part_pending = vec![0; self.conf.partitions.len()];
         self.from_cluster = false;
     }
 
@@ -258,35 +274,105 @@ impl Slurm {
     }
 
     /// Applies what happened since the last pass: jobs that ended give back their nodes;
-    /// jobs that entered the queue are seen now.
-    /// Returns whether any job ended. The engine does not call a policy while its queue
-    /// is empty, so ends are read from the view (a job of ours it no longer runs), not
-    /// only from this pass's [`PassInfo::released`].
+    /// jobs that entered the queue are seen now, and those seen at an earlier time join
+    /// the schedulers' queue. Returns whether any job ended.
+    /// The engine does not call a policy while its queue is empty, so ends are also read
+    /// from the view (a job of ours it no longer runs), not only from this pass's
+    /// [`PassInfo::released`].
     fn sync(&mut self, view: &SchedView<'_>, info: &PassInfo) -> bool {
-        let ended: Vec<JobId> = if self.running.len() == view.running_count() && info.released.is_empty() {
-            Vec::new()
-        } else {
-            self.running.keys().copied().filter(|&j| view.running_job(j).is_none()).collect()
-        };
-        for j in &ended {
-            if let Some(r) = self.running.remove(j) {
-                for h in &r.held {
-                    self.nodes.give(h);
-                }
+        let mut ended = false;
+        for j in &info.released {
+            ended |= self.finish(*j);
+        }
+        if self.running.len() != view.running_count() {
+            let gone: Vec<JobId> = self.running.keys().copied().filter(|&j| view.running_job(j).is_none()).collect();
+            for j in gone {
+                ended |= self.finish(j);
+            }
+        }
+        let now = view.now();
+        let seen_before: Vec<JobId> = std::mem::take(&mut self.arriving);
+        for j in seen_before {
+            if self.seen[j.idx()] < now {
+                self.enqueue(view, j);
+            } else {
+                self.arriving.push(j);
             }
         }
         for &j in &info.queued {
             if self.seen.len() <= j.idx() {
                 self.seen.resize(j.idx() + 1, SimTime::MAX);
             }
-            self.seen[j.idx()] = view.now();
+            self.seen[j.idx()] = now;
             self.priority.on_submit(view, j, &self.conf);
+            self.arriving.push(j);
         }
-        !ended.is_empty()
+        if self.queue.len() + self.arriving.len() != view.queue().len() {
+            self.rebuild_queue(view);
+        }
+        ended
+    }
+
+    /// A running job ended: its nodes come back.
+    fn finish(&mut self, j: JobId) -> bool {
+        let Some(r) = self.running.remove(&j) else { return false };
+        for h in &r.held {
+            self.nodes.give(h);
+        }
+        self.ends.remove(&(r.expected_end, j));
+        true
+    }
+
+    /// `j` joins the schedulers' queue.
+    fn enqueue(&mut self, view: &SchedView<'_>, j: JobId) {
+        let k = self.key(view, j);
+        if self.queue.insert(k) {
+            let p = self.partition(view, j);
+            self.part_pending[p] += 1;
+        }
+    }
+
+    /// `j` leaves the schedulers' queue.
+    fn dequeue(&mut self, view: &SchedView<'_>, j: JobId) {
+        let k = self.key(view, j);
+        if self.queue.remove(&k) {
+            let p = self.partition(view, j);
+            self.part_pending[p] -= 1;
+        }
+    }
+
+    /// The queue again from the engine's (after a job left it other than by starting, or
+    /// priorities changed).
+    fn rebuild_queue(&mut self, view: &SchedView<'_>) {
+        self.queue.clear();
+        self.arriving.clear();
+        self.part_pending.iter_mut().for_each(|c| *c = 0);
+        for &j in view.queue() {
+            if self.seen.len() <= j.idx() {
+                self.seen.resize(j.idx() + 1, SimTime::MAX);
+            }
+            if self.seen[j.idx()] == SimTime::MAX {
+                self.seen[j.idx()] = view.now();
+            }
+            if self.visible(view, j) {
+                self.enqueue(view, j);
+            } else {
+                self.arriving.push(j);
+            }
+        }
     }
 
     fn visible(&self, view: &SchedView<'_>, j: JobId) -> bool {
         self.seen.get(j.idx()).is_some_and(|&t| t < view.now())
+    }
+
+    /// The first pending job after `after` in scheduling order.
+    fn next_pending(&self, after: Option<Key>) -> Option<Key> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        match after {
+            None => self.queue.first().copied(),
+            Some(k) => self.queue.range((Excluded(k), Unbounded)).next().copied(),
+        }
     }
 
     /// Starts `j` on `held`.
@@ -306,6 +392,9 @@ impl Slurm {
             }
         }
         let expected_end = view.now() + self.limit(view, j);
+        self.dequeue(view, j);
+        self.arriving.retain(|&a| a != j);
+        self.ends.insert((expected_end, j));
         self.running.insert(j, Run { held, expected_end });
         self.started.push(j);
         let why = match by {
@@ -322,13 +411,25 @@ impl Slurm {
         if info.queued.is_empty() {
             return;
         }
-        let arriving: std::collections::BTreeSet<JobId> = info.queued.iter().copied().collect();
-        let mut top: Vec<Option<Key>> = vec![None; self.conf.partitions.len()];
-        for &j in view.queue() {
-            if !arriving.contains(&j) {
-                let (p, k) = (self.partition(view, j), self.key(view, j));
-                top[p] = Some(top[p].map_or(k, |t| t.min(k)));
+        let parts = self.conf.partitions.len();
+        let mut top: Vec<Option<Key>> = vec![None; parts];
+        // The partitions' first jobs in the queue: scanned only until each partition with
+        // pending jobs has been met.
+        let mut left = self.part_pending.iter().filter(|&&c| c > 0).count();
+        for k in &self.queue {
+            if left == 0 {
+                break;
             }
+            let p = self.partition(view, k.job);
+            if top[p].is_none() {
+                top[p] = Some(*k);
+                left -= 1;
+            }
+        }
+        let arriving: BTreeSet<JobId> = info.queued.iter().copied().collect();
+        for &j in self.arriving.iter().filter(|j| !arriving.contains(j)) {
+            let (p, k) = (self.partition(view, j), self.key(view, j));
+            top[p] = Some(top[p].map_or(k, |t| t.min(k)));
         }
         for &j in &info.queued {
             let (p, k) = (self.partition(view, j), self.key(view, j));
@@ -343,23 +444,18 @@ impl Slurm {
         }
     }
 
-    /// The visible pending jobs in scheduling order.
-    fn pending(&self, view: &SchedView<'_>) -> Vec<Key> {
-        let mut v: Vec<Key> = view
-            .queue()
-            .iter()
-            .filter(|&&j| self.visible(view, j) && !self.running.contains_key(&j))
-            .map(|&j| self.key(view, j))
-            .collect();
-        v.sort_unstable();
-        v
-    }
-
     /// The main scheduler: in order, start what fits; a partition whose job is left
     /// pending starts nothing more. `depth`: jobs tested at most.
     fn main_scheduler(&mut self, view: &SchedView<'_>, depth: usize, out: &mut Vec<Decision>) {
         let mut blocked = vec![false; self.conf.partitions.len()];
-        for k in self.pending(view).into_iter().take(depth) {
+        let mut open = self.part_pending.iter().filter(|&&c| c > 0).count();
+        let mut at = None;
+        for _ in 0..depth {
+            if open == 0 {
+                break;
+            }
+            let Some(k) = self.next_pending(at) else { break };
+            at = Some(k);
             let p = self.partition(view, k.job);
             if blocked[p] {
                 continue;
@@ -371,34 +467,22 @@ impl Slurm {
                 Some(held) => self.start(view, k.job, &r, held, By::Main, out),
                 None => {
                     blocked[p] = true;
+                    open -= 1;
                     if view.logging() {
                         out.push(Decision::Wait { job: k.job, reason: WaitReason::Other { why: "Resources".into() } });
                     }
                 }
             }
-            if blocked.iter().all(|&b| b) {
-                break;
-            }
         }
     }
 
-    /// When the schedulers next need a pass: backfill at its next tick after a change,
-    /// else at the tick of the earliest reserved start; the periodic main scheduler after
-    /// submissions; priorities at their next recalculation.
+    /// When the schedulers next need a pass: backfill at its next tick after a change;
+    /// the periodic main scheduler after submissions; priorities at their next
+    /// recalculation.
     fn plan_wakes(&mut self, now: SimTime, changed: bool, submitted: bool, out: &mut Vec<Decision>) {
-        if self.conf.sched.backfill {
-            let bf = self.conf.sched.bf_interval;
-            let due = if changed {
-                Some(Self::next_tick(now, bf))
-            } else if self.earliest_plan != SimTime::MAX {
-                let at = Self::next_tick(SimTime(self.earliest_plan.as_micros().saturating_sub(1)), bf);
-                Some(at.max(Self::next_tick(now, bf)))
-            } else {
-                None
-            };
-            if let Some(due) = due {
-                self.bf_due = Some(self.bf_due.map_or(due, |d| d.min(due)));
-            }
+        if self.conf.sched.backfill && changed {
+            let due = Self::next_tick(now, self.conf.sched.bf_interval);
+            self.bf_due = Some(self.bf_due.map_or(due, |d| d.min(due)));
         }
         if submitted || (changed && !self.conf.sched.backfill) {
             let next = Self::next_tick(now, self.conf.sched.sched_interval);
@@ -455,6 +539,7 @@ impl Policy for Slurm {
         let mut changed = !info.queued.is_empty() || released;
         if self.priority.recalculate_due(now) {
             self.priority.recalculate(view, &self.conf, self.running.keys().copied());
+            self.rebuild_queue(view);
             changed = true;
         }
         self.at_submission(view, info, out);
