@@ -320,7 +320,10 @@ else
 fi
 if [ -f "$OUT/sample-job.toml" ]; then
   peak=$(value "$OUT/sample-job.toml" peak_memory_mib)
-  source=$(sed -n 's/^#   peak_memory_mib: //p' "$OUT/sample-job.toml" | head -1)
+  # The source of the peak: `peak_memory_mib = "..."` in the profile's [sources] table.
+  source=$(awk '/^\[sources\]$/ { s = 1; next } /^\[/ { s = 0 }
+    s && $1 == "peak_memory_mib" && $2 == "=" { sub(/^[^=]*= */, ""); print substr($0, 2, length($0) - 2); exit }' \
+    "$OUT/sample-job.toml")
   if [ "$KIND" = idle ]; then
     log "check workload-peak: skipped (idle workload; sampled peak ${peak:-?} MiB)"
   else

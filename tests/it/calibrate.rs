@@ -45,9 +45,38 @@ fn import_writes_profiles_that_read_back() {
         assert_eq!(hw_calibrate::resolve_gpu(&r, dir.path()).unwrap().memory_mib, g.memory_mib);
         let j = hw_calibrate::load_job_profile(&job).unwrap();
         assert_eq!(j.gpus, 2, "{log}");
+        // Every written figure says where it came from, in the file's [sources] table.
+        assert!(j.sources.contains_key("peak_memory_mib"), "{log}: {:?}", j.sources);
         let text = String::from_utf8(o.stdout).unwrap();
         assert!(text.contains(&format!("wrote {}", out.display())), "{text}");
     }
+}
+
+#[test]
+fn a_job_profile_without_utilization_generates_the_jobs_of_a_class_that_does_not_say() {
+    // As `sim calibrate sample` writes it on a MIG device: no utilization, no power.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mig.toml"),
+        "duration_s = 60.0\npeak_memory_mib = 9000\nmean_memory_mib = 8000\n\n[sources]\n\
+         mean_util_pct = \"not measured: NVML answered utilization NotSupported\"\n",
+    )
+    .unwrap();
+    let head = "[arrivals]\nprocess = \"poisson\"\nrate_per_hour = 60\n[users]\ncount = 3\n[[classes]]\nname = \"t\"\n\
+                weight = 1\ntasks = { values = [1], weights = [1] }\ngpus = { values = [1], weights = [1] }\n\
+                runtime = { dist = \"constant\", value = 100 }\n";
+    let generate = |name: &str, class: &str| {
+        let m = dir.path().join(name);
+        std::fs::write(&m, format!("{head}{class}")).unwrap();
+        let o = sim(&["gen", "--model", m.to_str().unwrap(), "--jobs", "50", "--seed", "3", "--out", "-"]);
+        ok(&o);
+        o.stdout
+    };
+    // The run's --gpu-util applies to both, not 0 %.
+    assert_eq!(
+        generate("a.toml", "job_profile = \"mig.toml\"\n"),
+        generate("b.toml", "gpu_peak_mib = { dist = \"constant\", value = 9000 }\n")
+    );
 }
 
 #[test]

@@ -7,20 +7,14 @@
 //!
 //! The job-profile file is [`sim_core::hardware::JobProfile`]'s shape, which the
 //! workload generator reads (`job_profile` of a class): [`MeasuredJob::to_toml`] leaves
-//! an unknown optional figure out of it, and writes the sources and notes as comment
-//! lines on top. That shape requires `mean_util_pct`; when it is unknown the file holds
-//! [`UNKNOWN_UTIL_PCT`], the utilization the simulator gives GPU jobs that do not say
-//! (`sim run --gpu-util`, default 100), and its comment says so: an unknown utilization
-//! is never written as 0 %.
+//! an unknown figure out of it and writes the sources into its `[sources]` table, the
+//! notes as comment lines on top. A reader takes an absent figure as unknown: the
+//! generator leaves the class's utilization unset, so the run's `--gpu-util` applies.
 
 use crate::fit::{deciles, mean_max, round2};
 use serde::{Deserialize, Serialize};
 use sim_core::hardware::JobProfile;
 use std::collections::BTreeMap;
-
-/// The utilization written for a job whose utilization was not measured: the
-/// simulator's default for GPU jobs that do not say (`RunOptions::gpu_util_pct`).
-pub const UNKNOWN_UTIL_PCT: f64 = 100.0;
 
 /// A job profile as measured: `None` where a value could not be measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -63,7 +57,7 @@ pub struct MeasuredJob {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_power_w: Option<f64>,
     /// Where each value comes from, or why it is missing (`field = "source"`).
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sources: BTreeMap<String, String>,
     /// GPUs skipped and other things to know, one line each.
     #[serde(skip)]
@@ -127,10 +121,13 @@ impl MeasuredJob {
         .collect()
     }
 
-    /// As the simulator's job profile: an unknown `mean_util_pct` becomes
-    /// [`UNKNOWN_UTIL_PCT`]; the other unknown figures are 0, as the format reads a
-    /// figure left out (the workload generator uses only memory and `mean_util_pct`).
+    /// As the simulator's job profile: unknown figures stay `None`, and each has a
+    /// `sources` entry (`not measured` where none says why).
     pub fn to_job_profile(&self) -> JobProfile {
+        let mut sources = self.sources.clone();
+        for k in self.unknown() {
+            sources.entry(k.to_string()).or_insert_with(|| "not measured".to_string());
+        }
         JobProfile {
             origin: self.origin.clone(),
             gpu_model: self.gpu_model.clone(),
@@ -140,43 +137,25 @@ impl MeasuredJob {
             peak_memory_mib: self.peak_memory_mib,
             mean_memory_mib: self.mean_memory_mib,
             memory_mib_quantiles: self.memory_mib_quantiles.clone(),
-            mean_util_pct: self.mean_util_pct.unwrap_or(UNKNOWN_UTIL_PCT),
-            peak_util_pct: self.peak_util_pct.unwrap_or(0.0),
-            mean_mem_util_pct: self.mean_mem_util_pct.unwrap_or(0.0),
-            mean_power_w: self.mean_power_w.unwrap_or(0.0),
-            peak_power_w: self.peak_power_w.unwrap_or(0.0),
+            mean_util_pct: self.mean_util_pct,
+            peak_util_pct: self.peak_util_pct,
+            mean_mem_util_pct: self.mean_mem_util_pct,
+            mean_power_w: self.mean_power_w,
+            peak_power_w: self.peak_power_w,
+            sources,
         }
     }
 
-    /// The job-profile file: `comment`, the sources and notes as comment lines, then the
-    /// known figures (see the module documentation for an unknown `mean_util_pct`).
+    /// The job-profile file: `comment` and the notes as comment lines, then
+    /// [`MeasuredJob::to_job_profile`]: the known figures and the `[sources]` table.
     pub fn to_toml(&self, comment: &str) -> String {
         let mut head = comment.to_string();
-        if !self.sources.is_empty() {
-            head.push_str("\nsources:");
-            for (k, v) in &self.sources {
-                head.push_str(&format!("\n  {k}: {v}"));
-            }
-        }
-        let mut written = self.clone();
-        if self.mean_util_pct.is_none() {
-            written.mean_util_pct = Some(UNKNOWN_UTIL_PCT);
-            head.push_str(&format!(
-                "\nmean_util_pct = {UNKNOWN_UTIL_PCT:.1} below is not a measurement: utilization was not measured, and \
-                 the job-profile format requires a value, so it holds the simulator's default for GPU jobs that do \
-                 not say (sim run --gpu-util)"
-            ));
-        }
-        let unknown: Vec<&str> = self.unknown().into_iter().filter(|k| *k != "mean_util_pct").collect();
-        if !unknown.is_empty() {
-            head.push_str(&format!("\nnot measured, so left out: {}", unknown.join(", ")));
-        }
         if !self.notes.is_empty() {
             head.push_str("\nnotes:");
             for n in &self.notes {
                 head.push_str(&format!("\n  {n}"));
             }
         }
-        crate::to_toml(&written, &head)
+        crate::to_toml(&self.to_job_profile(), &head)
     }
 }

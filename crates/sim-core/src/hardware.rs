@@ -151,6 +151,12 @@ impl GpuProfile {
 
 /// What one job did on its GPUs (`sim calibrate sample`, or a monitoring log): the
 /// figures a job class takes for out-of-memory modelling and energy.
+///
+/// A figure that was not measured (utilization on a MIG device, power on a board without
+/// a sensor) is `None` and left out of the file: unknown, never 0. Readers fall back to
+/// what they use for a job that does not say (the workload generator leaves the class's
+/// utilization unset, so the run's `--gpu-util` applies). `sources` says where each figure
+/// came from, or why it is missing.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobProfile {
@@ -177,18 +183,23 @@ pub struct JobProfile {
     /// class draws peaks from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory_mib_quantiles: Vec<u64>,
-    /// Mean GPU utilization, percent.
-    pub mean_util_pct: f64,
-    /// Peak GPU utilization, percent.
-    #[serde(default)]
-    pub peak_util_pct: f64,
-    /// Mean memory-bandwidth utilization, percent.
-    #[serde(default)]
-    pub mean_mem_util_pct: f64,
-    /// Mean board power per GPU, watts.
-    #[serde(default)]
-    pub mean_power_w: f64,
-    /// Peak board power per GPU, watts.
-    #[serde(default)]
-    pub peak_power_w: f64,
+    /// Mean GPU utilization, percent; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_util_pct: Option<f64>,
+    /// Peak GPU utilization, percent; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_util_pct: Option<f64>,
+    /// Mean memory-bandwidth utilization, percent; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_mem_util_pct: Option<f64>,
+    /// Mean board power per GPU, watts; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_power_w: Option<f64>,
+    /// Peak board power per GPU, watts; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_power_w: Option<f64>,
+    /// Where each figure comes from, or why it is missing (`field = "source"`:
+    /// `"NVML process list"`, `"device-wide (all tenants)"`, `"shipped profile H100"`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sources: std::collections::BTreeMap<String, String>,
 }

@@ -66,6 +66,15 @@ fn load_errors_name_the_file_and_line() {
     assert!(matches!(e, CalibrateError::Read { .. }) && e.is_bad_input());
     std::fs::write(&p, "duration_s = 1.0\npeak_memory_mib = 5\nmean_memory_mib = 4\nmean_util_pct = 50.0\n").unwrap();
     assert_eq!(load_job_profile(&p).unwrap().peak_memory_mib, 5);
+    assert_eq!(load_job_profile(&p).unwrap().mean_util_pct, Some(50.0));
+    // Utilization and power are optional (unknown when absent), with their sources.
+    std::fs::write(
+        &p,
+        "duration_s = 1.0\npeak_memory_mib = 5\nmean_memory_mib = 4\n[sources]\nmean_util_pct = \"not measured\"\n",
+    )
+    .unwrap();
+    let j = load_job_profile(&p).unwrap();
+    assert_eq!((j.mean_util_pct, j.mean_power_w, j.sources["mean_util_pct"].as_str()), (None, None, "not measured"));
     std::fs::write(&p, "duration_s = 1.0\n").unwrap();
     let e = load_job_profile(&p).unwrap_err().to_string();
     assert!(e.contains("peak_memory_mib"), "{e}");

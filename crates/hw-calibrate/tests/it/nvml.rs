@@ -54,14 +54,21 @@ fn mig_devices_are_read_per_instance_and_utilization_is_unknown() {
     assert_eq!((j.peak_memory_mib, j.mean_memory_mib), (20_000, 16_000));
     assert_eq!((j.mean_util_pct, j.peak_util_pct, j.mean_power_w), (None, None, None));
     assert!(j.sources["mean_util_pct"].starts_with("not measured: NVML answered utilization NotSupported"));
-    // The file: no 0 % for the unknown utilization, no power figures, and still a job
-    // profile the generator reads.
+    // The file: no utilization or power figures (unknown, neither 0 % nor 100 %), the
+    // sources in its [sources] table, and still a job profile the generator reads.
     let text = j.to_toml("test");
-    assert!(text.contains("mean_util_pct = 100.0 below is not a measurement"), "{text}");
-    assert!(text.contains("not measured, so left out: peak_util_pct, mean_mem_util_pct, mean_power_w, peak_power_w"));
-    assert!(!text.contains("\nmean_power_w"), "{text}");
+    assert!(!text.contains("100.0") && !text.contains("= 0.0"), "{text}");
+    assert!(text.contains("\n[sources]\n"), "{text}");
     let read: JobProfile = toml::from_str(&text).unwrap();
-    assert_eq!((read.peak_memory_mib, read.mean_util_pct), (20_000, 100.0));
+    assert_eq!((read.peak_memory_mib, read.mean_memory_mib), (20_000, 16_000));
+    assert_eq!(
+        (read.mean_util_pct, read.peak_util_pct, read.mean_mem_util_pct, read.mean_power_w, read.peak_power_w),
+        (None, None, None, None, None)
+    );
+    assert_eq!(read.sources, j.sources);
+    assert!(read.sources["mean_util_pct"].starts_with("not measured: NVML answered utilization NotSupported"));
+    assert!(read.sources["mean_power_w"].starts_with("not measured"), "{:?}", read.sources);
+    assert_eq!(read, j.to_job_profile());
 }
 
 #[test]
@@ -86,7 +93,9 @@ fn a_board_without_a_power_sensor_has_no_power_and_falls_back_to_its_shipped_pro
     assert_eq!((j.samples, j.peak_memory_mib, j.mean_util_pct), (2, 6144, Some(75.0)));
     assert_eq!((j.mean_power_w, j.peak_power_w), (None, None));
     assert!(j.sources["mean_power_w"].starts_with("not measured: no power reading"), "{:?}", j.sources);
-    assert!(!j.to_toml("t").contains("mean_power_w ="));
+    let read: JobProfile = toml::from_str(&j.to_toml("t")).unwrap();
+    assert_eq!((read.mean_util_pct, read.mean_power_w, read.peak_power_w), (Some(75.0), None, None));
+    assert_eq!(read.sources["mean_power_w"], j.sources["mean_power_w"]);
 }
 
 #[test]

@@ -174,7 +174,8 @@ pub struct Class {
     pub gpu_util_pct: Option<Continuous>,
     /// A job profile (`sim calibrate sample|import --job-out`), a path relative to the
     /// model file: it supplies `gpu_peak_mib` (empirical, from its memory quantiles, or its
-    /// peak) and `gpu_util_pct` (its mean utilization) where the class gives neither.
+    /// peak) and `gpu_util_pct` (its mean utilization, when it has one) where the class
+    /// gives neither.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_profile: Option<String>,
     /// Informational, never sampled: the lognormal maximum-likelihood fit of the run
@@ -687,7 +688,9 @@ impl Users {
 impl Class {
     /// Takes `gpu_peak_mib` and `gpu_util_pct` from a job profile where the class gives
     /// neither: the peak from the profile's memory quantiles (empirical) or its peak, the
-    /// utilization its mean.
+    /// utilization its mean. A profile without a mean utilization (not measured: MIG, no
+    /// NVML utilization) leaves `gpu_util_pct` unset, so its jobs take the run's
+    /// `--gpu-util` as jobs that do not say do: unknown is never 0 %.
     pub fn apply_job_profile(&mut self, p: &sim_core::hardware::JobProfile) {
         if self.gpu_peak_mib.is_none() {
             let law = if p.memory_mib_quantiles.len() >= 2 {
@@ -697,8 +700,10 @@ impl Class {
             };
             self.gpu_peak_mib = Some(Continuous::new(law));
         }
-        if self.gpu_util_pct.is_none() {
-            self.gpu_util_pct = Some(Continuous::new(Law::Constant { value: p.mean_util_pct.clamp(0.0, 100.0) }));
+        if self.gpu_util_pct.is_none()
+            && let Some(u) = p.mean_util_pct
+        {
+            self.gpu_util_pct = Some(Continuous::new(Law::Constant { value: u.clamp(0.0, 100.0) }));
         }
     }
 

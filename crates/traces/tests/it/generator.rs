@@ -802,3 +802,82 @@ fn a_job_profile_gives_gpu_peaks_and_utilization() {
     let e = Model::from_toml(&text.replace("train.toml", "none.toml"), &path.display().to_string()).unwrap_err();
     assert!(e.to_string().contains("classes[0].job_profile"), "{e}");
 }
+
+/// A one-GPU class of `model(..)`'s shape, with `gpu_util_pct` unset.
+fn gpu_class() -> Class {
+    let mut c = model(arrivals(Process::Poisson, 60.0)).classes.remove(0);
+    c.gpus = Some(Discrete { values: vec![1], weights: vec![1.0] });
+    c
+}
+
+#[test]
+fn a_job_profile_without_utilization_leaves_the_default_not_zero() {
+    // Utilization not measured (MIG, no NVML utilization): the file leaves it out.
+    let unknown: sim_core::hardware::JobProfile = toml::from_str(
+        "duration_s = 60.0\npeak_memory_mib = 30000\nmean_memory_mib = 20000\n\
+         [sources]\nmean_util_pct = \"not measured: NVML answered utilization NotSupported\"\n\
+         peak_memory_mib = \"NVML process list\"\n",
+    )
+    .unwrap();
+    assert_eq!((unknown.mean_util_pct, unknown.mean_power_w, unknown.peak_power_w), (None, None, None));
+    assert_eq!(unknown.sources["peak_memory_mib"], "NVML process list");
+    let default = gpu_class();
+    let mut c = gpu_class();
+    c.apply_job_profile(&unknown);
+    // The same utilization as a class that does not say (the run's --gpu-util), not 0 %.
+    assert_eq!(c.gpu_util_pct, default.gpu_util_pct);
+    assert_eq!(c.gpu_peak_mib, Some(Continuous::new(Law::Constant { value: 30_000.0 })));
+    let jobs = |c: Class| {
+        let mut m = model(arrivals(Process::Poisson, 60.0));
+        m.classes = vec![c];
+        Generator::new(&m, 5).take(50).map(|j| j.task.gpu_util_permille).collect::<Vec<_>>()
+    };
+    assert_eq!(jobs(c), jobs(default.clone()));
+
+    // A measured utilization is used, 0 % included.
+    for (pct, law) in [(62.5, 62.5), (0.0, 0.0), (140.0, 100.0)] {
+        let mut c = gpu_class();
+        c.apply_job_profile(&sim_core::hardware::JobProfile { mean_util_pct: Some(pct), ..unknown.clone() });
+        assert_eq!(c.gpu_util_pct, Some(Continuous::new(Law::Constant { value: law })), "{pct}");
+    }
+    // A class's own utilization wins over the profile's.
+    let mut c = gpu_class();
+    c.gpu_util_pct = Some(Continuous::new(Law::Constant { value: 30.0 }));
+    c.apply_job_profile(&sim_core::hardware::JobProfile { mean_util_pct: Some(90.0), ..unknown });
+    assert_eq!(c.gpu_util_pct, Some(Continuous::new(Law::Constant { value: 30.0 })));
+}
+
+#[test]
+fn a_model_whose_job_profile_lacks_utilization_generates_jobs_at_the_runs_default() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mig.toml"), "duration_s = 60.0\npeak_memory_mib = 9000\nmean_memory_mib = 8000\n")
+        .unwrap();
+    let text = "[arrivals]\nprocess = \"poisson\"\nrate_per_hour = 60\n[users]\ncount = 3\n\
+                [[classes]]\nname = \"t\"\nweight = 1\ntasks = { values = [1], weights = [1] }\ngpus = { values = [1], weights = [1] }\n\
+                runtime = { dist = \"constant\", value = 100 }\njob_profile = \"mig.toml\"\n";
+    let path = dir.path().join("m.toml");
+    let m = Model::from_toml(text, &path.display().to_string()).unwrap();
+    assert_eq!(m.classes[0].gpu_util_pct, None);
+    assert!(!m.to_toml().contains("gpu_util_pct"));
+    // gpu_util_permille 0 is "not stated": the run's --gpu-util applies (default 100 %).
+    let jobs: Vec<Job> = Generator::new(&m, 7).take(100).collect();
+    assert!(jobs.iter().all(|j| j.task.gpu_util_permille == 0 && j.task.gpu_peak_mib == 9000));
+}
+
+#[test]
+fn job_profiles_of_the_old_shape_read_the_same() {
+    let old = "origin = \"nvidia-smi log a.csv\"\ngpu_model = \"NVIDIA A100-SXM4-80GB\"\ngpus = 2\nduration_s = 60.0\n\
+               samples = 120\npeak_memory_mib = 30000\nmean_memory_mib = 20000\n\
+               memory_mib_quantiles = [10000, 20000, 30000]\nmean_util_pct = 62.5\npeak_util_pct = 100.0\n\
+               mean_mem_util_pct = 30.0\nmean_power_w = 250.5\npeak_power_w = 400.0\n";
+    let p: sim_core::hardware::JobProfile = toml::from_str(old).unwrap();
+    assert_eq!(
+        (p.mean_util_pct, p.peak_util_pct, p.mean_mem_util_pct, p.mean_power_w, p.peak_power_w),
+        (Some(62.5), Some(100.0), Some(30.0), Some(250.5), Some(400.0))
+    );
+    assert!(p.sources.is_empty());
+    // Written back byte for byte: no `sources` table when there are none.
+    assert_eq!(toml::to_string(&p).unwrap(), old);
+    // Unknown keys are still refused.
+    assert!(toml::from_str::<sim_core::hardware::JobProfile>(&format!("{old}mean_util = 1.0\n")).is_err());
+}
