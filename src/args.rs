@@ -95,7 +95,9 @@ pub fn run_options(
             JobsFormat::Default => runner::run::JobsFormat::Default,
             JobsFormat::Batsim => runner::run::JobsFormat::Batsim,
         },
+        sacct: false,
         slurm_conf: None,
+        slurm_qos: None,
     })
 }
 

@@ -245,6 +245,11 @@ pub struct InputArgs {
     /// (then the default) schedules as it says (docs/slurm.md).
     #[arg(long)]
     pub slurm_conf: Option<PathBuf>,
+    /// With --slurm-conf: the site's QOSes, as `sacctmgr show qos
+    /// format=name,priority,preempt,preemptmode,gracetime,usagefactor,maxjobsperuser,grptres -P`
+    /// prints them (a job's QOS is its queue number: the position in this file).
+    #[arg(long, requires = "slurm_conf")]
+    pub qos: Option<PathBuf>,
 }
 
 /// `sim trace`.
@@ -430,6 +435,10 @@ pub struct RunArgs {
     /// Layout of the per-job table.
     #[arg(long, value_enum, default_value_t = JobsFormat::Default)]
     pub jobs_format: JobsFormat,
+    /// Also write sacct.txt, the jobs in Slurm's `sacct --parsable2` layout, for any
+    /// policy (runs of the `slurm` policy always write it).
+    #[arg(long)]
+    pub sacct: bool,
     /// Also write the report: tables (CSV), plots (SVG, PNG) and report.html.
     #[arg(long)]
     pub report: bool,

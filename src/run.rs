@@ -8,6 +8,8 @@ use crate::cli::RunArgs;
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let mut o = crate::args::run_options(&a.sim, a.policy.clone(), a.seed, a.out.clone(), a.log, a.jobs_format)?;
     o.slurm_conf = a.input.slurm_conf.clone();
+    o.sacct = a.sacct;
+    o.slurm_qos = a.input.qos.clone();
     let input = crate::args::input(&a.input);
     // The policy and the controllers are checked before the (possibly long) read.
     runner::run::policy(&o, None, crate::args::is_openb(&input))?;

@@ -101,3 +101,138 @@ fn a_job_that_ends_while_nothing_waits_frees_its_cpus() {
     let s = starts(&read(&run, "jobs.csv"));
     assert_eq!(s, [("1".to_string(), 0), ("2".to_string(), 20), ("3".to_string(), 120)]);
 }
+
+/// A one-node cluster of 4 CPUs, with `extra` slurm.conf lines, a QOS file and an SWF
+/// trace; the (job, start, end) of each job.
+fn preemption_run(extra: &str, qos: &str, swf_jobs: &str) -> Vec<(String, i64, i64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nSchedulerType=sched/backfill\n\
+             PriorityType=priority/basic\nNodeName=n1 CPUs=4 RealMemory=1000\n{extra}"
+        ),
+    )
+    .unwrap();
+    let qos_file = dir.path().join("qos.txt");
+    std::fs::write(&qos_file, qos).unwrap();
+    let swf = dir.path().join("t.swf");
+    std::fs::write(&swf, format!("; MaxProcs: 4\n{swf_jobs}")).unwrap();
+    let (out, run) = run_into(&[
+        "--trace",
+        swf.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--qos",
+        qos_file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = read(&run, "jobs.csv");
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let secs = |c: &str| f[col(c)].parse::<f64>().unwrap() as i64;
+            (f[col("job_id")].to_string(), secs("start"), secs("end"))
+        })
+        .collect()
+}
+
+/// Two QOSes: `high` preempts `low` (slurm.conf PreemptType=preempt/qos, `Preempt` of
+/// `sacctmgr show qos`), `low`'s jobs requeued (`PreemptMode=REQUEUE`) after `grace`.
+fn qos_file(grace: &str) -> String {
+    format!("Name|Priority|Preempt|PreemptMode|GraceTime\nlow|0||requeue|{grace}\nhigh|100|low|requeue|00:00:00\n")
+}
+
+/// Job 1 (QOS low, queue 0: 4 CPUs, 100 s) starts at 0; job 2 (QOS high, queue 1: 4 CPUs,
+/// 50 s) arrives at 10 and preempts it.
+const PREEMPTED: &str = "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n\
+                         2 10 -1 50 4 -1 -1 4 100 -1 1 2 2 -1 1 -1 -1 -1\n";
+
+#[test]
+fn a_qos_that_preempts_requeues_its_victim_at_once() {
+    // Slurm's preempt.shtml: with GraceTime 0 the victim is requeued when the preemptor
+    // is scheduled (at its submission here: select_nodes preempts); the preemptor starts
+    // as soon as the CPUs are back, at 10, and the victim, requeued with its id and one
+    // restart, runs again from the start when the preemptor ends: 60 to 160.
+    let r = preemption_run(
+        "PreemptType=preempt/qos\nPreemptMode=REQUEUE\nPartitionName=p Nodes=n1 Default=YES\n",
+        &qos_file("00:00:00"),
+        PREEMPTED,
+    );
+    assert_eq!(r, [("1".into(), 60, 160), ("2".into(), 10, 60)]);
+}
+
+#[test]
+fn grace_time_lets_the_victim_run_on_holding_its_cpus() {
+    // GraceTime=00:00:30 on the victim's QOS: SIGTERM at 10, SIGKILL at 40; the preemptor
+    // starts at 40 and ends at 90, when the victim starts again (90 to 190).
+    let r = preemption_run(
+        "PreemptType=preempt/qos\nPreemptMode=REQUEUE\nPartitionName=p Nodes=n1 Default=YES\n",
+        &qos_file("00:00:30"),
+        PREEMPTED,
+    );
+    assert_eq!(r, [("1".into(), 90, 190), ("2".into(), 40, 90)]);
+}
+
+#[test]
+fn preempt_exempt_time_protects_a_young_job() {
+    // PreemptExemptTime=00:00:30: job 1 may not be preempted before 30. Job 2 waits for
+    // the next scheduler run after that, the periodic main scheduler at 60
+    // (sched_interval 60), which preempts: job 2 runs 60 to 110, job 1 again 110 to 210.
+    let r = preemption_run(
+        "PreemptType=preempt/qos\nPreemptMode=REQUEUE\nPreemptExemptTime=00:00:30\nPartitionName=p Nodes=n1 Default=YES\n",
+        &qos_file("00:00:00"),
+        PREEMPTED,
+    );
+    assert_eq!(r, [("1".into(), 110, 210), ("2".into(), 60, 110)]);
+}
+
+#[test]
+fn a_higher_tier_partition_preempts_a_lower_one() {
+    // preempt/partition_prio: job 2 in partition `high` (PriorityTier 2, the SWF partition
+    // field 1) preempts job 1 of `low` (PriorityTier 1, PreemptMode=REQUEUE) on the shared
+    // node. No QOS preempts here (both jobs QOS low).
+    let jobs = "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 0 0 -1 -1\n\
+                2 10 -1 50 4 -1 -1 4 100 -1 1 2 2 -1 0 1 -1 -1\n";
+    let r = preemption_run(
+        "PreemptType=preempt/partition_prio\nPartitionName=low Nodes=n1 Default=YES PriorityTier=1 PreemptMode=REQUEUE\n\
+         PartitionName=high Nodes=n1 PriorityTier=2 PreemptMode=OFF\n",
+        &qos_file("00:00:00"),
+        jobs,
+    );
+    assert_eq!(r, [("1".into(), 60, 160), ("2".into(), 10, 60)]);
+}
+
+#[test]
+fn a_qos_limit_holds_a_job_without_blocking_others() {
+    // QOS low: MaxJobsPerUser=1. User 1's second job (2) waits for its first to end at 50
+    // (QOSMaxJobsPerUserLimit) though CPUs are free, and does not block job 3 of user 2,
+    // which starts at its submission.
+    let qos = "Name|Priority|MaxJobsPU\nlow|0|1\n";
+    let jobs = "1 0 -1 50 1 -1 -1 1 100 -1 1 1 1 -1 0 -1 -1 -1\n\
+                2 5 -1 50 1 -1 -1 1 100 -1 1 1 1 -1 0 -1 -1 -1\n\
+                3 6 -1 50 1 -1 -1 1 100 -1 1 2 2 -1 0 -1 -1 -1\n";
+    let r = preemption_run("PartitionName=p Nodes=n1 Default=YES\n", qos, jobs);
+    assert_eq!(r, [("1".into(), 0, 50), ("2".into(), 50, 100), ("3".into(), 6, 56)]);
+}
+
+#[test]
+fn preemption_modes_not_modelled_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nPreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG\n",
+    )
+    .unwrap();
+    let (out, _) = run_into(&["--trace", &data("slurm/real-1node/sacct.txt"), "--slurm-conf", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cannot be 'SUSPEND' (expected one of: OFF, REQUEUE (CANCEL and SUSPEND are not modelled yet))")
+    );
+}

@@ -104,6 +104,12 @@ pub fn slurm_conf(path: &Path) -> Result<policies::slurm::conf::SlurmConf, RunEr
     policies::slurm::conf::SlurmConf::parse(&text, &path.display().to_string()).map_err(|e| bad(e.to_string()))
 }
 
+/// Reads `sacctmgr show qos -P` output (errors name the file, line and column).
+pub fn slurm_qos(path: &Path) -> Result<Vec<policies::slurm::qos::QosDef>, RunError> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: cannot read: {e}", path.display())))?;
+    policies::slurm::qos::parse_qos(&text, &path.display().to_string()).map_err(bad)
+}
+
 /// The trace's format, from the input, else its name, else its first bytes.
 pub fn detected(i: &Input) -> Option<Format> {
     let path = i.trace.as_ref()?;

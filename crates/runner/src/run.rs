@@ -60,9 +60,14 @@ pub struct RunOptions {
     pub log: bool,
     /// Layout of the per-job table.
     pub jobs_format: JobsFormat,
+    /// Write `sacct.txt` whatever the policy (`--sacct`); runs of the `slurm` policy
+    /// always write it.
+    pub sacct: bool,
     /// A site's `slurm.conf` (`--slurm-conf`): the `slurm` policy's configuration (and
     /// the default policy).
     pub slurm_conf: Option<PathBuf>,
+    /// `sacctmgr show qos -P` output (`--qos`) for the `slurm` policy.
+    pub slurm_qos: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -86,7 +91,9 @@ impl Default for RunOptions {
             out: PathBuf::from("sim-out"),
             log: false,
             jobs_format: JobsFormat::Default,
+            sacct: false,
             slurm_conf: None,
+            slurm_qos: None,
         }
     }
 }
@@ -143,7 +150,10 @@ pub fn policy(
     if let Some(path) = &o.slurm_conf {
         let parsed: policies::PolicySpec = spec.parse().map_err(|e| bad(format!("--policy: {e}")))?;
         if parsed.name == "slurm" {
-            let conf = crate::input::slurm_conf(path)?;
+            let mut conf = crate::input::slurm_conf(path)?;
+            if let Some(q) = &o.slurm_qos {
+                conf.qos = crate::input::slurm_qos(q)?;
+            }
             let p = policies::Slurm::from_conf(conf, &parsed).map_err(|e| bad(format!("--policy: {e}")))?;
             return Ok(Box::new(p));
         }
@@ -255,11 +265,12 @@ impl LogSink for JsonLines<'_> {
 }
 
 /// Replays `l` under `o` and writes the run folder `o.out` (`jobs.csv`, `summary.json`,
-/// `frame.csv`, `fragmentation.csv` on GPU clusters, `decisions.jsonl` with `log`), each
-/// whole or not at all. `progress` is told how many jobs were submitted now and then.
+/// `frame.csv`, `fragmentation.csv` on GPU clusters, `decisions.jsonl` with `log`,
+/// `sacct.txt` for the `slurm` policy or with `sacct`), each whole or not at all. `progress` is told how many jobs were submitted now and then.
 pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<Replayed, RunError> {
     let w = &l.workload;
     let mut policy = policy(o, Some(w), false)?;
+    let sacct = crate::sacct::wanted(o.sacct, &policy.spec()) && std::env::var_os("XX_NOSACCT").is_none();
     let controllers = controllers(o, &l.controllers)?;
     let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
     std::fs::create_dir_all(&o.out)
@@ -271,14 +282,27 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         None
     };
     let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
-    let cfg = sim_config(o, w);
+    // sacct.txt's node lists: under a policy that binds nodes, from the start events on
+    // their way to the decision log; otherwise from the units the engine tracks.
+    let binds = policy.binds_nodes();
+    let mut starts = (sacct && binds).then(crate::sacct::Starts::default);
+    let log: Option<&mut dyn LogSink> = match (starts.as_mut(), sink.as_mut()) {
+        (Some(st), next) => {
+            st.next = next.map(|s| s as &mut dyn LogSink);
+            Some(st)
+        }
+        (None, next) => next.map(|s| s as &mut dyn LogSink),
+    };
+    let mut cfg = sim_config(o, w);
+    cfg.track_units |= sacct && !binds;
     let progress = progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64));
     let fragmentation: Option<Box<dyn sim_core::Fragmentation>> =
         cfg.gpu_sample_every.map(|_| Box::new(crate::fragmentation::Fgd::of_workload(&w.jobs)) as _);
-    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers, fragmentation };
+    let hooks = Hooks { log, progress, controllers, fragmentation };
     let result = sim_core::simulate_with(&w.cluster, &w.jobs, policy.as_mut(), &cfg, hooks).map_err(|e| {
         if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
     })?;
+    let starts = starts.map(crate::sacct::Starts::finish);
     let log = log_file.map(|f| f.finish().map_err(|e| io_err("decisions.jsonl", e))).transpose()?;
     let meta = RunMeta {
         trace: l.name.clone(),
@@ -294,7 +318,8 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         trace_rows_skipped: w.skipped.0.clone(),
         controllers: controller_specs,
     };
-    write_outputs(o, w, meta, &result, log)
+    let sacct = sacct.then_some((starts, l.name.as_str()));
+    write_outputs(o, w, meta, &result, log, sacct)
 }
 
 /// Writes a finished replay's files: every one complete under a temporary name first,
@@ -305,6 +330,7 @@ fn write_outputs(
     meta: RunMeta,
     result: &RunResult,
     log: Option<Finished>,
+    sacct: Option<(Option<crate::sacct::StartNodes>, &str)>,
 ) -> Result<Replayed, RunError> {
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
     // Jobs controllers submitted follow the input's, as their records do.
@@ -331,6 +357,11 @@ fn write_outputs(
     write("frame.csv", &mut |out| {
         reports::frame::write_rows(out, jobs.iter().zip(records).map(|(j, r)| reports::frame::JobRow::of(j, r)))
     })?;
+    if let Some((starts, trace)) = sacct {
+        let now = crate::sacct::run_end(o.horizon, result, jobs);
+        let acc = crate::sacct::accounting(o.slurm_conf.as_deref(), w, trace, jobs, records, starts.as_ref(), now)?;
+        write("sacct.txt", &mut |out| reports::sacct::write_sacct(out, jobs, records, &acc))?;
+    }
     if !result.gpu_samples.is_empty() {
         write("fragmentation.csv", &mut |out| reports::fragmentation::write_csv(out, &result.gpu_samples))?;
     }

@@ -64,6 +64,9 @@ impl Slurm {
                 continue;
             }
             let r = self.request(view, k.job);
+            if self.limit_reason(view, k.job, &r).is_some() {
+                continue;
+            }
             if r.total_cpus() > self.nodes.part_free[p] {
                 unplanned.push(k.job);
                 continue;

@@ -268,6 +268,14 @@ pub struct SlurmConf {
     pub def_mem_per_cpu: Option<u64>,
     /// `DefMemPerNode` in MiB (`None`: not set; Slurm's default is the whole node).
     pub def_mem_per_node: Option<u64>,
+    /// `PreemptExemptTime`: a job runs at least this long before it may be preempted
+    /// (default 0).
+    pub preempt_exempt_time: SimDuration,
+    /// The QOSes (`--qos`; Slurm's default `normal` alone without it).
+    pub qos: Vec<super::qos::QosDef>,
+    /// The association tree and its limits (`--assoc`; without it one account per
+    /// group and one user association per user, share 1).
+    pub assoc: Option<super::fairshare::AssocFile>,
     /// Keys read but not modelled, with their line, in file order.
     pub not_modelled: Vec<(usize, String)>,
 }
@@ -285,6 +293,9 @@ impl Default for SlurmConf {
             preempt_mode: PreemptMode::Off,
             def_mem_per_cpu: None,
             def_mem_per_node: None,
+            preempt_exempt_time: SimDuration::ZERO,
+            qos: vec![super::qos::QosDef::normal()],
+            assoc: None,
             not_modelled: Vec::new(),
         }
     }
@@ -479,6 +490,7 @@ impl SlurmConf {
                 }
             }
             "preemptmode" => self.preempt_mode = self.preempt_mode_of(line, k, v)?,
+            "preemptexempttime" => self.preempt_exempt_time = self.time(line, k, v)?.unwrap_or(SimDuration::ZERO),
             "defmempercpu" => self.def_mem_per_cpu = Some(self.number(line, k, v)?),
             "defmempernode" => self.def_mem_per_node = Some(self.number(line, k, v)?),
             _ => self.not_modelled.push((line, k.to_string())),
@@ -691,8 +703,18 @@ impl SlurmConf {
         Ok(out)
     }
 
+    /// The QOS of a job whose queue is `id`: the `id`-th QOS of the `--qos` file (the
+    /// runner maps QOS names of sacct input onto it), else `normal`, else the first.
+    pub fn qos_of(&self, id: i32) -> usize {
+        if id >= 0 && (id as usize) < self.qos.len() {
+            return id as usize;
+        }
+        self.qos.iter().position(|q| q.name == "normal").unwrap_or(0)
+    }
+
     /// The partition a job of trace partition `id` goes to: that partition when the
-    /// index exists, else the `Default=YES` one, else the first.
+    /// index exists (the runner maps partition names of sacct input onto it), else the
+    /// `Default=YES` one, else the first.
     pub fn partition_of(&self, id: i32) -> usize {
         if id >= 0 && (id as usize) < self.partitions.len() {
             return id as usize;

@@ -39,6 +39,9 @@ pub mod conf;
 pub mod fairshare;
 pub mod nodes;
 pub mod priority;
+pub mod qos;
+
+mod preempt;
 
 use crate::options::OptionInfo;
 use crate::spec::{PolicyError, PolicySpec};
@@ -51,11 +54,18 @@ use sim_core::policy::{Decision, PassInfo, Policy, SchedView, StartReason, WaitR
 use sim_core::time::{SimDuration, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A job this policy started: where it runs and when it is expected to end.
+/// A job this policy started: where it runs, when it is expected to end, and what it
+/// counts against its QOS's limits.
 #[derive(Debug, Clone)]
 struct Run {
     held: Vec<Held>,
     expected_end: SimTime,
+    start: SimTime,
+    qos: usize,
+    part: usize,
+    user: u32,
+    /// CPUs, GPUs, nodes.
+    tres: (u64, u64, u64),
 }
 
 /// A pending job in scheduling order.
@@ -96,6 +106,17 @@ pub struct Slurm {
     arriving: Vec<JobId>,
     /// Running jobs by expected end.
     ends: BTreeSet<(SimTime, JobId)>,
+    /// Running jobs per (QOS, user).
+    user_running: BTreeMap<(usize, u32), u32>,
+    /// Per QOS, the CPUs, GPUs and nodes of its running jobs.
+    qos_running: Vec<[u64; 3]>,
+    /// Running jobs preempted, in their grace time.
+    preempting: BTreeSet<JobId>,
+    /// Pending jobs that preempted others, and whom.
+    preemptors: BTreeMap<JobId, Vec<JobId>>,
+    /// Jobs of this pass's arrivals that were in the queue before (requeued, not
+    /// submitted: no submit-time start).
+    requeued: BTreeSet<JobId>,
     /// Whether the cluster was set up from the run's nodes (no `slurm.conf`).
     from_cluster: bool,
     started: Vec<JobId>,
@@ -177,6 +198,8 @@ impl Slurm {
         let nodes = Nodes::new(&conf);
         let priority = priority::Priorities::new(&conf);
         let parts = conf.partitions.len();
+        let qos_count = conf.qos.len();
+        Self::check_preempt_modes(&conf)?;
         Ok(Slurm {
             conf,
             nodes,
@@ -189,9 +212,37 @@ impl Slurm {
             queue: BTreeSet::new(),
             arriving: Vec::new(),
             ends: BTreeSet::new(),
+            user_running: BTreeMap::new(),
+            qos_running: vec![[0; 3]; qos_count],
+            preempting: BTreeSet::new(),
+            preemptors: BTreeMap::new(),
+            requeued: BTreeSet::new(),
             from_cluster: false,
             started: Vec::new(),
         })
+    }
+
+    /// Refuses preemption modes the engine cannot carry out (see [`preempt`]).
+    fn check_preempt_modes(conf: &SlurmConf) -> Result<(), PolicyError> {
+        use conf::{PreemptMode as M, PreemptType as T};
+        if conf.preempt_type == T::None {
+            return Ok(());
+        }
+        let modes = std::iter::once(conf.preempt_mode)
+            .chain(conf.partitions.iter().filter_map(|p| p.preempt_mode))
+            .chain(conf.qos.iter().filter_map(|q| q.preempt_mode));
+        for m in modes {
+            if matches!(m, M::Cancel | M::Suspend) {
+                return Err(PolicyError::BadValue {
+                    kind: "policy",
+                    plugin: "slurm".into(),
+                    key: format!("PreemptMode of {}", conf.file),
+                    value: if m == M::Cancel { "CANCEL" } else { "SUSPEND" }.into(),
+                    expected: "OFF, REQUEUE (CANCEL and SUSPEND are not modelled yet)".into(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The configuration it runs with.
@@ -299,9 +350,13 @@ impl Slurm {
                 self.arriving.push(j);
             }
         }
+        self.requeued.clear();
         for &j in &info.queued {
             if self.seen.len() <= j.idx() {
                 self.seen.resize(j.idx() + 1, SimTime::MAX);
+            }
+            if self.seen[j.idx()] != SimTime::MAX {
+                self.requeued.insert(j);
             }
             self.seen[j.idx()] = now;
             self.priority.on_submit(view, j, &self.conf);
@@ -320,6 +375,8 @@ impl Slurm {
             self.nodes.give(h);
         }
         self.ends.remove(&(r.expected_end, j));
+        self.count_usage(&r, false);
+        self.preempting.remove(&j);
         true
     }
 
@@ -394,8 +451,20 @@ impl Slurm {
         let expected_end = view.now() + self.limit(view, j);
         self.dequeue(view, j);
         self.arriving.retain(|&a| a != j);
+        self.preemptors.remove(&j);
         self.ends.insert((expected_end, j));
-        self.running.insert(j, Run { held, expected_end });
+        let job = view.job(j);
+        let run = Run {
+            held,
+            expected_end,
+            start: view.now(),
+            qos: self.conf.qos_of(job.queue()),
+            part: self.partition(view, j),
+            user: job.user(),
+            tres: Self::tres_of(r),
+        };
+        self.count_usage(&run, true);
+        self.running.insert(j, run);
         self.started.push(j);
         let why = match by {
             By::Submit => "at submission: the partition's highest priority, and it fits",
@@ -421,7 +490,8 @@ impl Slurm {
                 break;
             }
             let p = self.partition(view, k.job);
-            if top[p].is_none() {
+            // `_top_priority` passes over jobs held by a limit.
+            if top[p].is_none() && self.limit_reason(view, k.job, &self.request(view, k.job)).is_none() {
                 top[p] = Some(*k);
                 left -= 1;
             }
@@ -433,11 +503,19 @@ impl Slurm {
         }
         for &j in &info.queued {
             let (p, k) = (self.partition(view, j), self.key(view, j));
-            if top[p].is_none_or(|t| k < t) && self.conf.partitions[p].up {
+            if top[p].is_none_or(|t| k < t) && self.conf.partitions[p].up && !self.requeued.contains(&j) {
                 let r = self.request(view, j);
+                if self.limit_reason(view, j, &r).is_some() {
+                    continue;
+                }
                 if let Some(held) = self.nodes.place(p, &r, |n| Self::node_up(view, n)) {
                     self.start(view, j, &r, held, By::Submit, out);
                     continue;
+                }
+                // `select_nodes` at submission preempts too; the job is then in the queue
+                // the schedulers see when its victims are gone.
+                if self.preempt_for(view, j, p, &r, out) {
+                    self.seen[j.idx()] = SimTime(view.now().as_micros().saturating_sub(1));
                 }
             }
             top[p] = Some(top[p].map_or(k, |t| t.min(k)));
@@ -461,6 +539,13 @@ impl Slurm {
                 continue;
             }
             let r = self.request(view, k.job);
+            // A job held by a limit is passed over; it does not block its partition.
+            if let Some(why) = self.limit_reason(view, k.job, &r) {
+                if view.logging() {
+                    out.push(Decision::Wait { job: k.job, reason: WaitReason::Other { why: why.into() } });
+                }
+                continue;
+            }
             let placed =
                 if self.conf.partitions[p].up { self.nodes.place(p, &r, |n| Self::node_up(view, n)) } else { None };
             match placed {
@@ -468,8 +553,10 @@ impl Slurm {
                 None => {
                     blocked[p] = true;
                     open -= 1;
+                    let preempting = self.conf.partitions[p].up && self.preempt_for(view, k.job, p, &r, out);
                     if view.logging() {
-                        out.push(Decision::Wait { job: k.job, reason: WaitReason::Other { why: "Resources".into() } });
+                        let why = if preempting { "Resources (preempting)" } else { "Resources" };
+                        out.push(Decision::Wait { job: k.job, reason: WaitReason::Other { why: why.into() } });
                     }
                 }
             }
@@ -567,6 +654,9 @@ impl Policy for Slurm {
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
         let r = self.request(view, job);
         let p = self.partition(view, job);
+        if let Some(why) = self.limit_reason(view, job, &r) {
+            return Some(why.to_string());
+        }
         Some(if self.nodes.emptied().place(p, &r, |_| true).is_none() {
             format!("PartitionConfig: needs more than partition {} has", self.conf.partitions[p].name)
         } else {

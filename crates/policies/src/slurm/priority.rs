@@ -14,7 +14,8 @@
 //! * partition: the partition's `PriorityJobFactor` over the largest one;
 //! * fair share: [`super::fairshare`]'s Fair Tree or classic factor of the job's user
 //!   under its account, from CPU-seconds of usage decayed with `PriorityDecayHalfLife`;
-//! * QOS and association factors are 0 until the association and QOS files are read.
+//! * QOS: the job's QOS `Priority` over the largest QOS priority (0 when all are 0);
+//! * association: 0 (the association `Priority` is not read from `--assoc`).
 //!
 //! Factors are recalculated every `PriorityCalcPeriod` (and a job's at its submission),
 //! as Slurm's decay thread does; usage is charged then, for the time each running job
@@ -125,7 +126,9 @@ impl Priorities {
             let a = self.assoc(view, j);
             let started = view.running_job(j).map_or(since, |r| r.start.max(since));
             let cpus = view.job(j).tasks() as f64 * view.job(j).task().cores.max(1) as f64;
-            self.tree.add_usage(a, cpus * now.saturating_since(started).as_secs_f64());
+            // A QOS's UsageFactor scales the usage its jobs are charged.
+            let factor = conf.qos[conf.qos_of(view.job(j).queue())].usage_factor;
+            self.tree.add_usage(a, factor * cpus * now.saturating_since(started).as_secs_f64());
         }
         self.fairshare = if conf.priority.fair_tree {
             self.tree.fair_tree()
@@ -157,10 +160,14 @@ fn value(view: &SchedView<'_>, j: JobId, conf: &SlurmConf, fs: f64) -> u64 {
     let part = &conf.partitions[conf.partition_of(job.partition())];
     let max_factor = conf.partitions.iter().map(|p| p.priority_job_factor).max().unwrap_or(1).max(1);
     let partition = f64::from(part.priority_job_factor) / f64::from(max_factor);
+    let max_qos = conf.qos.iter().map(|q| q.priority).max().unwrap_or(0);
+    let qos =
+        if max_qos == 0 { 0.0 } else { f64::from(conf.qos[conf.qos_of(job.queue())].priority) / f64::from(max_qos) };
     let sum = f64::from(p.weight_age) * age
         + f64::from(p.weight_fairshare) * fs
         + f64::from(p.weight_job_size) * size
-        + f64::from(p.weight_partition) * partition;
+        + f64::from(p.weight_partition) * partition
+        + f64::from(p.weight_qos) * qos;
     (sum as u64).max(1)
 }
 
