@@ -843,6 +843,29 @@ pub fn expand_hostlist(list: &str) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
 
+    /// `sim policies` lists the keys read (its summary in the registry): every key the
+    /// reader takes is named there, so the two cannot drift apart.
+    #[test]
+    fn sim_policies_names_every_key_read() {
+        let summary = crate::REGISTRY.iter().find(|e| e.name == "slurm").unwrap().summary.to_ascii_lowercase();
+        let source = include_str!("conf.rs");
+        let global: Vec<&str> = source
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('"'))
+            .filter_map(|l| l.split_once("\" => "))
+            .filter(|(_, then)| ["self.", "match v", "{"].iter().any(|p| then.starts_with(p)))
+            .map(|(k, _)| k)
+            .filter(|k| k.chars().all(|c| c.is_ascii_lowercase()))
+            .collect();
+        assert!(global.contains(&"preemptexempttime"), "{global:?}");
+        for k in global.iter().chain(NODE_KEYS.iter()).chain(PARTITION_KEYS.iter()) {
+            if ["availablefeatures", "partitionname", "nodename", "default", "state"].contains(k) {
+                continue;
+            }
+            assert!(summary.contains(k), "sim policies does not name {k}");
+        }
+    }
+
     const REAL: &str = "\
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=1,bf_resolution=1,sched_min_interval=0,default_queue_depth=1000,bf_continue,bf_max_job_test=1000

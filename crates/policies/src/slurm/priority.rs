@@ -21,7 +21,7 @@
 //! as Slurm's decay thread does; usage is charged then, for the time each running job
 //! ran since the last recalculation.
 
-use super::conf::SlurmConf;
+use super::conf::{PriorityConf, SlurmConf};
 use super::fairshare::AssocTree;
 use sim_core::job::JobId;
 use sim_core::policy::SchedView;
@@ -148,42 +148,124 @@ impl Priorities {
     }
 }
 
-/// The multifactor sum of job `j` with fair-share factor `fs`.
-fn value(view: &SchedView<'_>, j: JobId, conf: &SlurmConf, fs: f64) -> u64 {
-    let p = &conf.priority;
-    let job = view.job(j);
-    let age = {
-        let max = p.max_age.as_secs_f64();
-        if max <= 0.0 { 1.0 } else { (view.now().saturating_since(job.submit()).as_secs_f64() / max).min(1.0) }
-    };
-    let size = size_factor(view, j, conf);
-    let part = &conf.partitions[conf.partition_of(job.partition())];
-    let max_factor = conf.partitions.iter().map(|p| p.priority_job_factor).max().unwrap_or(1).max(1);
-    let partition = f64::from(part.priority_job_factor) / f64::from(max_factor);
-    let max_qos = conf.qos.iter().map(|q| q.priority).max().unwrap_or(0);
-    let qos =
-        if max_qos == 0 { 0.0 } else { f64::from(conf.qos[conf.qos_of(job.queue())].priority) / f64::from(max_qos) };
-    let sum = f64::from(p.weight_age) * age
-        + f64::from(p.weight_fairshare) * fs
-        + f64::from(p.weight_job_size) * size
-        + f64::from(p.weight_partition) * partition
-        + f64::from(p.weight_qos) * qos;
-    (sum as u64).max(1)
+/// A job's factors, each in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Factors {
+    /// Age: time since submission over `PriorityMaxAge`, at most 1.
+    pub age: f64,
+    /// Fair share.
+    pub fairshare: f64,
+    /// Job size.
+    pub size: f64,
+    /// Partition: its `PriorityJobFactor` over the largest.
+    pub partition: f64,
+    /// QOS: its `Priority` over the largest.
+    pub qos: f64,
+}
+
+impl Factors {
+    /// The weighted sum (`priority_p_calc_priority`'s, truncated), at least 1.
+    pub fn priority(&self, p: &PriorityConf) -> u64 {
+        let sum = f64::from(p.weight_age) * self.age
+            + f64::from(p.weight_fairshare) * self.fairshare
+            + f64::from(p.weight_job_size) * self.size
+            + f64::from(p.weight_partition) * self.partition
+            + f64::from(p.weight_qos) * self.qos;
+        (sum as u64).max(1)
+    }
+}
+
+/// The age factor of a job waiting `waited` seconds.
+pub fn age_factor(waited: f64, max_age: SimDuration) -> f64 {
+    let max = max_age.as_secs_f64();
+    if max <= 0.0 { 1.0 } else { (waited / max).min(1.0) }
 }
 
 /// `_get_job_size_factor`: the mean of the job's share of the nodes (its minimum node
 /// count) and of the CPUs; with `PriorityFavorSmall` of what it leaves.
-fn size_factor(view: &SchedView<'_>, j: JobId, conf: &SlurmConf) -> f64 {
-    let job = view.job(j);
-    let t = job.task();
-    let nodes_total = conf.nodes.len().max(1) as f64;
-    let cpus_total: f64 = conf.nodes.iter().map(|n| f64::from(n.cpus)).sum::<f64>().max(1.0);
-    let min_nodes = if t.cores > 1 || t.gpus > 0 { f64::from(job.tasks().max(1)) } else { 1.0 };
-    let cpus = f64::from(job.tasks()) * f64::from(t.cores.max(1));
-    let f = if conf.priority.favor_small {
+pub fn size_factor_of(min_nodes: f64, cpus: f64, nodes_total: f64, cpus_total: f64, favor_small: bool) -> f64 {
+    let (nodes_total, cpus_total) = (nodes_total.max(1.0), cpus_total.max(1.0));
+    let f = if favor_small {
         ((nodes_total - min_nodes) / nodes_total + (cpus_total - cpus) / cpus_total) / 2.0
     } else {
         (min_nodes / nodes_total + cpus / cpus_total) / 2.0
     };
     f.clamp(0.0, 1.0)
+}
+
+/// `value`'s share of the largest of `all` (0 when all are 0).
+pub fn share_of_max(value: u32, all: impl Iterator<Item = u32>) -> f64 {
+    let max = all.max().unwrap_or(0);
+    if max == 0 { 0.0 } else { f64::from(value) / f64::from(max) }
+}
+
+/// The multifactor sum of job `j` with fair-share factor `fs`.
+fn value(view: &SchedView<'_>, j: JobId, conf: &SlurmConf, fs: f64) -> u64 {
+    let job = view.job(j);
+    let t = job.task();
+    let min_nodes = if t.cores > 1 || t.gpus > 0 { f64::from(job.tasks().max(1)) } else { 1.0 };
+    let cpus = f64::from(job.tasks()) * f64::from(t.cores.max(1));
+    let cpus_total: f64 = conf.nodes.iter().map(|n| f64::from(n.cpus)).sum();
+    let part = &conf.partitions[conf.partition_of(job.partition())];
+    Factors {
+        age: age_factor(view.now().saturating_since(job.submit()).as_secs_f64(), conf.priority.max_age),
+        fairshare: fs,
+        size: size_factor_of(min_nodes, cpus, conf.nodes.len() as f64, cpus_total, conf.priority.favor_small),
+        partition: share_of_max(part.priority_job_factor, conf.partitions.iter().map(|p| p.priority_job_factor)),
+        qos: share_of_max(conf.qos[conf.qos_of(job.queue())].priority, conf.qos.iter().map(|q| q.priority)),
+    }
+    .priority(&conf.priority)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weights(age: u32, fs: u32, size: u32, part: u32, qos: u32) -> PriorityConf {
+        PriorityConf {
+            weight_age: age,
+            weight_fairshare: fs,
+            weight_job_size: size,
+            weight_partition: part,
+            weight_qos: qos,
+            ..PriorityConf::default()
+        }
+    }
+
+    #[test]
+    fn age_grows_to_max_age_then_stays() {
+        let week = SimDuration::from_secs(7 * 86_400);
+        assert_eq!(age_factor(0.0, week), 0.0);
+        assert_eq!(age_factor(3.5 * 86_400.0, week), 0.5);
+        assert_eq!(age_factor(30.0 * 86_400.0, week), 1.0);
+        assert_eq!(age_factor(5.0, SimDuration::ZERO), 1.0);
+    }
+
+    #[test]
+    fn job_size_is_the_mean_of_the_node_and_cpu_shares() {
+        // 10 nodes of 16 CPUs: a 4-node, 64-CPU job has (4/10 + 64/160) / 2 = 0.4; with
+        // PriorityFavorSmall (6/10 + 96/160) / 2 = 0.6. A one-CPU job: (0.1 + 1/160) / 2.
+        assert!((size_factor_of(4.0, 64.0, 10.0, 160.0, false) - 0.4).abs() < 1e-12);
+        assert!((size_factor_of(4.0, 64.0, 10.0, 160.0, true) - 0.6).abs() < 1e-12);
+        assert!((size_factor_of(1.0, 1.0, 10.0, 160.0, false) - 0.053125).abs() < 1e-12);
+    }
+
+    #[test]
+    fn partition_and_qos_are_shares_of_the_largest() {
+        assert_eq!(share_of_max(50, [10, 50, 100].into_iter()), 0.5);
+        assert_eq!(share_of_max(0, [0, 0].into_iter()), 0.0);
+    }
+
+    #[test]
+    fn the_sum_is_weighted_and_truncated() {
+        // Slurm's priority_multifactor.shtml example weights: age 1000, fair share 10000,
+        // job size 1000, partition 1000, QOS 10000. Factors 0.5, 0.25, 0.4, 1, 0.1:
+        // 500 + 2500 + 400 + 1000 + 1000 = 5400.
+        let f = Factors { age: 0.5, fairshare: 0.25, size: 0.4, partition: 1.0, qos: 0.1 };
+        assert_eq!(f.priority(&weights(1000, 10_000, 1000, 1000, 10_000)), 5400);
+        // 0.3333 × 1000 = 333.3 truncates to 333; all weights 0 still gives 1.
+        let third = Factors { age: 1.0 / 3.0, fairshare: 0.0, size: 0.0, partition: 0.0, qos: 0.0 };
+        assert_eq!(third.priority(&weights(1000, 0, 0, 0, 0)), 333);
+        assert_eq!(third.priority(&weights(0, 0, 0, 0, 0)), 1);
+    }
 }
