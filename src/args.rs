@@ -40,6 +40,7 @@ pub fn input(i: &InputArgs) -> Input {
         app_runtimes: i.app_runtime.clone(),
         perturb: i.perturb.clone(),
         slurm_conf: i.slurm_conf.clone(),
+        slurm_qos: i.qos.clone(),
     }
 }
 

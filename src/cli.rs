@@ -247,7 +247,8 @@ pub struct InputArgs {
     pub slurm_conf: Option<PathBuf>,
     /// With --slurm-conf: the site's QOSes, as `sacctmgr show qos
     /// format=name,priority,preempt,preemptmode,gracetime,usagefactor,maxjobsperuser,grptres -P`
-    /// prints them (a job's QOS is its queue number: the position in this file).
+    /// prints them (sacct input: by the job's QOS name; other formats: the queue number is
+    /// the position in this file).
     #[arg(long, requires = "slurm_conf")]
     pub qos: Option<PathBuf>,
 }

@@ -236,3 +236,52 @@ fn preemption_modes_not_modelled_are_refused() {
             .contains("cannot be 'SUSPEND' (expected one of: OFF, REQUEUE (CANCEL and SUSPEND are not modelled yet))")
     );
 }
+
+#[test]
+fn sacct_qos_and_partition_names_pick_the_files_own() {
+    // sacct names QOSes and partitions: jobs get the QOS and partition of their name, not
+    // the line of the trace's first-seen order (low 1, high 2 would be `high` and
+    // `normal`-less first line `low` here, and job 2 could not preempt). Job 2 (QOS high) preempts
+    // job 1 (QOS low) at 10 as in `a_qos_that_preempts_requeues_its_victim_at_once`.
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nPriorityType=priority/basic\n\
+         PreemptType=preempt/qos\nPreemptMode=REQUEUE\nNodeName=n1 CPUs=4 RealMemory=1000\n\
+         PartitionName=other Nodes=n1\nPartitionName=p Nodes=n1 Default=YES\n",
+    )
+    .unwrap();
+    let qos = dir.path().join("qos.txt");
+    std::fs::write(&qos, "Name|Priority|Preempt|PreemptMode\nlow|0||requeue\nhigh|100|low|requeue\n").unwrap();
+    let sacct = dir.path().join("sacct.txt");
+    std::fs::write(
+        &sacct,
+        "JobID|JobName|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State\n\
+         1|a|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:40|00:01:40|00:04:00|4|1|cpu=4,node=1|cpu=4,node=1|p|low|u|x|COMPLETED\n\
+         2|b|2026-01-01T00:00:10|2026-01-01T00:00:10|2026-01-01T00:01:00|00:00:50|00:02:00|4|1|cpu=4,node=1|cpu=4,node=1|p|high|u|x|COMPLETED\n",
+    )
+    .unwrap();
+    let (out, run) = run_into(&[
+        "--trace",
+        sacct.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--qos",
+        qos.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = read(&run, "jobs.csv");
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let t0: i64 = csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(head.iter().position(|h| *h == "submit").unwrap())
+        .unwrap()
+        .parse::<f64>()
+        .unwrap() as i64;
+    let rel: Vec<(String, i64)> = starts(&csv).into_iter().map(|(j, t)| (j, t - t0)).collect();
+    assert_eq!(rel, [("1".to_string(), 60), ("2".to_string(), 10)]);
+}

@@ -36,6 +36,8 @@ pub struct Input {
     pub perturb: Option<String>,
     /// A site's `slurm.conf` (`--slurm-conf`): its nodes are the cluster.
     pub slurm_conf: Option<PathBuf>,
+    /// The site's QOSes (`--qos`): jobs' QOS names of sacct input are mapped onto them.
+    pub slurm_qos: Option<PathBuf>,
 }
 
 /// A workload read, on its cluster.
@@ -130,19 +132,23 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
             return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
         }
         (Some(path), None) => {
-            let conf = slurm_conf(path)?;
+            let mut conf = slurm_conf(path)?;
             if !conf.not_modelled.is_empty() {
                 let keys: Vec<String> = conf.not_modelled.iter().map(|(l, k)| format!("{k} (line {l})")).collect();
                 notes(format!("{}: read, not modelled: {}", path.display(), keys.join(", ")));
             }
-            Some(conf.cluster())
+            if let Some(q) = &i.slurm_qos {
+                conf.qos = slurm_qos(q)?;
+            }
+            Some(conf)
         }
         (None, _) => None,
     };
+    let slurm_cluster = slurm.as_ref().map(policies::slurm::conf::SlurmConf::cluster);
     let opts = traces::LoadOptions {
         format: i.format,
         procs: i.procs,
-        cluster: slurm.or_else(|| config.as_ref().map(|c| c.cluster.clone())),
+        cluster: slurm_cluster.or_else(|| config.as_ref().map(|c| c.cluster.clone())),
         nodes: i.nodes.clone(),
         sharing: i.sharing.unwrap_or(sim_core::GpuSharing::Shared),
         import: import_options(&i.pai_jobs, &i.app_runtimes)?,
@@ -166,6 +172,9 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
         let why = if skipped > 0 { format!("all {skipped} rows skipped") } else { "no job lines".into() };
         return Err(bad(format!("{name}: no jobs ({why})")));
     }
+    if let Some(conf) = &slurm {
+        by_slurm_names(&mut workload, conf, &name, notes);
+    }
     prepare(&mut workload, i, seed, &name, notes);
     if !perturb.is_empty() {
         workload.jobs = traces::perturb::apply(std::mem::take(&mut workload.jobs), &perturb, seed);
@@ -175,6 +184,47 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     }
     let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
     Ok(Loaded { workload, name, controllers: config.map(|c| c.controllers).unwrap_or_default(), perturb })
+}
+
+/// Jobs of a trace with partition and QOS names (sacct) go to the `slurm.conf`
+/// partition and the `--qos` QOS of that name, as Slurm files them: a job's partition id
+/// becomes the partition's index in the file and its queue id the QOS's. A name the
+/// files lack is noted, and its jobs go to the default partition (QOS `normal`).
+fn by_slurm_names(
+    w: &mut Workload,
+    conf: &policies::slurm::conf::SlurmConf,
+    name: &str,
+    notes: &mut dyn FnMut(String),
+) {
+    let map = |names: &[String], known: &mut dyn Iterator<Item = &str>| -> Vec<Option<i32>> {
+        let known: Vec<&str> = known.collect();
+        names.iter().map(|n| known.iter().position(|k| k == n).map(|i| i as i32)).collect()
+    };
+    let parts = map(&w.names.partitions, &mut conf.partitions.iter().map(|p| p.name.as_str()));
+    let qos = map(&w.names.queues, &mut conf.qos.iter().map(|q| q.name.as_str()));
+    let mut unknown: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for j in &mut w.jobs {
+        let slot = |id: i32, to: &[Option<i32>], names: &[String], unknown: &mut std::collections::BTreeSet<String>| {
+            let i = usize::try_from(id).ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < to.len())?;
+            if to[i].is_none() {
+                unknown.insert(names[i].clone());
+            }
+            Some(to[i].unwrap_or(-1))
+        };
+        if let Some(p) = slot(j.partition, &parts, &w.names.partitions, &mut unknown) {
+            j.partition = p;
+        }
+        if let Some(q) = slot(j.queue, &qos, &w.names.queues, &mut unknown) {
+            j.queue = q;
+        }
+    }
+    if !unknown.is_empty() {
+        let list: Vec<String> = unknown.into_iter().collect();
+        notes(format!(
+            "{name}: partitions or QOSes not in the slurm.conf or --qos file, their jobs given the defaults: {}",
+            list.join(", ")
+        ));
+    }
 }
 
 /// The perturbations `--perturb` names (none without it).

@@ -39,6 +39,20 @@ pub trait JobReader {
     fn rows(&self) -> u64;
     /// Rows left out so far, by reason.
     fn skipped(&self) -> &Skipped;
+    /// The names behind the dense ids it gave (none by default).
+    fn names(&self) -> Names {
+        Names::default()
+    }
+}
+
+/// The names behind a workload's dense ids, where its format has names (sacct's `QOS`
+/// and `Partition`): id `i` is entry `i - 1`. Empty when the format gives numbers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    /// Queue names (Slurm QOS), by queue id.
+    pub queues: Vec<String>,
+    /// Partition names, by partition id.
+    pub partitions: Vec<String>,
 }
 
 /// Reads every job of `r`; returns them, the rows read and the rows skipped.
@@ -123,6 +137,13 @@ impl DenseIds {
             return -1;
         }
         i32::try_from(self.id(name)).unwrap_or(i32::MAX)
+    }
+
+    /// The names in id order (id 1 first).
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<(u32, &String)> = self.0.iter().map(|(n, &i)| (i, n)).collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, n)| n.clone()).collect()
     }
 
     /// Names seen so far.

@@ -130,6 +130,8 @@ pub struct Workload {
     pub header: Vec<String>,
     /// Rows of the trace that became no job, by reason (importers of operators' formats).
     pub skipped: import::Skipped,
+    /// The names behind its queue and partition ids, where the format has names.
+    pub names: import::Names,
 }
 
 /// Detects the format from the file name, else from the first non-blank byte.
@@ -322,6 +324,7 @@ fn on_cluster(
         checksum,
         header: Vec::new(),
         skipped: import::Skipped::default(),
+        names: import::Names::default(),
     })
 }
 
@@ -417,6 +420,7 @@ fn load_input(
                 checksum: r.checksum(),
                 header: h.lines,
                 skipped: import::Skipped::default(),
+                names: import::Names::default(),
             })
         }
         Format::Batsim => {
@@ -438,6 +442,7 @@ fn load_input(
                 checksum: input.checksum.hex(),
                 header: Vec::new(),
                 skipped: import::Skipped::default(),
+                names: import::Names::default(),
             })
         }
     }
@@ -483,6 +488,8 @@ pub struct Imported {
     pub units: Option<u64>,
     /// The nodes the file states (SWF `MaxNodes`, Batsim `nb_res`: one machine each).
     pub nodes: Option<u64>,
+    /// The names behind its queue and partition ids, where the format has names.
+    pub names: import::Names,
 }
 
 /// Reads the jobs of a trace of any format (`None` detects it) without a cluster: for
@@ -493,7 +500,8 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
     let open = || input::open(path, &name);
     let from = |r: &mut dyn import::JobReader, checksum: &input::Checksum| -> Result<Imported, TraceError> {
         let (jobs, rows, skipped) = import::read_all(r)?;
-        Ok(Imported { format, jobs, rows, skipped, checksum: checksum.hex(), units: None, nodes: None })
+        let names = r.names();
+        Ok(Imported { format, jobs, rows, skipped, checksum: checksum.hex(), units: None, nodes: None, names })
     };
     match format {
         Format::Swf => {
@@ -507,7 +515,16 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
             let units = h.max_procs.filter(|&p| p > 0).or(nodes);
             let rows = jobs.len() as u64;
             let skipped = import::Skipped::default();
-            Ok(Imported { format, jobs, rows, skipped, checksum: r.checksum(), units, nodes })
+            Ok(Imported {
+                format,
+                jobs,
+                rows,
+                skipped,
+                checksum: r.checksum(),
+                units,
+                nodes,
+                names: Default::default(),
+            })
         }
         Format::Batsim => {
             let (bytes, name, checksum) = read_file(path)?;
@@ -523,13 +540,23 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                 checksum,
                 units: Some(w.nb_res),
                 nodes: Some(w.nb_res),
+                names: Default::default(),
             })
         }
         Format::Openb => {
             let (bytes, name, checksum) = read_file(path)?;
             let jobs: Vec<Job> = openb::parse_pods(&name, &bytes)?.iter().map(openb::OpenbPod::to_job).collect();
             let rows = jobs.len() as u64;
-            Ok(Imported { format, jobs, rows, skipped: import::Skipped::default(), checksum, units: None, nodes: None })
+            Ok(Imported {
+                format,
+                jobs,
+                rows,
+                skipped: import::Skipped::default(),
+                checksum,
+                units: None,
+                nodes: None,
+                names: Default::default(),
+            })
         }
         Format::Native => {
             let w = load_native(path, Cluster::processor_pool(1))?;
@@ -542,6 +569,7 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                 checksum: w.checksum,
                 units: None,
                 nodes: None,
+                names: Default::default(),
             })
         }
         Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
@@ -572,5 +600,6 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
 pub fn imported_on(i: Imported, name: &str, cluster: Cluster) -> Result<Workload, TraceError> {
     let mut w = on_cluster(i.format, name, i.jobs, cluster, i.checksum)?;
     w.skipped = i.skipped;
+    w.names = i.names;
     Ok(w)
 }

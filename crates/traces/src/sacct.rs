@@ -417,6 +417,10 @@ impl JobReader for SacctReader {
     fn skipped(&self) -> &Skipped {
         &self.skipped
     }
+
+    fn names(&self) -> crate::import::Names {
+        crate::import::Names { queues: self.qos.names(), partitions: self.partitions.names() }
+    }
 }
 
 #[cfg(test)]
