@@ -10,6 +10,7 @@ mod golden;
 mod gpu;
 mod reference;
 mod run;
+mod sacct_out;
 mod slurm;
 mod trace_tools;
 mod user_paths;

@@ -4,6 +4,8 @@
 //!   `out_jobs.csv` columns so evalys can draw it.
 //! * [`summary`] — `summary.json`: counts per outcome, wait percentiles, bounded slowdown,
 //!   utilization, makespan.
+//! * [`sacct`] — `sacct.txt`: the jobs as Slurm's `sacct --parsable2` shows them, with
+//!   Slurm's time, duration, state and host-list notations.
 //!
 //! * [`fgd_curves`] — the FGD paper's allocation and fragmentation curves against
 //!   arrived workload.
@@ -22,6 +24,7 @@ pub mod jobs_csv;
 pub mod parquet;
 pub mod plots;
 pub mod report;
+pub mod sacct;
 pub mod summary;
 pub mod tables;
 pub mod timeseries;

@@ -9,9 +9,9 @@
 //!   (rows skipped, flags that do nothing, GPU models the cluster lacks);
 //! * [`run`] — a [`run::RunOptions`] (policy, controllers, seed, limits, outputs):
 //!   the policy and controllers built, the replay simulated, the run folder written
-//!   (`jobs.csv`, `summary.json`, `frame.csv`, `fragmentation.csv`, `decisions.jsonl`),
-//!   each file whole or not at all ([`output`]); [`fragmentation`] is the FGD measure
-//!   of `fragmentation.csv`;
+//!   (`jobs.csv`, `summary.json`, `frame.csv`, `fragmentation.csv`, `decisions.jsonl`,
+//!   `sacct.txt`), each file whole or not at all ([`output`]); [`fragmentation`] is the
+//!   FGD measure of `fragmentation.csv`, [`sacct`] the wiring of `sacct.txt`;
 //! * [`compare`] — a plan of (policy, seed) runs replayed in parallel, results in plan
 //!   order whatever the thread count;
 //! * [`report`] — run folders read back and the report written;
@@ -28,6 +28,7 @@ pub mod input;
 pub mod output;
 pub mod report;
 pub mod run;
+pub mod sacct;
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]

@@ -94,7 +94,8 @@ pub fn write_finished(
 /// Files a run writes into its folder, by name (the report's under `tables/` and
 /// `plots/` by suffix): what a new run into the same folder may remove when it does not
 /// write them again, so that no other run's file is left beside its own.
-pub const RUN_FILES: &[&str] = &["jobs.csv", "summary.json", "frame.csv", "fragmentation.csv", "decisions.jsonl"];
+pub const RUN_FILES: &[&str] =
+    &["jobs.csv", "summary.json", "frame.csv", "fragmentation.csv", "decisions.jsonl", "sacct.txt"];
 
 /// Files a report writes at the top of its folder (beside `tables/` and `plots/`).
 pub const REPORT_FILES: &[&str] =

@@ -270,9 +270,12 @@ impl LogSink for JsonLines<'_> {
 pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<Replayed, RunError> {
     let w = &l.workload;
     let mut policy = policy(o, Some(w), false)?;
-    let sacct = crate::sacct::wanted(o.sacct, &policy.spec()) && std::env::var_os("XX_NOSACCT").is_none();
+    let sacct = crate::sacct::wanted(o.sacct, &policy.spec());
     let controllers = controllers(o, &l.controllers)?;
     let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
+    // sacct.txt's node lists: a controller that observes the starts, after the run's own.
+    let mut placed = crate::sacct::Placed::new();
+    let controllers = crate::sacct::with_placements(controllers, sacct.then_some(&mut placed));
     std::fs::create_dir_all(&o.out)
         .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", o.out.display())))?;
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
@@ -282,27 +285,14 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         None
     };
     let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
-    // sacct.txt's node lists: under a policy that binds nodes, from the start events on
-    // their way to the decision log; otherwise from the units the engine tracks.
-    let binds = policy.binds_nodes();
-    let mut starts = (sacct && binds).then(crate::sacct::Starts::default);
-    let log: Option<&mut dyn LogSink> = match (starts.as_mut(), sink.as_mut()) {
-        (Some(st), next) => {
-            st.next = next.map(|s| s as &mut dyn LogSink);
-            Some(st)
-        }
-        (None, next) => next.map(|s| s as &mut dyn LogSink),
-    };
-    let mut cfg = sim_config(o, w);
-    cfg.track_units |= sacct && !binds;
+    let cfg = sim_config(o, w);
     let progress = progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64));
     let fragmentation: Option<Box<dyn sim_core::Fragmentation>> =
         cfg.gpu_sample_every.map(|_| Box::new(crate::fragmentation::Fgd::of_workload(&w.jobs)) as _);
-    let hooks = Hooks { log, progress, controllers, fragmentation };
+    let hooks = Hooks { log: sink.as_mut().map(|s| s as &mut dyn LogSink), progress, controllers, fragmentation };
     let result = sim_core::simulate_with(&w.cluster, &w.jobs, policy.as_mut(), &cfg, hooks).map_err(|e| {
         if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
     })?;
-    let starts = starts.map(crate::sacct::Starts::finish);
     let log = log_file.map(|f| f.finish().map_err(|e| io_err("decisions.jsonl", e))).transpose()?;
     let meta = RunMeta {
         trace: l.name.clone(),
@@ -318,7 +308,7 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         trace_rows_skipped: w.skipped.0.clone(),
         controllers: controller_specs,
     };
-    let sacct = sacct.then_some((starts, l.name.as_str()));
+    let sacct = sacct.then_some((placed, l.name.as_str()));
     write_outputs(o, w, meta, &result, log, sacct)
 }
 
@@ -330,7 +320,7 @@ fn write_outputs(
     meta: RunMeta,
     result: &RunResult,
     log: Option<Finished>,
-    sacct: Option<(Option<crate::sacct::StartNodes>, &str)>,
+    sacct: Option<(crate::sacct::Placed, &str)>,
 ) -> Result<Replayed, RunError> {
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
     // Jobs controllers submitted follow the input's, as their records do.
@@ -357,9 +347,9 @@ fn write_outputs(
     write("frame.csv", &mut |out| {
         reports::frame::write_rows(out, jobs.iter().zip(records).map(|(j, r)| reports::frame::JobRow::of(j, r)))
     })?;
-    if let Some((starts, trace)) = sacct {
+    if let Some((placed, trace)) = sacct {
         let now = crate::sacct::run_end(o.horizon, result, jobs);
-        let acc = crate::sacct::accounting(o.slurm_conf.as_deref(), w, trace, jobs, records, starts.as_ref(), now)?;
+        let acc = crate::sacct::accounting(o.slurm_conf.as_deref(), w, trace, placed, now)?;
         write("sacct.txt", &mut |out| reports::sacct::write_sacct(out, jobs, records, &acc))?;
     }
     if !result.gpu_samples.is_empty() {
