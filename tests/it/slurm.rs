@@ -233,7 +233,7 @@ fn preemption_modes_not_modelled_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("cannot be 'SUSPEND' (expected one of: OFF, REQUEUE (CANCEL and SUSPEND are not modelled yet))")
+            .contains("cannot be 'SUSPEND' (expected one of: OFF, REQUEUE, CANCEL (SUSPEND is not modelled yet))")
     );
 }
 
@@ -284,4 +284,22 @@ fn sacct_qos_and_partition_names_pick_the_files_own() {
         .unwrap() as i64;
     let rel: Vec<(String, i64)> = starts(&csv).into_iter().map(|(j, t)| (j, t - t0)).collect();
     assert_eq!(rel, [("1".to_string(), 60), ("2".to_string(), 10)]);
+}
+
+#[test]
+fn a_cancelling_qos_ends_its_victim_for_good() {
+    // PreemptMode=CANCEL on QOS low (preempt.shtml: the preempted job is cancelled): job 1
+    // ends `preempted` at 10 when job 2 preempts it, and never runs again; with GraceTime
+    // 20 it runs on until 30, when job 2 starts.
+    for (grace, end1, start2) in [("00:00:00", 10, 10), ("00:00:20", 30, 30)] {
+        let qos = format!(
+            "Name|Priority|Preempt|PreemptMode|GraceTime\nlow|0||cancel|{grace}\nhigh|100|low|cancel|00:00:00\n"
+        );
+        let r = preemption_run(
+            "PreemptType=preempt/qos\nPreemptMode=CANCEL\nPartitionName=p Nodes=n1 Default=YES\n",
+            &qos,
+            PREEMPTED,
+        );
+        assert_eq!(r, [("1".into(), 0, end1), ("2".into(), start2, start2 + 50)], "GraceTime {grace}");
+    }
 }

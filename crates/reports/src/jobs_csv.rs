@@ -80,7 +80,8 @@ pub fn write_batsim_jobs(out: &mut (impl Write + ?Sized), jobs: &[Job], records:
             Outcome::Completed => (1, "COMPLETED_SUCCESSFULLY"),
             Outcome::Failed => (0, "COMPLETED_FAILED"),
             Outcome::Killed => (0, "COMPLETED_WALLTIME_REACHED"),
-            Outcome::OomKilled => (0, "COMPLETED_KILLED"),
+            // Batsim's state for a job killed by the scheduler (`kill_jobs`).
+            Outcome::OomKilled | Outcome::Preempted => (0, "COMPLETED_KILLED"),
             Outcome::Rejected(_) => (0, "REJECTED"),
             Outcome::Unfinished => (0, "UNFINISHED"),
         };

@@ -67,11 +67,14 @@ pub enum Outcome {
     /// Still waiting or running when the simulation stopped (horizon reached, or no
     /// further progress possible).
     Unfinished,
+    /// Ended for good by a preemption that cancels its victims (Slurm's
+    /// `PreemptMode=CANCEL`: job state `PREEMPTED`).
+    Preempted,
 }
 
 impl Outcome {
     /// Stable name: `completed`, `killed`, `failed`, `oom_killed`, `rejected`,
-    /// `unfinished`.
+    /// `unfinished`, `preempted`.
     pub fn name(self) -> &'static str {
         match self {
             Outcome::Completed => "completed",
@@ -80,15 +83,17 @@ impl Outcome {
             Outcome::OomKilled => "oom_killed",
             Outcome::Rejected(_) => "rejected",
             Outcome::Unfinished => "unfinished",
+            Outcome::Preempted => "preempted",
         }
     }
 
     /// Every outcome name, in summary order.
-    pub const NAMES: [&'static str; 6] = ["completed", "killed", "failed", "oom_killed", "rejected", "unfinished"];
+    pub const NAMES: [&'static str; 7] =
+        ["completed", "killed", "failed", "oom_killed", "rejected", "unfinished", "preempted"];
 
     /// Whether the job ran (has a start and an end).
     pub fn ran(self) -> bool {
-        matches!(self, Outcome::Completed | Outcome::Killed | Outcome::Failed | Outcome::OomKilled)
+        matches!(self, Outcome::Completed | Outcome::Killed | Outcome::Failed | Outcome::OomKilled | Outcome::Preempted)
     }
 }
 

@@ -160,6 +160,18 @@ pub enum Decision {
         /// Why (the decision log's words).
         reason: String,
     },
+    /// End a running job for good after `grace` (Slurm's preemption with
+    /// `PreemptMode=CANCEL`: SIGTERM, then SIGKILL when its `GraceTime` is over): it holds
+    /// its resources until then and ends `preempted`. With a grace of 0 it ends at once.
+    /// A job already being evicted or cancelled keeps its first end.
+    Cancel {
+        /// The job.
+        job: JobId,
+        /// How long it may still run.
+        grace: crate::time::SimDuration,
+        /// Why (the decision log's words).
+        reason: String,
+    },
     /// Explain why a job waits (only used for the decision log).
     Wait {
         /// The job.

@@ -222,7 +222,8 @@ impl Slurm {
         })
     }
 
-    /// Refuses preemption modes the engine cannot carry out (see [`preempt`]).
+    /// Refuses the preemption mode the engine cannot carry out (`SUSPEND`, see
+    /// [`preempt`]).
     fn check_preempt_modes(conf: &SlurmConf) -> Result<(), PolicyError> {
         use conf::{PreemptMode as M, PreemptType as T};
         if conf.preempt_type == T::None {
@@ -232,13 +233,13 @@ impl Slurm {
             .chain(conf.partitions.iter().filter_map(|p| p.preempt_mode))
             .chain(conf.qos.iter().filter_map(|q| q.preempt_mode));
         for m in modes {
-            if matches!(m, M::Cancel | M::Suspend) {
+            if m == M::Suspend {
                 return Err(PolicyError::BadValue {
                     kind: "policy",
                     plugin: "slurm".into(),
                     key: format!("PreemptMode of {}", conf.file),
-                    value: if m == M::Cancel { "CANCEL" } else { "SUSPEND" }.into(),
-                    expected: "OFF, REQUEUE (CANCEL and SUSPEND are not modelled yet)".into(),
+                    value: "SUSPEND".into(),
+                    expected: "OFF, REQUEUE, CANCEL (SUSPEND is not modelled yet)".into(),
                 });
             }
         }

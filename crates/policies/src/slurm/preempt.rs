@@ -21,9 +21,10 @@
 //!   started, until the job fits; those on the nodes it would get are preempted. Each
 //!   gets its QOS's `GraceTime` (SIGTERM, then SIGKILL when it ends) and holds its
 //!   resources until then. `REQUEUE`: it goes back to the queue with its id, counting a
-//!   restart. The preemptor starts when they are gone, at the next scheduler run.
-//!   `CANCEL` and `SUSPEND` (gang time-slicing) need the engine to end or pause a running
-//!   job for good; a configuration that uses them is refused (`Slurm::from_conf`).
+//!   restart; `CANCEL`: it ends for good, `preempted` (Slurm's job state `PREEMPTED`).
+//!   The preemptor starts when they are gone, at the next scheduler run. `SUSPEND` (gang
+//!   time-slicing) needs the engine to pause a running job; a configuration that uses it
+//!   is refused (`Slurm::from_conf`).
 
 use super::conf::{PreemptMode, PreemptType};
 use super::nodes::{Held, Request};
@@ -167,9 +168,14 @@ impl Slurm {
             freed.into_iter().filter(|v| self.running[v].held.iter().any(|h| on.contains(&h.node))).collect();
         for &v in &victims {
             self.preempting.insert(v);
-            let grace = self.conf.qos[self.running[&v].qos].grace_time;
-            let why = format!("preempted (PreemptMode=REQUEUE) by job {}", view.job(j).trace_id());
-            out.push(Decision::Evict { job: v, grace, reason: why });
+            let run = &self.running[&v];
+            let grace = self.conf.qos[run.qos].grace_time;
+            let by = view.job(j).trace_id();
+            out.push(if self.mode_of(run) == PreemptMode::Cancel {
+                Decision::Cancel { job: v, grace, reason: format!("preempted (PreemptMode=CANCEL) by job {by}") }
+            } else {
+                Decision::Evict { job: v, grace, reason: format!("preempted (PreemptMode=REQUEUE) by job {by}") }
+            });
         }
         self.preemptors.insert(j, victims);
         true

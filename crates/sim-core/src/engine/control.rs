@@ -235,12 +235,18 @@ impl Engine<'_> {
     }
 
     /// An eviction's grace period is over: the attempt it was given for, if still
-    /// running, stops and the job goes back to the queue.
+    /// running, stops and the job goes back to the queue (or, cancelled, ends
+    /// `preempted`).
     pub(super) fn evict_now(&mut self, j: JobId, attempt: u32) -> Result<(), EngineError> {
         let Some(reason) = self.evicting.remove(&j) else { return Ok(()) };
+        let cancel = self.cancelling.remove(&j);
         let st = &self.state[j.idx()];
         if st.phase == Phase::Running && st.attempts == attempt {
-            self.requeue(j, reason)?;
+            if cancel {
+                self.cancel_running(j, reason)?;
+            } else {
+                self.requeue(j, reason)?;
+            }
         }
         Ok(())
     }

@@ -238,6 +238,30 @@ impl Engine<'_> {
         self.arrive(j)
     }
 
+    /// Ends running job `j` for good, `preempted` (`Decision::Cancel`): what it holds is
+    /// given back now; its record keeps this attempt's start and ends now.
+    pub(super) fn cancel_running(&mut self, j: JobId, _why: String) -> Result<(), EngineError> {
+        if let Some(id) = self.state[j.idx()].end_event.take() {
+            self.events.cancel(id);
+        }
+        let r = self.release(j);
+        self.commit_saved(j);
+        self.moot_kill(j);
+        let st = &mut self.state[j.idx()];
+        st.units = r.units;
+        st.phase = Phase::Done;
+        st.end = Some(self.now);
+        st.outcome = Some(Outcome::Preempted);
+        self.ended += 1;
+        if let Some(log) = self.log.as_deref_mut() {
+            let job = &self.jobs[j.idx()].trace_id;
+            log.record(self.now, &LogEvent::End { job, outcome: Outcome::Preempted.name() })?;
+        }
+
+        self.observe(self.interests.ends, || Observed::Ended { job: j });
+        Ok(())
+    }
+
     pub(super) fn requeue(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
         if let Some(id) = self.state[j.idx()].end_event.take() {
             self.events.cancel(id);

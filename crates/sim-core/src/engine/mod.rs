@@ -302,6 +302,8 @@ struct Engine<'a> {
     kube_nodes: bool,
     /// Evictions in their grace period: why, by job.
     evicting: BTreeMap<JobId, String>,
+    /// Of those, the ones that end for good (`Decision::Cancel`) instead of requeueing.
+    cancelling: BTreeSet<JobId>,
     /// Jobs with an outcome (when all have one, nothing is left to explain at the end).
     ended: usize,
     /// Progress saved by checkpoints, for the jobs that have any.
@@ -388,6 +390,7 @@ impl<'a> Engine<'a> {
             taint_tokens: 0,
             kube_nodes,
             evicting: BTreeMap::new(),
+            cancelling: BTreeSet::new(),
             saved: BTreeMap::new(),
             ended: 0,
         })

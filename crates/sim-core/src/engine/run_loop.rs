@@ -307,6 +307,23 @@ impl Engine<'_> {
                 }
                 Ok(Applied::Other)
             }
+            Decision::Cancel { job, grace, reason } => {
+                if !known(job) || self.state[job.idx()].phase != Phase::Running {
+                    return Err(self.invalid(format!("cancellation of job index {} which is not running", job.0)));
+                }
+                if self.evicting.contains_key(&job) {
+                    return Ok(Applied::Other);
+                }
+                if grace.0 == 0 {
+                    self.cancel_running(job, reason)?;
+                    return Ok(Applied::Freed);
+                }
+                let attempt = self.state[job.idx()].attempts;
+                self.evicting.insert(job, reason);
+                self.cancelling.insert(job);
+                self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
+                Ok(Applied::Other)
+            }
             Decision::Wait { job, reason } => {
                 self.log_wait(job, reason)?;
                 Ok(Applied::Other)
