@@ -143,7 +143,7 @@ fn the_real_runs_columns_and_values_come_back() {
         let i = real_head.iter().position(|h| *h == name).unwrap();
         real.lines().skip(1).map(|l| l.split('|').nth(i).unwrap()).collect()
     };
-    for name in ["JobID", "Submit", "Timelimit", "NCPUS", "NNodes", "Partition", "State"] {
+    for name in ["JobID", "Submit", "Timelimit", "NCPUS", "NNodes", "Partition", "QOS", "State"] {
         assert_eq!(column(&ours, name), real_col(name), "{name}");
     }
     assert!(column(&ours, "NodeList").iter().all(|n| *n == "localhost"));

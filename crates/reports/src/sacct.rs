@@ -30,8 +30,9 @@
 //! * **State**: `COMPLETED`; `TIMEOUT` (killed at its limit); `FAILED`; `OUT_OF_MEMORY`;
 //!   `CANCELLED` for a job that ran to its end but that the trace records as cancelled
 //!   (the real job was cancelled after that run time; sacct's `by UID` is left out, the
-//!   uid being unknown); `RUNNING` and `PENDING` for jobs the run left unfinished.
-//!   Nothing is ever `PREEMPTED`: no policy preempts (a requeued job counts a restart).
+//!   uid being unknown); `PREEMPTED` for a job a preemption ended for good
+//!   (`PreemptMode=CANCEL`); `RUNNING` and `PENDING` for jobs the run left unfinished.
+//!   A job preempted and requeued shows its last start and counts a restart.
 //!   Jobs the engine refused at submission are **not written**: Slurm refuses such a job
 //!   at `sbatch` (`Requested node configuration is not available`) and it never reaches
 //!   the accounting. Jobs not yet submitted when a `--horizon` stopped the run are not
@@ -41,7 +42,10 @@
 //!   (the `slurm` policy says `Resources` or `PartitionConfig`), else `Resources`.
 //! * **User**, **Account**: `u<user>` and `g<group>` of the trace's numbers, the names
 //!   the `slurm` policy gives its associations (the readers keep numbers, not names).
-//!   **QOS**: `normal` when the trace gives no queue, else `q<queue>`.
+//!   **QOS**: the name of the job's queue ([`Accounting::qos_names`]): with a
+//!   `slurm.conf`, the QOS the `slurm` policy files it under (the `--qos` file's at its
+//!   index, else `normal`); else the trace's own name for it; else `normal` when the trace
+//!   gives no queue, `q<queue>` when it gives a number.
 //!   **Partition**: the name of the job's partition in the run's `slurm.conf` (its
 //!   index, else the `Default=YES` one, as the `slurm` policy places it); `batch`, the
 //!   partition the `slurm` policy makes of a cluster, without one.
@@ -124,6 +128,11 @@ pub struct Accounting {
     pub node_names: Vec<String>,
     /// CPUs of each node, by node id.
     pub node_cpus: Vec<u32>,
+    /// QOS names by queue id (a job's `queue`); an empty name or none: not known.
+    pub qos_names: Vec<String>,
+    /// The QOS (index in `qos_names`) of a job whose queue has no name there; `None`:
+    /// `normal` for a job without a queue, `q<queue>` otherwise.
+    pub default_qos: Option<usize>,
     /// Per job (the order of the jobs), the ids of the nodes its last attempt held,
     /// ascending, each once; `None` when the run did not say.
     pub nodes: Vec<Option<Vec<u32>>>,
@@ -152,6 +161,7 @@ fn state(job: &Job, rec: &JobRecord) -> Option<&'static str> {
         Outcome::Unfinished if rec.unfinished_reason.as_deref() == Some(NOT_SUBMITTED) => return None,
         Outcome::Unfinished if rec.start.is_some() && rec.end.is_none() => "RUNNING",
         Outcome::Unfinished => "PENDING",
+        Outcome::Preempted => "PREEMPTED",
     })
 }
 
@@ -199,11 +209,15 @@ pub fn write_sacct(
         line.push('|');
         push_value(&mut line, &part.name);
         line.push('|');
-        if job.queue < 0 {
-            line.push_str("normal");
-        } else {
-            line.push('q');
-            line.push_str(itoa::Buffer::new().format(job.queue));
+        let named = |q: usize| acc.qos_names.get(q).filter(|n| !n.is_empty());
+        let qos = usize::try_from(job.queue).ok().and_then(named).or_else(|| acc.default_qos.and_then(named));
+        match qos {
+            Some(name) => push_value(&mut line, name),
+            None if job.queue < 0 => line.push_str("normal"),
+            None => {
+                line.push('q');
+                line.push_str(itoa::Buffer::new().format(job.queue));
+            }
         }
         line.push('|');
         let submit = secs(job.submit);
@@ -427,6 +441,8 @@ mod tests {
             default_partition: 0,
             node_names: (0..4).map(|i| format!("thin{i:04}")).collect(),
             node_cpus: vec![16; 4],
+            qos_names: vec![String::new(), String::new(), "high".into()],
+            default_qos: None,
             nodes,
         }
     }
@@ -517,13 +533,23 @@ mod tests {
             "1|1|u0|g0|batch|normal|2026-11-30T07:00:01|2026-11-30T07:00:01|2026-11-30T07:00:01|2026-11-30T07:01:01|00:01:00|00:02:00|4|1|thin0000|COMPLETED|None|0|0",
             "2|2|u0|g0|batch|normal|2026-11-30T07:00:02|2026-11-30T07:00:02|2026-11-30T07:00:02|2026-11-30T07:01:02|00:01:00|00:02:00|4|1|thin0001|CANCELLED|None|0|0",
             "3|3|u0|g0|batch|normal|2026-11-30T07:00:03|2026-11-30T07:00:03|2026-11-30T07:00:10|2026-11-30T07:01:40|00:01:30|UNLIMITED|4|3|thin[0000-0002]|TIMEOUT|None|0|2",
-            "4|4|u7|g3|batch|q2|2026-11-30T07:00:04|2026-11-30T07:00:04|2026-12-01T09:23:20|Unknown|01:23:20|00:02:00|16|2|thin[0002-0003]|RUNNING|None|42|0",
+            "4|4|u7|g3|batch|high|2026-11-30T07:00:04|2026-11-30T07:00:04|2026-12-01T09:23:20|Unknown|01:23:20|00:02:00|16|2|thin[0002-0003]|RUNNING|None|42|0",
             "5|5|u0|g0|batch|normal|2026-11-30T07:00:05|2026-11-30T07:00:05|Unknown|Unknown|00:00:00|00:02:00|4|1|None assigned|PENDING|Resources|0|0",
             "8|8|u0|g0|batch|normal|2026-11-30T07:00:08|2026-11-30T07:00:08|Unknown|Unknown|00:00:00|00:02:00|4|1|None assigned|PENDING|Resources|0|1",
         ];
         assert_eq!(text.lines().collect::<Vec<_>>(), want);
         assert!(text.lines().all(|l| l.split('|').count() == COLUMNS.len() && !l.ends_with('|')));
         assert_eq!(COLUMNS.join("|"), HEADER);
+    }
+
+    #[test]
+    fn preempted_jobs() {
+        let job = Job::rigid("9", SimTime::ZERO, 1, SimDuration::from_secs(60), SimDuration::from_secs(60));
+        let mut out = Vec::new();
+        write_sacct(&mut out, &[job], &[rec(Some(5), Some(35), Outcome::Preempted)], &acc(vec![Some(vec![2])]))
+            .unwrap();
+        let line = String::from_utf8(out).unwrap().lines().nth(1).unwrap().to_string();
+        assert!(line.ends_with("|00:00:30|00:01:00|1|1|thin0002|PREEMPTED|None|0|0"), "{line}");
     }
 
     #[test]

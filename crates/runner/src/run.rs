@@ -349,7 +349,8 @@ fn write_outputs(
     })?;
     if let Some((placed, trace)) = sacct {
         let now = crate::sacct::run_end(o.horizon, result, jobs);
-        let acc = crate::sacct::accounting(o.slurm_conf.as_deref(), w, trace, placed, now)?;
+        let (conf, qos) = (o.slurm_conf.as_deref(), o.slurm_qos.as_deref());
+        let acc = crate::sacct::accounting(conf, qos, w, trace, placed, now)?;
         write("sacct.txt", &mut |out| reports::sacct::write_sacct(out, jobs, records, &acc))?;
     }
     if !result.gpu_samples.is_empty() {

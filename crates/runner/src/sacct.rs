@@ -11,7 +11,10 @@
 //! * Time zero: SWF's `UnixStartTime`, a sacct dump's first day (as its reader counts
 //!   times), the Philly and Helios importers' fixed epochs; else 1970-01-01T00:00:00.
 //! * Names: with `--slurm-conf`, its nodes and partitions; without, the names the `slurm`
-//!   policy gives the cluster it adopts (`n<id>`, one partition `batch`).
+//!   policy gives the cluster it adopts (`n<id>`, one partition `batch`). QOS names: with
+//!   a `slurm.conf`, the QOS the `slurm` policy files a job under (its queue's index in the
+//!   `--qos` file, else `normal`); without, the trace's own names (a sacct dump's, whose
+//!   queue ids count them from 1).
 
 use crate::RunError;
 use reports::sacct::{Accounting, Partition};
@@ -123,12 +126,16 @@ pub fn run_end(horizon: Option<SimTime>, result: &RunResult, jobs: &[Job]) -> Si
 /// workload and trace name, where its jobs ran and when it stopped.
 pub fn accounting(
     slurm_conf: Option<&std::path::Path>,
+    slurm_qos: Option<&std::path::Path>,
     w: &Workload,
     trace_name: &str,
     placed: Placed,
     now: SimTime,
 ) -> Result<Accounting, RunError> {
-    let conf = slurm_conf.map(crate::input::slurm_conf).transpose()?;
+    let mut conf = slurm_conf.map(crate::input::slurm_conf).transpose()?;
+    if let (Some(c), Some(q)) = (conf.as_mut(), slurm_qos) {
+        c.qos = crate::input::slurm_qos(q)?;
+    }
     let (partitions, default_partition, node_names, node_cpus) = match &conf {
         Some(c) => {
             let partitions = c
@@ -150,8 +157,19 @@ pub fn accounting(
             (vec![Partition::batch()], 0, names, cpus)
         }
     };
+    let (qos_names, default_qos) = match &conf {
+        // As the slurm policy files jobs: the queue's QOS, else `normal`, else the first.
+        Some(c) => (c.qos.iter().map(|q| q.name.clone()).collect(), Some(c.qos_of(-1))),
+        // The trace's names, by id from 1.
+        None if !w.names.queues.is_empty() => {
+            (std::iter::once(String::new()).chain(w.names.queues.iter().cloned()).collect(), None)
+        }
+        None => (Vec::new(), None),
+    };
     Ok(Accounting {
         epoch_secs: epoch_secs(w, trace_name).unwrap_or(0),
+        qos_names,
+        default_qos,
         now,
         partitions,
         default_partition,
