@@ -501,12 +501,63 @@ impl Ledger {
 
     /// Gives back what [`Ledger::take`] took.
     pub fn give(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool) {
+        self.give_parts(task, b, peak_counted, true);
+    }
+
+    /// Gives back what [`Ledger::take`] took of a task whose CPUs and GPUs are lent
+    /// ([`Ledger::lend`]): its memory, its place among the node's tasks.
+    pub fn give_lent(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool) {
+        self.give_parts(task, b, peak_counted, false);
+    }
+
+    /// Lends a placed task's CPUs and GPUs to other tasks (a suspended job's, Slurm's
+    /// gang scheduler): they count as free while it keeps its memory, its GPU memory
+    /// (the suspended processes stay resident) and its place on the node.
+    pub fn lend(&mut self, task: &TaskShape, b: &TaskBinding) {
         self.bump(b.node.0 as usize);
         let free_before = self.nodes[b.node.0 as usize].free_gpus();
         let n = &mut self.nodes[b.node.0 as usize];
         n.cpu_milli_left += task.cpu_milli();
-        n.memory_mib_left = (n.memory_mib_left + task.memory_mib).min(n.memory_mib);
         let take = n.milli_taken(task);
+        let gpus = std::sync::Arc::make_mut(&mut n.gpus);
+        for &g in &b.gpus {
+            gpus[g as usize].milli_left += take;
+        }
+        debug_assert!(n.cpu_milli_left <= n.cpu_milli);
+        self.refree(b.node.0 as usize, free_before);
+    }
+
+    /// Takes back what [`Ledger::lend`] lent, if it is all free.
+    pub fn reclaim(&mut self, task: &TaskShape, b: &TaskBinding) -> Result<(), BindError> {
+        let n = self.nodes.get(b.node.0 as usize).ok_or(BindError::UnknownNode(b.node.0))?;
+        if n.cpu_milli_left < task.cpu_milli() {
+            return Err(BindError::NodeFull(b.node.0));
+        }
+        let take = n.milli_taken(task);
+        if let Some(&g) = b.gpus.iter().find(|&&g| n.gpus.get(g as usize).is_none_or(|u| u.milli_left < take)) {
+            return Err(BindError::GpuFull(g, b.node.0));
+        }
+        self.bump(b.node.0 as usize);
+        let free_before = self.nodes[b.node.0 as usize].free_gpus();
+        let n = &mut self.nodes[b.node.0 as usize];
+        n.cpu_milli_left -= task.cpu_milli();
+        let gpus = std::sync::Arc::make_mut(&mut n.gpus);
+        for &g in &b.gpus {
+            gpus[g as usize].milli_left -= take;
+        }
+        self.refree(b.node.0 as usize, free_before);
+        Ok(())
+    }
+
+    fn give_parts(&mut self, task: &TaskShape, b: &TaskBinding, peak_counted: bool, compute: bool) {
+        self.bump(b.node.0 as usize);
+        let free_before = self.nodes[b.node.0 as usize].free_gpus();
+        let n = &mut self.nodes[b.node.0 as usize];
+        if compute {
+            n.cpu_milli_left += task.cpu_milli();
+        }
+        n.memory_mib_left = (n.memory_mib_left + task.memory_mib).min(n.memory_mib);
+        let take = if compute { n.milli_taken(task) } else { 0 };
         for &g in &b.gpus {
             let declared = n.declared_of(task, g as usize);
             let gpu = &mut std::sync::Arc::make_mut(&mut n.gpus)[g as usize];

@@ -63,6 +63,20 @@ pub enum LogEvent<'a> {
         /// The gang's size.
         tasks: u32,
     },
+    /// A running job was suspended (it keeps its binding, lends its CPUs and GPUs).
+    Suspend {
+        /// Trace id.
+        job: &'a str,
+        /// Why.
+        reason: String,
+    },
+    /// A suspended job runs again.
+    Resume {
+        /// Trace id.
+        job: &'a str,
+        /// Run time it has left, seconds.
+        left: Secs,
+    },
     /// A running job went back to the queue.
     Requeue {
         /// Trace id.

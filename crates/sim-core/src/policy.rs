@@ -172,6 +172,25 @@ pub enum Decision {
         /// Why (the decision log's words).
         reason: String,
     },
+    /// Suspend a running job bound to nodes (Slurm's preemption with
+    /// `PreemptMode=SUSPEND,GANG`: SIGTSTP, then SIGSTOP): it stops making progress at
+    /// once and lends its CPUs and GPUs to the jobs the policy starts on them, keeping
+    /// its memory (its processes stay resident) and its binding. Until it is resumed it
+    /// is neither running nor waiting: the view's running lists leave it out,
+    /// [`SchedView::running_job`] still gives its binding.
+    Suspend {
+        /// The job.
+        job: JobId,
+        /// Why (the decision log's words).
+        reason: String,
+    },
+    /// Resume a suspended job on the CPUs and GPUs it held (they must be free again):
+    /// it runs on for the time it had left (Slurm's gang scheduler resuming a job when
+    /// its preemptor ends; its time limit does not count the time suspended).
+    Resume {
+        /// The job.
+        job: JobId,
+    },
     /// Explain why a job waits (only used for the decision log).
     Wait {
         /// The job.

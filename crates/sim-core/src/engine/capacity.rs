@@ -62,8 +62,14 @@ impl Engine<'_> {
         self.taint_evictions.remove(&j);
         let r = self.running[j.idx()].take().expect("releasing a running job");
         let job = &self.jobs[j.idx()];
+        // A suspended job lent its CPUs and GPUs: only the rest is given back.
+        let lent = self.suspended.remove(&j).is_some();
         for b in &r.binding {
-            self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
+            if lent {
+                self.ledger.give_lent(&job.task, b, !self.bound[j.idx()].oom);
+            } else {
+                self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
+            }
             self.ledger.unlabel_pod(b.node, j.0);
         }
         let seq = self.state[j.idx()].start_seq;
@@ -151,6 +157,14 @@ impl Engine<'_> {
                     r.binding.iter().any(|t| t.node == node) || (first..first + cores).any(|u| r.units.contains(u))
                 })
                 .collect();
+            // Suspended jobs there are requeued too (Slurm requeues or kills the jobs of a
+            // node that fails, suspended or not).
+            let suspended: Vec<JobId> = self
+                .suspended
+                .keys()
+                .copied()
+                .filter(|j| self.running[j.idx()].as_ref().is_some_and(|r| r.binding.iter().any(|t| t.node == node)))
+                .collect();
             let holders: Vec<JobId> = self
                 .queue
                 .iter()
@@ -163,6 +177,10 @@ impl Engine<'_> {
             // Mark first so the victims' units on this node do not return to the pool.
             self.node_state[node.0 as usize] = to;
             self.nodes_not_up += usize::from(from == NodeState::Up);
+            for j in suspended {
+                let why = if to == NodeState::Down { "down" } else { "removed" };
+                self.requeue(j, format!("node {} {why}", node.0))?;
+            }
             for j in victims {
                 if to == NodeState::Down && self.kube_nodes && self.bound_to_nodes(j) {
                     self.stall(j);

@@ -10,7 +10,7 @@ use crate::ledger::TaskBinding;
 use crate::log::LogEvent;
 use crate::outcome::Outcome;
 use crate::policy::{RunningJob, StartReason};
-use crate::time::{SimDuration, SimTime};
+use crate::time::{Secs, SimDuration, SimTime};
 use crate::units::UnitSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +18,8 @@ pub(super) enum Phase {
     NotArrived,
     Waiting,
     Running,
+    /// Suspended by its policy (`Decision::Suspend`): bound, not progressing.
+    Suspended,
     BackingOff,
     Done,
 }
@@ -29,6 +31,8 @@ pub(super) struct JobState {
     pub(super) outcome: Option<Outcome>,
     pub(super) attempts: u32,
     pub(super) end_event: Option<EventId>,
+    /// When the running attempt's end event is due.
+    pub(super) ends_at: SimTime,
     pub(super) start_seq: u64,
     pub(super) units: UnitSet,
 }
@@ -43,6 +47,7 @@ impl JobState {
             outcome: None,
             attempts: 0,
             end_event: None,
+            ends_at: SimTime::ZERO,
             start_seq: 0,
             units: UnitSet::new(),
         }
@@ -81,6 +86,7 @@ impl Engine<'_> {
         st.end = None;
         st.attempts += 1;
         st.end_event = Some(end_event);
+        st.ends_at = self.now + run;
         st.start_seq = seq;
         let requested_end = self.now + requested;
         self.running_by_start.insert((seq, j));
@@ -259,6 +265,77 @@ impl Engine<'_> {
         }
 
         self.observe(self.interests.ends, || Observed::Ended { job: j });
+        Ok(())
+    }
+
+    /// Suspends running job `j` (`Decision::Suspend`): its end is put off, its CPUs and
+    /// GPUs are lent, it leaves the running lists and keeps its binding.
+    pub(super) fn suspend(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
+        let Some(id) = self.state[j.idx()].end_event.take() else {
+            return Err(
+                self.invalid(format!("suspension of job {} which is not progressing", self.jobs[j.idx()].trace_id))
+            );
+        };
+        self.events.cancel(id);
+        self.account_energy(j);
+        let st = &mut self.state[j.idx()];
+        let left = st.ends_at.saturating_since(self.now);
+        st.phase = Phase::Suspended;
+        let seq = st.start_seq;
+        let r = self.running[j.idx()].as_ref().expect("a running job");
+        self.running_by_start.remove(&(seq, j));
+        self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
+        let task = &self.jobs[j.idx()].task;
+        for b in &r.binding {
+            self.ledger.lend(task, b);
+        }
+        self.suspended.insert(j, left);
+        self.info.released.push(j);
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(self.now, &LogEvent::Suspend { job: &self.jobs[j.idx()].trace_id, reason: why })?;
+        }
+        Ok(())
+    }
+
+    /// Resumes suspended job `j` (`Decision::Resume`) on the CPUs and GPUs it lent; its
+    /// expected end moves by the time it was suspended.
+    pub(super) fn resume(&mut self, j: JobId) -> Result<(), EngineError> {
+        let Some(&left) = self.suspended.get(&j) else {
+            return Err(
+                self.invalid(format!("resumption of job {} which is not suspended", self.jobs[j.idx()].trace_id))
+            );
+        };
+        let task = &self.jobs[j.idx()].task;
+        let r = self.running[j.idx()].as_mut().expect("a suspended job keeps its binding");
+        for (k, b) in r.binding.iter().enumerate() {
+            if let Err(e) = self.ledger.reclaim(task, b) {
+                for b in &r.binding[..k] {
+                    self.ledger.lend(task, b);
+                }
+                let id = &self.jobs[j.idx()].trace_id;
+                return Err(EngineError::InvalidDecision {
+                    policy: self.policy.spec(),
+                    time: self.now,
+                    what: format!("resumption of job {id} whose CPUs or GPUs are taken: {e}"),
+                });
+            }
+        }
+        self.suspended.remove(&j);
+        let st = &mut self.state[j.idx()];
+        // The time limit does not count the time suspended (Slurm moves the end time).
+        let was_due = st.ends_at;
+        st.ends_at = self.now + left;
+        r.requested_end = r.requested_end + (st.ends_at.saturating_since(was_due));
+        st.phase = Phase::Running;
+        st.end_event = Some(self.events.schedule(st.ends_at, EventClass::JobEnd, Ev::End(j)));
+        self.running_by_start.insert((st.start_seq, j));
+        self.running_by_requested_end.insert((r.requested_end, st.start_seq, j, r.count));
+        if let Some(b) = self.bound.get_mut(j.idx()) {
+            b.energy_from = Some(self.now);
+        }
+        if let Some(log) = self.log.as_deref_mut() {
+            log.record(self.now, &LogEvent::Resume { job: &self.jobs[j.idx()].trace_id, left: Secs(left.0) })?;
+        }
         Ok(())
     }
 

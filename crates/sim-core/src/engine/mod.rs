@@ -304,6 +304,8 @@ struct Engine<'a> {
     evicting: BTreeMap<JobId, String>,
     /// Of those, the ones that end for good (`Decision::Cancel`) instead of requeueing.
     cancelling: BTreeSet<JobId>,
+    /// Suspended jobs (`Decision::Suspend`) and the run time each has left.
+    suspended: BTreeMap<JobId, crate::time::SimDuration>,
     /// Jobs with an outcome (when all have one, nothing is left to explain at the end).
     ended: usize,
     /// Progress saved by checkpoints, for the jobs that have any.
@@ -391,6 +393,7 @@ impl<'a> Engine<'a> {
             kube_nodes,
             evicting: BTreeMap::new(),
             cancelling: BTreeSet::new(),
+            suspended: BTreeMap::new(),
             saved: BTreeMap::new(),
             ended: 0,
         })

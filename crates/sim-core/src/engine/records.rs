@@ -89,6 +89,7 @@ impl Engine<'_> {
                     "waiting to restart in place (CrashLoopBackOff) at the horizon".to_string()
                 }
                 Phase::Running => "running at the horizon".to_string(),
+                Phase::Suspended => "suspended at the horizon (preempted, PreemptMode=SUSPEND)".to_string(),
                 Phase::NotArrived => "not submitted by the horizon".to_string(),
                 Phase::BackingOff => "backing off before a retry at the horizon".to_string(),
                 Phase::Waiting | Phase::Done => {
@@ -122,7 +123,8 @@ impl Engine<'_> {
         let mut unfinished = self.unfinished_reasons().into_iter();
         // The running jobs' units go to their states, and the per-job tables the records
         // do not need are freed before the records are made (a peak of both otherwise).
-        for &(_, j) in &self.running_by_start {
+        let suspended = self.suspended.keys().map(|&j| (0, j));
+        for (_, j) in self.running_by_start.iter().copied().chain(suspended) {
             if let Some(r) = self.running[j.idx()].take() {
                 self.state[j.idx()].units = r.units;
             }

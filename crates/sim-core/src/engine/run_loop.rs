@@ -176,7 +176,8 @@ impl Engine<'_> {
 
     /// Returns whether the policy freed anything (preempted, or released held tasks).
     pub(super) fn pass_once(&mut self) -> Result<bool, EngineError> {
-        if self.queue.is_empty() {
+        // With jobs suspended the policy is called with an empty queue too: it resumes them.
+        if self.queue.is_empty() && self.suspended.is_empty() {
             self.info = PassInfo::default();
             return Ok(false);
         }
@@ -322,6 +323,26 @@ impl Engine<'_> {
                 self.evicting.insert(job, reason);
                 self.cancelling.insert(job);
                 self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
+                Ok(Applied::Other)
+            }
+            Decision::Suspend { job, reason } => {
+                let bound = self.running.get(job.idx()).and_then(Option::as_ref).is_some_and(|r| !r.binding.is_empty());
+                if !known(job) || self.state[job.idx()].phase != Phase::Running || !bound {
+                    return Err(
+                        self.invalid(format!("suspension of job index {} which is not running on nodes", job.0))
+                    );
+                }
+                if self.evicting.contains_key(&job) {
+                    return Ok(Applied::Other);
+                }
+                self.suspend(job, reason)?;
+                Ok(Applied::Freed)
+            }
+            Decision::Resume { job } => {
+                if !known(job) || self.state[job.idx()].phase != Phase::Suspended {
+                    return Err(self.invalid(format!("resumption of job index {} which is not suspended", job.0)));
+                }
+                self.resume(job)?;
                 Ok(Applied::Other)
             }
             Decision::Wait { job, reason } => {

@@ -60,6 +60,7 @@ impl Engine<'_> {
     /// Nothing runs, nothing is left to arrive or to decide, only policy timers pend.
     fn is_quiet(&self) -> bool {
         self.running_by_start.is_empty()
+            && self.suspended.is_empty()
             && self.next_arrival_time().is_none()
             && self.killed.is_empty()
             && self.evicting.is_empty()

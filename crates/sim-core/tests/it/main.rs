@@ -5,3 +5,4 @@ mod engine;
 mod events;
 mod gpu;
 mod node_lifecycle;
+mod suspend;
