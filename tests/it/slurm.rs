@@ -220,21 +220,80 @@ fn a_qos_limit_holds_a_job_without_blocking_others() {
     assert_eq!(r, [("1".into(), 0, 50), ("2".into(), 50, 100), ("3".into(), 6, 56)]);
 }
 
+/// preempt/partition_prio with suspension: `low` (PriorityTier 1) and `high` (2) share
+/// the node, the gang scheduler on (`PreemptMode=SUSPEND,GANG`), `OverSubscribe=FORCE:1`
+/// as preempt.shtml asks for partitions whose jobs are suspended.
+const SUSPENDING_TIERS: &str = "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n\
+     PartitionName=low Nodes=n1 Default=YES PriorityTier=1 OverSubscribe=FORCE:1\n\
+     PartitionName=high Nodes=n1 PriorityTier=2 OverSubscribe=FORCE:1 PreemptMode=OFF\n";
+
 #[test]
-fn preemption_modes_not_modelled_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("slurm.conf");
-    std::fs::write(
-        &conf,
-        "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nPreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG\n",
-    )
-    .unwrap();
-    let (out, _) = run_into(&["--trace", &data("slurm/real-1node/sacct.txt"), "--slurm-conf", conf.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("cannot be 'SUSPEND' (expected one of: OFF, REQUEUE, CANCEL (SUSPEND is not modelled yet))")
-    );
+fn a_higher_tier_partition_suspends_a_lower_one_until_it_ends() {
+    // preempt.shtml (SUSPEND): job 2 of `high` (4 CPUs, 50 s) arrives at 10 and starts at
+    // once on the CPUs of job 1 (`low`, 100 s), which is suspended after 10 s of its run
+    // and resumed by the gang scheduler when job 2 ends at 60: it ends at 60 + 90 = 150
+    // and keeps its first start. GraceTime is not used with SUSPEND: the QOS's 30 s
+    // change nothing.
+    let jobs = "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 0 0 -1 -1\n\
+                2 10 -1 50 4 -1 -1 4 100 -1 1 2 2 -1 0 1 -1 -1\n";
+    for grace in ["00:00:00", "00:00:30"] {
+        let r = preemption_run(SUSPENDING_TIERS, &qos_file(grace), jobs);
+        assert_eq!(r, [("1".into(), 0, 150), ("2".into(), 10, 60)], "GraceTime {grace}");
+    }
+}
+
+#[test]
+fn a_suspended_jobs_cpus_stay_its_own() {
+    // Job 2 (`high`, 2 CPUs) suspends job 1 (`low`, 4 CPUs) at 10. The 2 CPUs it does not
+    // use stay job 1's (a suspended job keeps its allocation; only its preemptor runs on
+    // it): job 3 (`low`, 2 CPUs, 10 s, at 20) waits for job 1, resumed at 60 when job 2
+    // ends, to end at 150.
+    let jobs = "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 0 0 -1 -1\n\
+                2 10 -1 50 2 -1 -1 2 100 -1 1 2 2 -1 0 1 -1 -1\n\
+                3 20 -1 10 2 -1 -1 2 100 -1 1 3 3 -1 0 0 -1 -1\n";
+    let r = preemption_run(SUSPENDING_TIERS, &qos_file("00:00:00"), jobs);
+    assert_eq!(r, [("1".into(), 0, 150), ("2".into(), 10, 60), ("3".into(), 150, 160)]);
+}
+
+#[test]
+fn a_qos_suspends_only_jobs_of_a_lower_tier_partition() {
+    // preempt/qos with SUSPEND: the preemptor must be in a partition of a higher
+    // PriorityTier (preempt.shtml); in the same partition the gang scheduler would
+    // time-slice, which is not modelled, so job 2 (QOS high) does not preempt job 1 (QOS
+    // low) there and waits for it to end at 100. Submitted to partition `high` (tier 2)
+    // it suspends job 1 as partition_prio does.
+    let qos = "Name|Priority|Preempt|PreemptMode\nlow|0||suspend\nhigh|100|low|off\n";
+    let conf = "PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG\n\
+                PartitionName=low Nodes=n1 Default=YES PriorityTier=1\nPartitionName=high Nodes=n1 PriorityTier=2\n";
+    let same = "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 0 0 -1 -1\n\
+                2 10 -1 50 4 -1 -1 4 100 -1 1 2 2 -1 1 0 -1 -1\n";
+    assert_eq!(preemption_run(conf, qos, same), [("1".into(), 0, 100), ("2".into(), 100, 150)]);
+    let higher = "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 0 0 -1 -1\n\
+                  2 10 -1 50 4 -1 -1 4 100 -1 1 2 2 -1 1 1 -1 -1\n";
+    assert_eq!(preemption_run(conf, qos, higher), [("1".into(), 0, 150), ("2".into(), 10, 60)]);
+}
+
+#[test]
+fn suspension_without_the_gang_scheduler_is_refused() {
+    // Without GANG slurmctld kills a job SUSPEND preempts (preempt.c, slurm_job_preempt);
+    // select/linear cannot suspend at all (preempt.shtml).
+    for (extra, expected) in [
+        ("PreemptMode=SUSPEND\n", "SUSPEND with GANG in the cluster's PreemptMode"),
+        ("PreemptMode=SUSPEND,GANG\nSelectType=select/linear\n", "SUSPEND needs select/cons_tres"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nPreemptType=preempt/qos\n{extra}"),
+        )
+        .unwrap();
+        let (out, _) =
+            run_into(&["--trace", &data("slurm/real-1node/sacct.txt"), "--slurm-conf", conf.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot be 'SUSPEND'") && err.contains(expected), "{err}");
+    }
 }
 
 #[test]

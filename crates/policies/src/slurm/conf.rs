@@ -264,6 +264,10 @@ pub struct SlurmConf {
     pub preempt_type: PreemptType,
     /// The cluster's `PreemptMode` (default `OFF`).
     pub preempt_mode: PreemptMode,
+    /// `GANG` in the cluster's `PreemptMode`: the gang scheduler runs, and resumes the
+    /// jobs `SUSPEND` preempted when their preemptor ends (its time-slicing of jobs
+    /// sharing resources in one partition is not modelled).
+    pub preempt_gang: bool,
     /// `DefMemPerCPU` in MiB (`None`: not set).
     pub def_mem_per_cpu: Option<u64>,
     /// `DefMemPerNode` in MiB (`None`: not set; Slurm's default is the whole node).
@@ -291,6 +295,7 @@ impl Default for SlurmConf {
             priority: PriorityConf::default(),
             preempt_type: PreemptType::None,
             preempt_mode: PreemptMode::Off,
+            preempt_gang: false,
             def_mem_per_cpu: None,
             def_mem_per_node: None,
             preempt_exempt_time: SimDuration::ZERO,
@@ -489,7 +494,14 @@ impl SlurmConf {
                     }
                 }
             }
-            "preemptmode" => self.preempt_mode = self.preempt_mode_of(line, k, v)?,
+            "preemptmode" => {
+                self.preempt_mode = self.preempt_mode_of(line, k, v)?;
+                self.preempt_gang = v.split(',').any(|m| m.trim().eq_ignore_ascii_case("GANG"));
+                if self.preempt_gang {
+                    let what = "PreemptMode=GANG time-slicing (jobs sharing resources in one partition)";
+                    self.not_modelled.push((line, what.to_string()));
+                }
+            }
             "preemptexempttime" => self.preempt_exempt_time = self.time(line, k, v)?.unwrap_or(SimDuration::ZERO),
             "defmempercpu" => self.def_mem_per_cpu = Some(self.number(line, k, v)?),
             "defmempernode" => self.def_mem_per_node = Some(self.number(line, k, v)?),

@@ -83,6 +83,8 @@ enum By {
     Submit,
     Main,
     Backfill,
+    /// It suspended the jobs in its way (`PreemptMode=SUSPEND,GANG`).
+    Suspending,
 }
 
 /// The `slurm` policy.
@@ -114,6 +116,8 @@ pub struct Slurm {
     preempting: BTreeSet<JobId>,
     /// Pending jobs that preempted others, and whom.
     preemptors: BTreeMap<JobId, Vec<JobId>>,
+    /// Jobs suspended for a preemptor (`PreemptMode=SUSPEND,GANG`).
+    suspended: BTreeMap<JobId, preempt::Suspended>,
     /// Jobs of this pass's arrivals that were in the queue before (requeued, not
     /// submitted: no submit-time start).
     requeued: BTreeSet<JobId>,
@@ -216,31 +220,39 @@ impl Slurm {
             qos_running: vec![[0; 3]; qos_count],
             preempting: BTreeSet::new(),
             preemptors: BTreeMap::new(),
+            suspended: BTreeMap::new(),
             requeued: BTreeSet::new(),
             from_cluster: false,
             started: Vec::new(),
         })
     }
 
-    /// Refuses the preemption mode the engine cannot carry out (`SUSPEND`, see
-    /// [`preempt`]).
+    /// Refuses a `SUSPEND` preemption that Slurm would not carry out as suspension:
+    /// without `GANG` in the cluster's `PreemptMode` (slurmctld then kills the preempted
+    /// job: `slurm_job_preempt` in `src/interfaces/preempt.c`, 24.05), or with
+    /// `select/linear` (`preempt.shtml`: SUSPEND is only supported by `select/cons_tres`).
     fn check_preempt_modes(conf: &SlurmConf) -> Result<(), PolicyError> {
         use conf::{PreemptMode as M, PreemptType as T};
         if conf.preempt_type == T::None {
             return Ok(());
         }
-        let modes = std::iter::once(conf.preempt_mode)
+        let mut modes = std::iter::once(conf.preempt_mode)
             .chain(conf.partitions.iter().filter_map(|p| p.preempt_mode))
             .chain(conf.qos.iter().filter_map(|q| q.preempt_mode));
-        for m in modes {
-            if m == M::Suspend {
-                return Err(PolicyError::BadValue {
-                    kind: "policy",
-                    plugin: "slurm".into(),
-                    key: format!("PreemptMode of {}", conf.file),
-                    value: "SUSPEND".into(),
-                    expected: "OFF, REQUEUE, CANCEL (SUSPEND is not modelled yet)".into(),
-                });
+        let bad = |expected: &str| PolicyError::BadValue {
+            kind: "policy",
+            plugin: "slurm".into(),
+            key: format!("PreemptMode of {}", conf.file),
+            value: "SUSPEND".into(),
+            expected: expected.into(),
+        };
+        if modes.any(|m| m == M::Suspend) {
+            if !conf.preempt_gang {
+                return Err(bad("OFF, REQUEUE, CANCEL, or SUSPEND with GANG in the cluster's PreemptMode \
+                     (PreemptMode=SUSPEND,GANG: the gang scheduler resumes suspended jobs)"));
+            }
+            if conf.select.linear {
+                return Err(bad("OFF, REQUEUE or CANCEL with select/linear (SUSPEND needs select/cons_tres)"));
             }
         }
         Ok(())
@@ -334,6 +346,14 @@ impl Slurm {
     fn sync(&mut self, view: &SchedView<'_>, info: &PassInfo) -> bool {
         let mut ended = false;
         for j in &info.released {
+            if self.suspended.contains_key(j) {
+                // Released by its suspension; gone only when the engine no longer holds it
+                // (its node failed and it was requeued).
+                if view.running_job(*j).is_none() {
+                    self.drop_suspended(*j);
+                }
+                continue;
+            }
             ended |= self.finish(*j);
         }
         if self.running.len() != view.running_count() {
@@ -471,6 +491,7 @@ impl Slurm {
             By::Submit => "at submission: the partition's highest priority, and it fits",
             By::Main => "main scheduler: next in priority order, and it fits",
             By::Backfill => "backfill: it ends before the reservations of the nodes it uses",
+            By::Suspending => "preemption: the jobs in its way are suspended (PreemptMode=SUSPEND,GANG)",
         };
         out.push(Decision::Bind { job: j, binding, reason: StartReason::Other { why: why.into() } });
     }
@@ -514,9 +535,14 @@ impl Slurm {
                     continue;
                 }
                 // `select_nodes` at submission preempts too; the job is then in the queue
-                // the schedulers see when its victims are gone.
-                if self.preempt_for(view, j, p, &r, out) {
-                    self.seen[j.idx()] = SimTime(view.now().as_micros().saturating_sub(1));
+                // the schedulers see when its victims are gone, or starts at once when
+                // they are suspended.
+                match self.preempt_for(view, j, p, &r, By::Submit, out) {
+                    preempt::Preemption::Waiting => {
+                        self.seen[j.idx()] = SimTime(view.now().as_micros().saturating_sub(1));
+                    }
+                    preempt::Preemption::Started => continue,
+                    preempt::Preemption::None => {}
                 }
             }
             top[p] = Some(top[p].map_or(k, |t| t.min(k)));
@@ -552,9 +578,17 @@ impl Slurm {
             match placed {
                 Some(held) => self.start(view, k.job, &r, held, By::Main, out),
                 None => {
+                    let preemption = if self.conf.partitions[p].up {
+                        self.preempt_for(view, k.job, p, &r, By::Main, out)
+                    } else {
+                        preempt::Preemption::None
+                    };
+                    if preemption == preempt::Preemption::Started {
+                        continue;
+                    }
                     blocked[p] = true;
                     open -= 1;
-                    let preempting = self.conf.partitions[p].up && self.preempt_for(view, k.job, p, &r, out);
+                    let preempting = preemption == preempt::Preemption::Waiting;
                     if view.logging() {
                         let why = if preempting { "Resources (preempting)" } else { "Resources" };
                         out.push(Decision::Wait { job: k.job, reason: WaitReason::Other { why: why.into() } });
@@ -623,6 +657,9 @@ impl Policy for Slurm {
         self.started.clear();
         let now = view.now();
         let ended = self.sync(view, info);
+        if ended && !self.suspended.is_empty() {
+            self.resume_suspended(view, out);
+        }
         let released = ended || info.resources_released();
         let mut changed = !info.queued.is_empty() || released;
         if self.priority.recalculate_due(now) {
