@@ -31,7 +31,8 @@
 //!   `CANCELLED` for a job that ran to its end but that the trace records as cancelled
 //!   (the real job was cancelled after that run time; sacct's `by UID` is left out, the
 //!   uid being unknown); `PREEMPTED` for a job a preemption ended for good
-//!   (`PreemptMode=CANCEL`); `RUNNING` and `PENDING` for jobs the run left unfinished.
+//!   (`PreemptMode=CANCEL`); `RUNNING`, `SUSPENDED` (`PreemptMode=SUSPEND,GANG`) and
+//!   `PENDING` for jobs the run left unfinished.
 //!   A job preempted and requeued shows its last start and counts a restart.
 //!   Jobs the engine refused at submission are **not written**: Slurm refuses such a job
 //!   at `sbatch` (`Requested node configuration is not available`) and it never reaches
@@ -159,6 +160,9 @@ fn state(job: &Job, rec: &JobRecord) -> Option<&'static str> {
         Outcome::OomKilled => "OUT_OF_MEMORY",
         Outcome::Rejected(_) => return None,
         Outcome::Unfinished if rec.unfinished_reason.as_deref() == Some(NOT_SUBMITTED) => return None,
+        Outcome::Unfinished if rec.unfinished_reason.as_deref().is_some_and(|r| r.starts_with("suspended")) => {
+            "SUSPENDED"
+        }
         Outcome::Unfinished if rec.start.is_some() && rec.end.is_none() => "RUNNING",
         Outcome::Unfinished => "PENDING",
         Outcome::Preempted => "PREEMPTED",
@@ -550,6 +554,14 @@ mod tests {
             .unwrap();
         let line = String::from_utf8(out).unwrap().lines().nth(1).unwrap().to_string();
         assert!(line.ends_with("|00:00:30|00:01:00|1|1|thin0002|PREEMPTED|None|0|0"), "{line}");
+        // Suspended when the run stopped: SUSPENDED, as squeue and sacct show it.
+        let job = Job::rigid("9", SimTime::ZERO, 1, SimDuration::from_secs(60), SimDuration::from_secs(60));
+        let mut r = rec(Some(5), None, Outcome::Unfinished);
+        r.unfinished_reason = Some("suspended at the horizon (preempted, PreemptMode=SUSPEND)".into());
+        let mut out = Vec::new();
+        write_sacct(&mut out, &[job], &[r], &acc(vec![Some(vec![2])])).unwrap();
+        let line = String::from_utf8(out).unwrap().lines().nth(1).unwrap().to_string();
+        assert!(line.contains("|thin0002|SUSPENDED|None|"), "{line}");
     }
 
     #[test]
