@@ -63,6 +63,23 @@ impl GpuAffinity {
     }
 }
 
+/// Consecutive bindings of `bindings` to the same node and no GPU as (binding, how many),
+/// each binding with GPUs alone: a job's tasks packed on one node come as one run, for
+/// [`Ledger::take_gpuless`].
+pub fn runs_of(bindings: &[TaskBinding]) -> impl Iterator<Item = (&TaskBinding, u32)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let b = bindings.get(i)?;
+        let n = if b.gpus.is_empty() {
+            bindings[i..].iter().take_while(|x| x.node == b.node && x.gpus.is_empty()).count()
+        } else {
+            1
+        };
+        i += n;
+        Some((b, n as u32))
+    })
+}
+
 /// One node's use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeUse {
@@ -497,6 +514,56 @@ impl Ledger {
         n.unrequested[1] += u32::from(task.memory_mib == 0);
         self.refree(b.node.0 as usize, free_before);
         Ok(())
+    }
+
+    /// Takes `n` tasks without GPUs at `b` at once (a job's tasks packed on one node:
+    /// the same as `n` calls of [`Ledger::take`], with one check and one version bump).
+    /// A task with GPUs, or a binding that names some, is taken one at a time.
+    pub fn take_gpuless(
+        &mut self,
+        task: &TaskShape,
+        models: &[String],
+        b: &TaskBinding,
+        n: u32,
+        peak_counts: bool,
+    ) -> Result<(), BindError> {
+        if task.gpus > 0 || !b.gpus.is_empty() || n <= 1 {
+            for k in 0..n {
+                if let Err(e) = self.take(task, models, b, peak_counts) {
+                    (0..k).for_each(|_| self.give(task, b, peak_counts));
+                    return Err(e);
+                }
+            }
+            return Ok(());
+        }
+        let node = self.nodes.get_mut(b.node.0 as usize).ok_or(BindError::UnknownNode(b.node.0))?;
+        let (cpu, mem) = (task.cpu_milli() * u64::from(n), task.memory_mib * u64::from(n));
+        if node.cpu_milli_left < cpu || (node.memory_mib > 0 && node.memory_mib_left < mem) {
+            return Err(BindError::NodeFull(b.node.0));
+        }
+        node.cpu_milli_left -= cpu;
+        node.memory_mib_left = node.memory_mib_left.saturating_sub(mem);
+        node.tasks += n;
+        node.unrequested[0] += n * u32::from(task.cpu_milli() == 0);
+        node.unrequested[1] += n * u32::from(task.memory_mib == 0);
+        self.bump(b.node.0 as usize);
+        Ok(())
+    }
+
+    /// Gives back what [`Ledger::take_gpuless`] took.
+    pub fn give_gpuless(&mut self, task: &TaskShape, b: &TaskBinding, n: u32, peak_counted: bool) {
+        if task.gpus > 0 || !b.gpus.is_empty() || n <= 1 {
+            (0..n).for_each(|_| self.give(task, b, peak_counted));
+            return;
+        }
+        let node = &mut self.nodes[b.node.0 as usize];
+        node.cpu_milli_left += task.cpu_milli() * u64::from(n);
+        node.memory_mib_left = (node.memory_mib_left + task.memory_mib * u64::from(n)).min(node.memory_mib);
+        node.tasks -= n;
+        node.unrequested[0] -= n * u32::from(task.cpu_milli() == 0);
+        node.unrequested[1] -= n * u32::from(task.memory_mib == 0);
+        debug_assert!(node.cpu_milli_left <= node.cpu_milli);
+        self.bump(b.node.0 as usize);
     }
 
     /// Gives back what [`Ledger::take`] took.

@@ -64,13 +64,16 @@ impl Engine<'_> {
         let job = &self.jobs[j.idx()];
         // A suspended job lent its CPUs and GPUs: only the rest is given back.
         let lent = self.suspended.remove(&j).is_some();
-        for b in &r.binding {
+        let peak = !self.bound[j.idx()].oom;
+        for (b, n) in crate::ledger::runs_of(&r.binding) {
             if lent {
-                self.ledger.give_lent(&job.task, b, !self.bound[j.idx()].oom);
+                (0..n).for_each(|_| self.ledger.give_lent(&job.task, b, peak));
             } else {
-                self.ledger.give(&job.task, b, !self.bound[j.idx()].oom);
+                self.ledger.give_gpuless(&job.task, b, n, peak);
             }
-            self.ledger.unlabel_pod(b.node, j.0);
+            if job.constraints.is_some() {
+                (0..n).for_each(|_| self.ledger.unlabel_pod(b.node, j.0));
+            }
         }
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));

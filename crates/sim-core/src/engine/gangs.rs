@@ -163,20 +163,25 @@ impl Engine<'_> {
     fn take_bindings(&mut self, j: JobId, new: &[TaskBinding], was_oom: bool) -> Result<bool, EngineError> {
         let job = &self.jobs[j.idx()];
         let mut oom = was_oom;
-        for (k, b) in new.iter().enumerate() {
+        let mut taken = 0;
+        for (b, n) in crate::ledger::runs_of(new) {
             let state = self.node_state.get(b.node.0 as usize).copied();
             let err = if state != Some(NodeState::Up) {
                 Some(format!("node {} is not up", b.node.0))
+            } else if job.task.gpus == 0 && b.gpus.is_empty() {
+                // Tasks without GPUs cannot run out of GPU memory: taken as a run.
+                self.ledger.take_gpuless(&job.task, &job.gpu_models, b, n, !was_oom).err().map(|e| e.to_string())
             } else {
                 oom |= self.ledger.runs_out_of_memory(&job.task, b);
                 self.ledger.take(&job.task, &job.gpu_models, b, !was_oom).err().map(|e| e.to_string())
             };
             if let Some(e) = err {
-                for prev in &new[..k] {
-                    self.ledger.give(&job.task, prev, !was_oom);
+                for (prev, m) in crate::ledger::runs_of(&new[..taken]) {
+                    self.ledger.give_gpuless(&job.task, prev, m, !was_oom);
                 }
                 return Err(self.invalid(format!("binding of job {}: {e}", job.trace_id)));
             }
+            taken += n as usize;
         }
         Ok(oom)
     }
@@ -192,9 +197,12 @@ impl Engine<'_> {
         }
         let job = &self.jobs[j.idx()];
         let (oom, _) = self.bound[j.idx()].hold.end(self.now);
-        for b in std::mem::take(&mut self.holds[j.idx()]) {
-            self.ledger.give(&job.task, &b, !oom);
-            self.ledger.unlabel_pod(b.node, j.0);
+        let held = std::mem::take(&mut self.holds[j.idx()]);
+        for (b, n) in crate::ledger::runs_of(&held) {
+            self.ledger.give_gpuless(&job.task, b, n, !oom);
+            if job.constraints.is_some() {
+                (0..n).for_each(|_| self.ledger.unlabel_pod(b.node, j.0));
+            }
         }
         self.info.released.push(j);
         if let (Some(log), Some(reason)) = (self.log.as_deref_mut(), reason) {
