@@ -64,7 +64,7 @@ impl Engine<'_> {
         let job = &self.jobs[j.idx()];
         // A suspended job lent its CPUs and GPUs: only the rest is given back.
         let lent = self.suspended.remove(&j).is_some();
-        let peak = !self.bound[j.idx()].oom;
+        let peak = self.bound.get(j.idx()).is_none_or(|b| !b.oom);
         for (b, n) in crate::ledger::runs_of(&r.binding) {
             if lent {
                 (0..n).for_each(|_| self.ledger.give_lent(&job.task, b, peak));
