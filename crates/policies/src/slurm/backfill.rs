@@ -8,23 +8,40 @@
 //! (more CPUs than its partition has free) is planned only when a later job might start
 //! now, in order, before that job is tested: the same starts as planning every job.
 
-use super::nodes::Request;
+use super::nodes::{Held, Request};
 use super::{By, Slurm};
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, SchedView, WaitReason};
 use sim_core::time::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 
-/// The cycle's reservations of nodes for pending jobs.
+/// The cycle's reservations of nodes for pending jobs, and the state its plans read
+/// the future from.
 struct Plan {
-    /// The nodes of each reservation.
-    nodes: Vec<Vec<u32>>,
+    /// The nodes of each reservation, one bit each.
+    nodes: Vec<Vec<u64>>,
     /// (begin, reservation), in order.
     by_begin: Vec<(SimTime, u32)>,
     /// (end, reservation), in order.
     by_end: Vec<(SimTime, u32)>,
-    /// Per node, how many reservations overlap the window being tested (scratch).
-    active: Vec<u32>,
+    /// The nodes of the reservations that overlap the window being tested (scratch).
+    blocked: Vec<u64>,
+    /// Whether `Slurm::future` holds this cycle's nodes (copied at the first plan).
+    future: bool,
+    /// The releases applied to `Slurm::future`: the running jobs' whose expected end
+    /// (at least `soonest`) is at most this.
+    cursor: SimTime,
+    /// Each partition's free CPUs when the cycle began.
+    part_free: Vec<u64>,
+    /// Per partition, built at its first plan: (time, CPUs of the partition released by
+    /// then) over the running jobs' expected ends, an upper bound of what is free at each
+    /// time (jobs started since count as free, reservations as open).
+    released: Vec<Option<Vec<(SimTime, u64)>>>,
+    /// Each reservation's end, by id.
+    ends: Vec<SimTime>,
+    /// Just after now: a job past its time limit (limits not enforced) is expected to end
+    /// any moment, never before (its resources are still held).
+    soonest: SimTime,
 }
 
 /// Inserts `x` into the sorted `v`.
@@ -42,7 +59,13 @@ impl Slurm {
             nodes: Vec::new(),
             by_begin: Vec::new(),
             by_end: Vec::new(),
-            active: vec![0; self.nodes.cpus.len()],
+            blocked: vec![0; self.nodes.cpus.len().div_ceil(64)],
+            future: false,
+            cursor: view.now(),
+            part_free: self.nodes.part_free.clone(),
+            released: vec![None; self.conf.partitions.len()],
+            ends: Vec::new(),
+            soonest: view.now() + SimDuration(1),
         };
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
         // Jobs tested that cannot start now, whose reservations are not planned yet.
@@ -97,11 +120,23 @@ impl Slurm {
         let r = self.request(view, j);
         let limit = self.limit(view, j);
         match self.earliest(view, p, &r, limit, plan, horizon) {
-            Some((t, held)) if t == now => self.start(view, j, &r, held, By::Backfill, out),
+            Some((t, held)) if t == now => {
+                if plan.future {
+                    // The future state holds it too, unless its end is already applied.
+                    let soonest = now + SimDuration(1);
+                    if (now + limit).max(soonest) > plan.cursor {
+                        held.iter().for_each(|h| self.future.take(h));
+                    }
+                }
+                self.start(view, j, &r, held, By::Backfill, out)
+            }
             Some((t, held)) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
                 let id = plan.nodes.len() as u32;
-                plan.nodes.push(held.iter().map(|h| h.node).collect());
+                let mut bits = vec![0u64; plan.blocked.len()];
+                held.iter().for_each(|h| bits[h.node as usize / 64] |= 1u64 << (h.node % 64));
+                plan.nodes.push(bits);
+                plan.ends.push(end);
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
@@ -113,9 +148,12 @@ impl Slurm {
     }
 
     /// The earliest `t` in [now, horizon] at which `r` fits for `limit` on partition `p`
-    /// clear of every reservation, and where: a sweep over the running jobs' expected
-    /// ends and the reservations' edges, keeping the free CPUs of the partition's
-    /// unblocked nodes, so that nodes are scanned only at times where the job may fit.
+    /// clear of every reservation, and where. Now is tested on the nodes as they are;
+    /// later times on [`Slurm::future`], the nodes with the releases up to the plan's
+    /// cursor applied, from the first running job's expected end at which the partition
+    /// could hold the job at all (before it, it fits nowhere): a sweep over the expected
+    /// ends and the reservations' ends, testing the nodes where the free CPUs outside
+    /// the reservations that overlap the job's window could hold it.
     fn earliest(
         &mut self,
         view: &SchedView<'_>,
@@ -124,89 +162,131 @@ impl Slurm {
         limit: SimDuration,
         plan: &mut Plan,
         horizon: SimTime,
-    ) -> Option<(SimTime, Vec<super::nodes::Held>)> {
+    ) -> Option<(SimTime, Vec<Held>)> {
         let now = view.now();
-        // A job past its time limit (limits not enforced) is expected to end any moment:
-        // just after now, never before (its resources are still held).
-        let soonest = now + SimDuration(1);
-        // A reservation blocks its node for a job of length `limit` starting at `t` when
-        // `begin <= t + limit` and `t < end` (Slurm's `node_space` test: one beginning
-        // exactly at the job's end overlaps it): from `t = begin − limit` until `t = end`.
         let need = r.total_cpus();
-        let (nodes, running) = (&mut self.nodes, &self.running);
-        let mut ends = self.ends.iter().peekable();
-        let (mut applied, mut ia, mut ib) = (0usize, 0, 0);
-        let mut blocked_free = 0u64;
-        let mut t = now;
-        let mut found = None;
-        loop {
-            while let Some(&&(end, j)) = ends.peek() {
-                if end.max(soonest) > t {
-                    break;
-                }
-                ends.next();
-                applied += 1;
-                for h in &running[&j].held {
-                    nodes.give(h);
-                    if plan.active[h.node as usize] > 0 && nodes.member[p][h.node as usize] {
-                        blocked_free += u64::from(h.cpus);
-                    }
-                }
-            }
-            while ia < plan.by_begin.len()
-                && SimTime(plan.by_begin[ia].0.as_micros().saturating_sub(limit.as_micros())) <= t
+        if self.nodes.part_free[p] >= need {
+            Self::block_at(plan, now, limit);
+            if self.nodes.free_outside(p, &plan.blocked) >= need
+                && let Some(held) = self.nodes.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
             {
-                for &n in &plan.nodes[plan.by_begin[ia].1 as usize] {
-                    let n = n as usize;
-                    if nodes.member[p][n] {
-                        plan.active[n] += 1;
-                        if plan.active[n] == 1 {
-                            blocked_free += u64::from(nodes.free_cpus[n]);
-                        }
-                    }
-                }
-                ia += 1;
+                return Some((now, held));
             }
-            while ib < plan.by_end.len() && plan.by_end[ib].0 <= t {
-                for &n in &plan.nodes[plan.by_end[ib].1 as usize] {
-                    let n = n as usize;
-                    if nodes.member[p][n] {
-                        plan.active[n] -= 1;
-                        if plan.active[n] == 0 {
-                            blocked_free -= u64::from(nodes.free_cpus[n]);
-                        }
-                    }
-                }
-                ib += 1;
-            }
+        }
+        // The first expected end by which enough CPUs could be free in the partition.
+        let mut t = self.first_possible(p, need, plan)?;
+        if t > horizon {
+            return None;
+        }
+        if !plan.future {
+            self.future.copy_free_from(&self.nodes);
+            plan.future = true;
+            plan.cursor = now;
+        }
+        self.move_cursor(now, t, plan);
+        let soonest = now + SimDuration(1);
+        let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        let mut ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
+        Self::block_at(plan, t, limit);
+        loop {
             // Enough CPUs on the unblocked nodes: the only place worth a node scan.
-            if nodes.part_free[p].saturating_sub(blocked_free) >= need {
-                let active = &plan.active;
-                if let Some(held) = nodes.place(p, r, |n| Self::node_up(view, n) && active[n as usize] == 0) {
-                    found = Some((t, held));
-                    break;
-                }
+            if self.future.free_outside(p, &plan.blocked) >= need
+                && let Some(held) = self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
+            {
+                return Some((t, held));
             }
             // The next time the job may fit: an expected end or a reservation's end.
-            let next_release = ends.peek().map(|x| x.0.max(soonest));
+            let first = if plan.cursor < soonest { SimTime::ZERO } else { plan.cursor + SimDuration(1) };
+            let next_release = self.ends.range((first, JobId(0))..).next().map(|x| x.0.max(soonest));
             let next_end = plan.by_end.get(ib).map(|x| x.0);
             match [next_release, next_end].into_iter().flatten().min() {
                 Some(n) if n <= horizon => t = n,
-                _ => break,
+                _ => return None,
+            }
+            // Releases up to `t`; the reservations again when one opened or ended.
+            self.move_cursor(now, t, plan);
+            let (ia2, ib2) =
+                (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
+            if (ia2, ib2) != (ia, ib) {
+                (ia, ib) = (ia2, ib2);
+                Self::block_at(plan, t, limit);
             }
         }
-        // Back to what is free now; the scratch counts back to zero.
-        for &(_, j) in self.ends.iter().take(applied) {
-            for h in &running[&j].held {
-                nodes.take(h);
-            }
-        }
+    }
+
+    /// The nodes of the reservations that block a job of length `limit` starting at `t`
+    /// into `plan.blocked`. A reservation blocks its nodes when `begin <= t + limit` and
+    /// `t < end` (Slurm's `node_space` test: one beginning exactly at the job's end
+    /// overlaps it).
+    fn block_at(plan: &mut Plan, t: SimTime, limit: SimDuration) {
+        plan.blocked.iter_mut().for_each(|w| *w = 0);
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
         for &(_, id) in &plan.by_begin[..ia] {
-            for &n in &plan.nodes[id as usize] {
-                plan.active[n as usize] = 0;
+            if plan.ends[id as usize] > t {
+                for (w, &b) in plan.blocked.iter_mut().zip(&plan.nodes[id as usize]) {
+                    *w |= b;
+                }
             }
         }
-        found
+    }
+
+    /// The first running job's expected end (at least just after now) by which
+    /// partition `p` could have `need` CPUs free, counting every CPU free when the cycle
+    /// began and every release since: no job of `need` CPUs fits there before.
+    fn first_possible(&mut self, p: usize, need: u64, plan: &mut Plan) -> Option<SimTime> {
+        let have = plan.part_free[p];
+        if have >= need {
+            return Some(plan.soonest);
+        }
+        if plan.released[p].is_none() {
+            let member = &self.nodes.member[p];
+            let mut sum = 0u64;
+            let mut v = Vec::with_capacity(self.ends.len());
+            for &(e, j) in &self.ends {
+                sum += self.running[&j]
+                    .held
+                    .iter()
+                    .filter(|h| member[h.node as usize])
+                    .map(|h| u64::from(h.cpus))
+                    .sum::<u64>();
+                v.push((e.max(plan.soonest), sum));
+            }
+            plan.released[p] = Some(v);
+        }
+        let v = plan.released[p].as_ref().expect("just built");
+        let i = v.partition_point(|&(_, c)| have + c < need);
+        v.get(i).map(|x| x.0)
+    }
+
+    /// Moves the cursor of `Slurm::future` to `to`: the releases of the running jobs
+    /// whose expected end (at least just after `now`) is after it are taken back, those
+    /// up to it applied.
+    fn move_cursor(&mut self, now: SimTime, to: SimTime, plan: &mut Plan) {
+        let soonest = now + SimDuration(1);
+        let applied = |c: SimTime| if c < soonest { None } else { Some(c) };
+        let (from_c, to_c) = (applied(plan.cursor), applied(to));
+        // Expected ends (as keys of `ends`) in (lo, hi]: those below `soonest` count as
+        // `soonest`, so a bound under `soonest` is no bound.
+        let span = |lo: Option<SimTime>, hi: SimTime| {
+            let lo = lo.map_or(SimTime::ZERO, |c| c + SimDuration(1));
+            self.ends.range((lo, JobId(0))..).take_while(move |x| x.0.max(soonest) <= hi).map(|x| x.1)
+        };
+        match (from_c, to_c) {
+            (a, Some(b)) if a.is_none_or(|a| a < b) => {
+                for j in span(a, b) {
+                    self.running[&j].held.iter().for_each(|h| self.future.give(h));
+                }
+            }
+            (Some(a), b) if b.is_none_or(|b| b < a) => {
+                for j in span(b, a) {
+                    self.running[&j].held.iter().for_each(|h| self.future.take(h));
+                }
+            }
+            _ => {}
+        }
+        plan.cursor = to;
     }
 }
 

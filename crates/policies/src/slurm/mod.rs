@@ -92,6 +92,8 @@ enum By {
 pub struct Slurm {
     conf: SlurmConf,
     nodes: Nodes,
+    /// The nodes as a backfill cycle's plans see them at a later time (scratch).
+    future: Nodes,
     running: BTreeMap<JobId, Run>,
     /// When each job was first seen (`SimTime::MAX`: not yet).
     seen: Vec<SimTime>,
@@ -206,6 +208,7 @@ impl Slurm {
         Self::check_preempt_modes(&conf)?;
         Ok(Slurm {
             conf,
+            future: nodes.clone(),
             nodes,
             running: BTreeMap::new(),
             seen: Vec::new(),
@@ -282,6 +285,7 @@ impl Slurm {
         self.conf.partitions = vec![conf::PartitionDef::all_nodes("batch", self.conf.nodes.len())];
         self.conf.select.memory = false;
         self.nodes = Nodes::new(&self.conf);
+        self.future = self.nodes.clone();
         self.priority = priority::Priorities::new(&self.conf);
         self.part_pending = vec![0; self.conf.partitions.len()];
         self.from_cluster = false;

@@ -63,6 +63,12 @@ pub struct Nodes {
     pub member: Vec<Vec<bool>>,
     /// Per partition, its free CPUs.
     pub part_free: Vec<u64>,
+    /// One bit per node with a free CPU.
+    pub has_free: Vec<u64>,
+    /// Per partition, its nodes, one bit each.
+    pub member_bits: Vec<Vec<u64>>,
+    /// Per partition, whether its allocation order is the nodes' own (equal weights).
+    pub order_is_index: Vec<bool>,
 }
 
 /// What a job holds on one node.
@@ -87,7 +93,7 @@ impl Nodes {
         let mem: Vec<u64> = conf.nodes.iter().map(|n| if conf.select.memory { n.memory_mib } else { 0 }).collect();
         let gpus: Vec<u32> = conf.nodes.iter().map(|n| n.gpus.iter().map(|g| g.1).sum::<u32>().min(64)).collect();
         let free_gpus = gpus.iter().map(|&g| all_gpus(g)).collect();
-        let order = conf
+        let order: Vec<Vec<u32>> = conf
             .partitions
             .iter()
             .map(|p| {
@@ -96,7 +102,7 @@ impl Nodes {
                 o
             })
             .collect();
-        let member = conf
+        let member: Vec<Vec<bool>> = conf
             .partitions
             .iter()
             .map(|p| {
@@ -107,14 +113,100 @@ impl Nodes {
             .collect();
         let part_free =
             conf.partitions.iter().map(|p| p.nodes.iter().map(|&n| u64::from(cpus[n as usize])).sum()).collect();
-        Nodes { free_cpus: cpus.clone(), free_mem: mem.clone(), free_gpus, cpus, mem, gpus, order, member, part_free }
+        let member_bits = member.iter().map(|m| bits_of(m.iter().copied())).collect();
+        let order_is_index = order.iter().map(|o: &Vec<u32>| o.windows(2).all(|w| w[0] < w[1])).collect();
+        let has_free = bits_of(cpus.iter().map(|&c| c > 0));
+        Nodes {
+            free_cpus: cpus.clone(),
+            free_mem: mem.clone(),
+            free_gpus,
+            cpus,
+            mem,
+            gpus,
+            order,
+            member,
+            part_free,
+            has_free,
+            member_bits,
+            order_is_index,
+        }
     }
 
     /// The same nodes with nothing allocated.
     pub fn emptied(&self) -> Nodes {
         let free_gpus = self.gpus.iter().map(|&g| all_gpus(g)).collect();
         let part_free = self.order.iter().map(|o| o.iter().map(|&n| u64::from(self.cpus[n as usize])).sum()).collect();
-        Nodes { free_cpus: self.cpus.clone(), free_mem: self.mem.clone(), free_gpus, part_free, ..self.clone() }
+        let has_free = bits_of(self.cpus.iter().map(|&c| c > 0));
+        Nodes {
+            free_cpus: self.cpus.clone(),
+            free_mem: self.mem.clone(),
+            free_gpus,
+            part_free,
+            has_free,
+            ..self.clone()
+        }
+    }
+
+    /// Makes what is free here what is free in `other` (the same nodes), reusing the
+    /// buffers.
+    pub fn copy_free_from(&mut self, other: &Nodes) {
+        self.free_cpus.clone_from(&other.free_cpus);
+        self.free_mem.clone_from(&other.free_mem);
+        self.free_gpus.clone_from(&other.free_gpus);
+        self.part_free.clone_from(&other.part_free);
+        self.has_free.clone_from(&other.has_free);
+    }
+
+    /// The free CPUs of partition `p`'s nodes outside `blocked` (one bit per node).
+    pub fn free_outside(&self, p: usize, blocked: &[u64]) -> u64 {
+        let mut sum = 0;
+        for (w, (&m, &f)) in self.member_bits[p].iter().zip(&self.has_free).enumerate() {
+            let mut x = m & f & !blocked.get(w).copied().unwrap_or(0);
+            while x != 0 {
+                sum += u64::from(self.free_cpus[w * 64 + x.trailing_zeros() as usize]);
+                x &= x - 1;
+            }
+        }
+        sum
+    }
+
+    /// [`Nodes::place`] on the nodes outside `blocked` that `usable` allows.
+    pub fn place_outside(
+        &self,
+        p: usize,
+        r: &Request,
+        blocked: &[u64],
+        mut usable: impl FnMut(u32) -> bool,
+    ) -> Option<Vec<Held>> {
+        let out = |n: u32| blocked.get(n as usize / 64).is_none_or(|w| w & (1u64 << (n % 64)) == 0);
+        if !self.order_is_index[p] || r.cpus == 0 {
+            return self.place(p, r, |n| out(n) && usable(n));
+        }
+        // In node order, only the nodes with a free CPU can take a task.
+        if r.fungible() && self.part_free[p] < r.total_cpus() {
+            return None;
+        }
+        let mut left = r.tasks;
+        let mut held = Vec::new();
+        for (w, (&m, &f)) in self.member_bits[p].iter().zip(&self.has_free).enumerate() {
+            let mut x = m & f & !blocked.get(w).copied().unwrap_or(0);
+            while x != 0 && left > 0 {
+                let n = (w * 64 + x.trailing_zeros() as usize) as u32;
+                x &= x - 1;
+                if !usable(n) {
+                    continue;
+                }
+                let k = self.room(n as usize, r).min(left);
+                if k > 0 {
+                    left -= k;
+                    held.push(self.hold(n, k, r));
+                }
+            }
+            if left == 0 {
+                break;
+            }
+        }
+        (left == 0).then_some(held)
     }
 
     /// Whether node `n` has nothing allocated.
@@ -205,6 +297,9 @@ impl Nodes {
         self.free_cpus[i] -= h.cpus;
         self.free_mem[i] -= h.mem;
         self.free_gpus[i] &= !h.gpus;
+        if self.free_cpus[i] == 0 {
+            self.has_free[i / 64] &= !(1u64 << (i % 64));
+        }
     }
 
     /// Gives back what `h` holds.
@@ -218,7 +313,24 @@ impl Nodes {
         self.free_cpus[i] += h.cpus;
         self.free_mem[i] += h.mem;
         self.free_gpus[i] |= h.gpus;
+        if self.free_cpus[i] > 0 {
+            self.has_free[i / 64] |= 1u64 << (i % 64);
+        }
     }
+}
+
+/// One bit per item of `it` that is true.
+fn bits_of(it: impl Iterator<Item = bool>) -> Vec<u64> {
+    let mut v = Vec::new();
+    for (i, b) in it.enumerate() {
+        if i % 64 == 0 {
+            v.push(0);
+        }
+        if b {
+            v[i / 64] |= 1u64 << (i % 64);
+        }
+    }
+    v
 }
 
 /// The bit mask of `g` GPUs (at most 64).
