@@ -293,6 +293,21 @@ impl Engine<'_> {
                 self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
                 Ok(Applied::Freed)
             }
+            Decision::Evict { .. } | Decision::Cancel { .. } | Decision::Suspend { .. } | Decision::Resume { .. } => {
+                self.apply_stop(d)
+            }
+            Decision::Wait { job, reason } => {
+                self.log_wait(job, reason)?;
+                Ok(Applied::Other)
+            }
+        }
+    }
+
+    /// Applies a decision that stops a running job for a while or for good, or lets a
+    /// suspended one run again.
+    fn apply_stop(&mut self, d: Decision) -> Result<Applied, EngineError> {
+        let known = |j: JobId| j.idx() < self.jobs.len();
+        match d {
             Decision::Evict { job, grace, reason } => {
                 if !known(job) || self.state[job.idx()].phase != Phase::Running {
                     return Err(self.invalid(format!("eviction of job index {} which is not running", job.0)));
@@ -345,10 +360,7 @@ impl Engine<'_> {
                 self.resume(job)?;
                 Ok(Applied::Other)
             }
-            Decision::Wait { job, reason } => {
-                self.log_wait(job, reason)?;
-                Ok(Applied::Other)
-            }
+            _ => unreachable!("apply_stop takes Evict, Cancel, Suspend, Resume"),
         }
     }
 
