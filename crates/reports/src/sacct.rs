@@ -136,7 +136,7 @@ pub struct Accounting {
     pub default_qos: Option<usize>,
     /// Per job (the order of the jobs), the ids of the nodes its last attempt held,
     /// ascending, each once; `None` when the run did not say.
-    pub nodes: Vec<Option<Vec<u32>>>,
+    pub nodes: Vec<Option<NodeRuns>>,
 }
 
 impl Accounting {
@@ -187,6 +187,30 @@ pub fn reason_code(why: Option<&str>) -> &str {
     if code { word } else { "Resources" }
 }
 
+/// A job's nodes, ascending, kept as runs of consecutive ids (the nodes of a packed job
+/// are mostly consecutive: a few runs instead of hundreds of ids per job of a long log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRuns(Box<[(u32, u32)]>);
+
+impl NodeRuns {
+    /// From ascending, distinct ids.
+    pub fn from_sorted(ids: &[u32]) -> Self {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for &id in ids {
+            match runs.last_mut() {
+                Some((first, n)) if first.checked_add(*n) == Some(id) => *n += 1,
+                _ => runs.push((id, 1)),
+            }
+        }
+        NodeRuns(runs.into_boxed_slice())
+    }
+
+    /// The ids, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().flat_map(|&(first, n)| (0..n).map(move |k| first + k))
+    }
+}
+
 /// Writes `sacct.txt` (see the module documentation).
 pub fn write_sacct(
     out: &mut (impl Write + ?Sized),
@@ -196,11 +220,19 @@ pub fn write_sacct(
 ) -> io::Result<()> {
     writeln!(out, "{HEADER}")?;
     let mut line = String::with_capacity(256);
+    let mut ids: Vec<u32> = Vec::new();
     for (i, (job, rec)) in jobs.iter().zip(records).enumerate() {
         let Some(state) = state(job, rec) else { continue };
         let pending = state == "PENDING";
         let part = acc.partition(job);
-        let nodes = if pending { None } else { acc.nodes.get(i).and_then(|n| n.as_deref()) };
+        let nodes = match acc.nodes.get(i) {
+            Some(Some(runs)) if !pending => {
+                ids.clear();
+                ids.extend(runs.ids());
+                Some(ids.as_slice())
+            }
+            _ => None,
+        };
         line.clear();
         push_value(&mut line, &job.trace_id);
         line.push('|');
@@ -447,7 +479,7 @@ mod tests {
             node_cpus: vec![16; 4],
             qos_names: vec![String::new(), String::new(), "high".into()],
             default_qos: None,
-            nodes,
+            nodes: nodes.into_iter().map(|n| n.map(|v| NodeRuns::from_sorted(&v))).collect(),
         }
     }
 
@@ -544,6 +576,15 @@ mod tests {
         assert_eq!(text.lines().collect::<Vec<_>>(), want);
         assert!(text.lines().all(|l| l.split('|').count() == COLUMNS.len() && !l.ends_with('|')));
         assert_eq!(COLUMNS.join("|"), HEADER);
+    }
+
+    #[test]
+    fn node_runs_keep_the_ids() {
+        let ids = [0, 1, 2, 5, 7, 8, u32::MAX];
+        let runs = NodeRuns::from_sorted(&ids);
+        assert_eq!(runs.0.len(), 4);
+        assert_eq!(runs.ids().collect::<Vec<_>>(), ids);
+        assert_eq!(NodeRuns::from_sorted(&[]).ids().count(), 0);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub fn wanted(sacct_flag: bool, spec: &str) -> bool {
 
 /// The nodes each job's last attempt held, ascending, by job index (input order, then
 /// the jobs controllers submitted); `None` for a job that never started.
-pub type Placed = Vec<Option<Vec<u32>>>;
+pub type Placed = Vec<Option<reports::sacct::NodeRuns>>;
 
 /// A controller that observes starts and keeps the nodes each attempt holds; it never
 /// acts, relabels nothing and sets no timer.
@@ -73,7 +73,7 @@ impl Controller for Placements<'_> {
         if self.placed.len() <= i {
             self.placed.resize(i + 1, None);
         }
-        self.placed[i] = (!nodes.is_empty()).then_some(nodes);
+        self.placed[i] = (!nodes.is_empty()).then(|| reports::sacct::NodeRuns::from_sorted(&nodes));
     }
 }
 
