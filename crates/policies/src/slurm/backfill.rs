@@ -208,10 +208,19 @@ impl Slurm {
             self.move_cursor(now, t, plan);
             let (ia2, ib2) =
                 (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
-            if (ia2, ib2) != (ia, ib) {
-                (ia, ib) = (ia2, ib2);
+            if ib2 != ib {
                 Self::block_at(plan, t, limit);
+            } else if ia2 != ia {
+                // Only openings: their nodes join the blocked ones.
+                for &(_, id) in &plan.by_begin[ia..ia2] {
+                    if plan.ends[id as usize] > t {
+                        for (w, &b) in plan.blocked.iter_mut().zip(&plan.nodes[id as usize]) {
+                            *w |= b;
+                        }
+                    }
+                }
             }
+            (ia, ib) = (ia2, ib2);
         }
     }
 

@@ -295,8 +295,13 @@ impl Nodes {
             }
         }
         self.free_cpus[i] -= h.cpus;
-        self.free_mem[i] -= h.mem;
-        self.free_gpus[i] &= !h.gpus;
+        // Most holds have no memory or GPUs counted (CR_Core, CR_CPU): left untouched.
+        if h.mem != 0 {
+            self.free_mem[i] -= h.mem;
+        }
+        if h.gpus != 0 {
+            self.free_gpus[i] &= !h.gpus;
+        }
         if self.free_cpus[i] == 0 {
             self.has_free[i / 64] &= !(1u64 << (i % 64));
         }
@@ -311,8 +316,12 @@ impl Nodes {
             }
         }
         self.free_cpus[i] += h.cpus;
-        self.free_mem[i] += h.mem;
-        self.free_gpus[i] |= h.gpus;
+        if h.mem != 0 {
+            self.free_mem[i] += h.mem;
+        }
+        if h.gpus != 0 {
+            self.free_gpus[i] |= h.gpus;
+        }
         if self.free_cpus[i] > 0 {
             self.has_free[i / 64] |= 1u64 << (i % 64);
         }
