@@ -41,6 +41,7 @@ pub fn input(i: &InputArgs) -> Input {
         perturb: i.perturb.clone(),
         slurm_conf: i.slurm_conf.clone(),
         slurm_qos: i.qos.clone(),
+        slurm_assoc: i.assoc.clone(),
     }
 }
 
@@ -99,6 +100,7 @@ pub fn run_options(
         sacct: false,
         slurm_conf: None,
         slurm_qos: None,
+        slurm_assoc: None,
     })
 }
 

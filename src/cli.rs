@@ -251,6 +251,12 @@ pub struct InputArgs {
     /// the position in this file).
     #[arg(long, requires = "slurm_conf")]
     pub qos: Option<PathBuf>,
+    /// With --slurm-conf: the site's associations, the fair-share tree of the
+    /// multifactor priority, as `sacctmgr show assoc format=cluster,account,user,share,
+    /// parentname -P` prints them (sacct input: by the jobs' Account and User names; other
+    /// formats: accounts `g<group>` and users `u<user>` of the trace's numbers).
+    #[arg(long, requires = "slurm_conf")]
+    pub assoc: Option<PathBuf>,
 }
 
 /// `sim trace`.

@@ -10,6 +10,7 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     let mut base = crate::args::run_options(&c.sim, None, 0, c.out.clone(), false, JobsFormat::Default)?;
     base.slurm_conf = c.input.slurm_conf.clone();
     base.slurm_qos = c.input.qos.clone();
+    base.slurm_assoc = c.input.assoc.clone();
     // Every spec and controller is checked before any run starts.
     runner::compare::check_specs(&specs, &base)?;
     runner::run::controllers(&base, &[])?;

@@ -10,6 +10,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     o.slurm_conf = a.input.slurm_conf.clone();
     o.sacct = a.sacct;
     o.slurm_qos = a.input.qos.clone();
+    o.slurm_assoc = a.input.assoc.clone();
     let input = crate::args::input(&a.input);
     // The policy and the controllers are checked before the (possibly long) read.
     runner::run::policy(&o, None, crate::args::is_openb(&input))?;

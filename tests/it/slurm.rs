@@ -362,3 +362,85 @@ fn a_cancelling_qos_ends_its_victim_for_good() {
         assert_eq!(r, [("1".into(), 0, end1), ("2".into(), start2, start2 + 50)], "GraceTime {grace}");
     }
 }
+
+/// Jobs a1 (alice, account A) and b1 (bob, account B) share a 2-CPU node from 0 to 100;
+/// b2 (bob) at 10 and a2 (alice) at 20 each need the whole node. The start times of b2
+/// and a2, relative to the first submission, with or without an association file.
+fn fair_share_run(assoc: Option<&str>) -> Vec<(String, i64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nSchedulerType=sched/backfill\n\
+         PriorityType=priority/multifactor\nPriorityWeightFairshare=1000\nPriorityWeightAge=0\n\
+         PriorityCalcPeriod=1\nNodeName=n1 CPUs=2 RealMemory=1000\nPartitionName=p Nodes=n1 Default=YES\n",
+    )
+    .unwrap();
+    let sacct = dir.path().join("sacct.txt");
+    // The trace's own starts are its submissions; run times are End − Start.
+    let row = |id: &str, submit: u32, run: u32, cpus: u32, user: &str, account: &str| {
+        let t = |s: u32| format!("2026-01-01T00:{:02}:{:02}", s / 60, s % 60);
+        let (start, end) = (t(submit), t(submit + run));
+        format!(
+            "{id}|{id}|{start}|{start}|{end}|00:{:02}:{:02}|00:05:00|{cpus}|1|cpu={cpus},node=1|cpu={cpus},node=1|p|normal|{user}|{account}|COMPLETED\n",
+            run / 60,
+            run % 60
+        )
+    };
+    let text = [
+        "JobID|JobName|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State\n"
+            .to_string(),
+        row("a1", 0, 100, 1, "alice", "A"),
+        row("b1", 0, 100, 1, "bob", "B"),
+        row("b2", 10, 50, 2, "bob", "B"),
+        row("a2", 20, 50, 2, "alice", "A"),
+    ]
+    .concat();
+    std::fs::write(&sacct, text).unwrap();
+    let mut args = vec!["--trace".to_string(), sacct.display().to_string()];
+    args.extend(["--slurm-conf".to_string(), conf.display().to_string()]);
+    if let Some(a) = assoc {
+        let path = dir.path().join("assoc.txt");
+        std::fs::write(&path, a).unwrap();
+        args.extend(["--assoc".to_string(), path.display().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, run) = run_into(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = read(&run, "jobs.csv");
+    let s = starts(&csv);
+    let t0 = s.iter().map(|(_, t)| *t).min().unwrap();
+    s.into_iter().filter(|(j, _)| j.ends_with('2')).map(|(j, t)| (j, t - t0)).collect()
+}
+
+#[test]
+fn association_shares_order_the_fair_share() {
+    // By the recalculation at 60 s (PriorityCalcPeriod=1) alice and bob have used 60
+    // CPU-seconds each. Without --assoc both accounts have one share: equal fair share,
+    // and b2, submitted first, starts first when the node frees at 100. With account A
+    // holding 3 of the 4 shares (Fair Tree: A's level fair share 0.75 / 0.5 against B's
+    // 0.25 / 0.5), alice ranks first and a2 starts first.
+    assert_eq!(fair_share_run(None), [("b2".to_string(), 100), ("a2".to_string(), 150)]);
+    let assoc = "Cluster|Account|User|Share\nc|root||1\nc|A||3\nc|A|alice|1\nc|B||1\nc|B|bob|1\n";
+    assert_eq!(fair_share_run(Some(assoc)), [("b2".to_string(), 150), ("a2".to_string(), 100)]);
+}
+
+#[test]
+fn a_bad_association_file_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(&conf, "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n").unwrap();
+    let assoc = dir.path().join("assoc.txt");
+    std::fs::write(&assoc, "Account|User|Share\nA||x\n").unwrap();
+    let (out, _) = run_into(&[
+        "--trace",
+        &data("slurm/real-1node/sacct.txt"),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--assoc",
+        assoc.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("assoc.txt line 2, column Share"), "{err}");
+}

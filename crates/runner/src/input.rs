@@ -38,6 +38,8 @@ pub struct Input {
     pub slurm_conf: Option<PathBuf>,
     /// The site's QOSes (`--qos`): jobs' QOS names of sacct input are mapped onto them.
     pub slurm_qos: Option<PathBuf>,
+    /// The site's associations (`--assoc`): the fair-share tree.
+    pub slurm_assoc: Option<PathBuf>,
 }
 
 /// A workload read, on its cluster.
@@ -112,6 +114,28 @@ pub fn slurm_qos(path: &Path) -> Result<Vec<policies::slurm::qos::QosDef>, RunEr
     policies::slurm::qos::parse_qos(&text, &path.display().to_string()).map_err(bad)
 }
 
+/// Reads `sacctmgr show assoc -P` output (errors name the file, line and column).
+pub fn slurm_assoc(path: &Path) -> Result<policies::slurm::fairshare::AssocFile, RunError> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: cannot read: {e}", path.display())))?;
+    policies::slurm::fairshare::parse_sacctmgr_assoc(&text, &path.display().to_string()).map_err(bad)
+}
+
+/// The associations of `path` named as the policy sees the jobs of `w`: an account the
+/// trace names (sacct's `Account`) becomes `g<its group id>`, a user `u<its user id>`;
+/// the others keep their names (traces of numbers name them so themselves).
+pub fn slurm_assoc_for(
+    path: &Path,
+    w: Option<&traces::Workload>,
+) -> Result<policies::slurm::fairshare::AssocFile, RunError> {
+    let mut a = slurm_assoc(path)?;
+    if let Some(w) = w {
+        let id_of = |names: &[String], name: &str| names.iter().position(|n| n == name).map(|i| i + 1);
+        let (accounts, users) = (&w.names.accounts, &w.names.users);
+        a.tree.rename(|n| id_of(accounts, n).map(|i| format!("g{i}")), |n| id_of(users, n).map(|i| format!("u{i}")));
+    }
+    Ok(a)
+}
+
 /// The trace's format, from the input, else its name, else its first bytes.
 pub fn detected(i: &Input) -> Option<Format> {
     let path = i.trace.as_ref()?;
@@ -139,6 +163,10 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
             }
             if let Some(q) = &i.slurm_qos {
                 conf.qos = slurm_qos(q)?;
+            }
+            if let Some(a) = &i.slurm_assoc {
+                // Read now so that a bad file stops the run before the trace is read.
+                slurm_assoc(a)?;
             }
             Some(conf)
         }

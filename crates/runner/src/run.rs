@@ -68,6 +68,8 @@ pub struct RunOptions {
     pub slurm_conf: Option<PathBuf>,
     /// `sacctmgr show qos -P` output (`--qos`) for the `slurm` policy.
     pub slurm_qos: Option<PathBuf>,
+    /// The site's associations (`--assoc`, with `slurm_conf`): the fair-share tree.
+    pub slurm_assoc: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -94,6 +96,7 @@ impl Default for RunOptions {
             sacct: false,
             slurm_conf: None,
             slurm_qos: None,
+            slurm_assoc: None,
         }
     }
 }
@@ -153,6 +156,9 @@ pub fn policy(
             let mut conf = crate::input::slurm_conf(path)?;
             if let Some(q) = &o.slurm_qos {
                 conf.qos = crate::input::slurm_qos(q)?;
+            }
+            if let Some(a) = &o.slurm_assoc {
+                conf.assoc = Some(crate::input::slurm_assoc_for(a, w)?);
             }
             let p = policies::Slurm::from_conf(conf, &parsed).map_err(|e| bad(format!("--policy: {e}")))?;
             return Ok(Box::new(p));

@@ -53,6 +53,10 @@ pub struct Names {
     pub queues: Vec<String>,
     /// Partition names, by partition id.
     pub partitions: Vec<String>,
+    /// User names, by user id.
+    pub users: Vec<String>,
+    /// Account names (Slurm's `Account`, a job's group), by group id.
+    pub accounts: Vec<String>,
 }
 
 /// Reads every job of `r`; returns them, the rows read and the rows skipped.

@@ -419,7 +419,12 @@ impl JobReader for SacctReader {
     }
 
     fn names(&self) -> crate::import::Names {
-        crate::import::Names { queues: self.qos.names(), partitions: self.partitions.names() }
+        crate::import::Names {
+            queues: self.qos.names(),
+            partitions: self.partitions.names(),
+            users: self.users.names(),
+            accounts: self.accounts.names(),
+        }
     }
 }
 

@@ -197,6 +197,31 @@ impl AssocTree {
         AssocTree { nodes: vec![root], accounts, users: BTreeMap::new() }
     }
 
+    /// Renames accounts and users: `account(name)` and `user(name)` give a new name, or
+    /// `None` to keep it (the runner names a trace's accounts and users as the policy
+    /// sees them, `g<group>` and `u<user>`). Root keeps its name.
+    pub fn rename(&mut self, account: impl Fn(&str) -> Option<String>, user: impl Fn(&str) -> Option<String>) {
+        for node in &mut self.nodes {
+            if node.kind != AssocKind::Root
+                && let Some(a) = account(&node.account)
+            {
+                node.account = a;
+            }
+            if let Some(u) = node.user.as_deref().and_then(&user) {
+                node.user = Some(u);
+            }
+        }
+        self.accounts = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.kind != AssocKind::User)
+            .map(|(i, n)| (n.account.clone(), i))
+            .collect();
+        self.users =
+            self.nodes.iter().enumerate().filter_map(|(i, n)| Some(((n.parent?, n.user.clone()?), i))).collect();
+    }
+
     /// Adds account `name` under account `parent` with `shares` raw shares; returns its index.
     ///
     /// # Panics

@@ -17,6 +17,12 @@
 //! * QOS: the job's QOS `Priority` over the largest QOS priority (0 when all are 0);
 //! * association: 0 (the association `Priority` is not read from `--assoc`).
 //!
+//! The association tree is the `--assoc` file's (`sacctmgr show assoc`), its accounts and
+//! users named as the trace's jobs are (`g<group>`, `u<user>`: the runner renames a sacct
+//! dump's names so); a job whose association it lacks gets one of share 1 under its
+//! account (made under root if missing). Without the file: one account per group, one
+//! user association per (group, user), share 1.
+//!
 //! Factors are recalculated every `PriorityCalcPeriod` (and a job's at its submission),
 //! as Slurm's decay thread does; usage is charged then, for the time each running job
 //! ran since the last recalculation.
@@ -54,7 +60,7 @@ impl Priorities {
             values: Vec::new(),
             next: None,
             last: None,
-            tree: AssocTree::new(),
+            tree: conf.assoc.as_ref().map_or_else(AssocTree::new, |a| a.tree.clone()),
             users: BTreeMap::new(),
             fairshare: Vec::new(),
         }
@@ -76,7 +82,8 @@ impl Priorities {
         if self.multifactor { self.next } else { None }
     }
 
-    /// The user association of job `j`, made when first seen (share 1, Slurm's default).
+    /// The user association of job `j`: user `u<user>` under account `g<group>` in the
+    /// `--assoc` tree, else made when first seen (share 1, Slurm's default).
     fn assoc(&mut self, view: &SchedView<'_>, j: JobId) -> usize {
         let job = view.job(j);
         let key = (job.group(), job.user());
@@ -88,7 +95,11 @@ impl Priorities {
             Some(a) => a,
             None => self.tree.add_account(0, &name, 1),
         };
-        let a = self.tree.add_user(account, &format!("u{}", key.1), 1);
+        let user = format!("u{}", key.1);
+        let a = match self.tree.find_user(account, &user) {
+            Some(a) => a,
+            None => self.tree.add_user(account, &user, 1),
+        };
         self.users.insert(key, a);
         a
     }
