@@ -42,12 +42,13 @@ fn a_slurm_run_writes_the_jobs_as_sacct_shows_them() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Hand-computed: 843480031 s is 1996-09-23T12:00:31; limits 300 s, 120 s and 61 s
     // (rounded up to whole minutes); the adopted cluster's nodes are n0..n3, one CPU each;
-    // the refused job 4 is not in the accounting.
+    // the refused job 4 is not in the accounting. Priority 1: Slurm's default
+    // priority/multifactor with every weight 0 gives each job the minimum, 1.
     let want = [
         HEADER,
-        "1|1|u1|g1|batch|q1|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:02:11|00:01:40|00:05:00|2|2|n[0-1]|COMPLETED|None|0|0",
-        "2|2|u2|g1|batch|normal|1996-09-23T12:00:41|1996-09-23T12:00:41|1996-09-23T12:02:11|1996-09-23T12:03:01|00:00:50|00:02:00|4|4|n[0-3]|CANCELLED|None|0|0",
-        "3|3|u3|g2|batch|normal|1996-09-23T12:00:51|1996-09-23T12:00:51|1996-09-23T12:03:01|1996-09-23T12:03:31|00:00:30|00:02:00|3|3|n[0-2]|FAILED|None|0|0",
+        "1|1|u1|g1|batch|q1|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:02:11|00:01:40|00:05:00|2|2|n[0-1]|COMPLETED|None|1|0",
+        "2|2|u2|g1|batch|normal|1996-09-23T12:00:41|1996-09-23T12:00:41|1996-09-23T12:02:11|1996-09-23T12:03:01|00:00:50|00:02:00|4|4|n[0-3]|CANCELLED|None|1|0",
+        "3|3|u3|g2|batch|normal|1996-09-23T12:00:51|1996-09-23T12:00:51|1996-09-23T12:03:01|1996-09-23T12:03:31|00:00:30|00:02:00|3|3|n[0-2]|FAILED|None|1|0",
     ];
     assert_eq!(lines(&read(&dir, "sacct.txt")), want);
     // The same run's jobs.csv agrees (job 4 rejected there).
@@ -62,10 +63,10 @@ fn the_horizon_leaves_jobs_running_and_pending() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let want = [
         HEADER,
-        "1|1|u1|g1|batch|q1|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:02:11|00:01:40|00:05:00|2|2|n[0-1]|COMPLETED|None|0|0",
+        "1|1|u1|g1|batch|q1|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:00:31|1996-09-23T12:02:11|00:01:40|00:05:00|2|2|n[0-1]|COMPLETED|None|1|0",
         // Running since 100 s: 20 s at the horizon, no end yet.
-        "2|2|u2|g1|batch|normal|1996-09-23T12:00:41|1996-09-23T12:00:41|1996-09-23T12:02:11|Unknown|00:00:20|00:02:00|4|4|n[0-3]|RUNNING|None|0|0",
-        "3|3|u3|g2|batch|normal|1996-09-23T12:00:51|1996-09-23T12:00:51|Unknown|Unknown|00:00:00|00:02:00|3|1|None assigned|PENDING|Resources|0|0",
+        "2|2|u2|g1|batch|normal|1996-09-23T12:00:41|1996-09-23T12:00:41|1996-09-23T12:02:11|Unknown|00:00:20|00:02:00|4|4|n[0-3]|RUNNING|None|1|0",
+        "3|3|u3|g2|batch|normal|1996-09-23T12:00:51|1996-09-23T12:00:51|Unknown|Unknown|00:00:00|00:02:00|3|1|None assigned|PENDING|Resources|1|0",
     ];
     assert_eq!(lines(&read(&dir, "sacct.txt")), want);
     // A job the horizon stopped before its submission is not in the accounting either.

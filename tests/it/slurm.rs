@@ -363,10 +363,14 @@ fn a_cancelling_qos_ends_its_victim_for_good() {
     }
 }
 
+/// Start times of jobs and the priorities sacct.txt gives them.
+type StartsAndPriorities = (Vec<(String, i64)>, Vec<(String, u64)>);
+
 /// Jobs a1 (alice, account A) and b1 (bob, account B) share a 2-CPU node from 0 to 100;
 /// b2 (bob) at 10 and a2 (alice) at 20 each need the whole node. The start times of b2
-/// and a2, relative to the first submission, with or without an association file.
-fn fair_share_run(assoc: Option<&str>) -> Vec<(String, i64)> {
+/// and a2, relative to the first submission, with or without an association file, and
+/// each job's `Priority` in `sacct.txt`.
+fn fair_share_run(assoc: Option<&str>) -> StartsAndPriorities {
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("slurm.conf");
     std::fs::write(
@@ -410,7 +414,18 @@ fn fair_share_run(assoc: Option<&str>) -> Vec<(String, i64)> {
     let csv = read(&run, "jobs.csv");
     let s = starts(&csv);
     let t0 = s.iter().map(|(_, t)| *t).min().unwrap();
-    s.into_iter().filter(|(j, _)| j.ends_with('2')).map(|(j, t)| (j, t - t0)).collect()
+    let sacct = read(&run, "sacct.txt");
+    let head: Vec<&str> = sacct.lines().next().unwrap().split('|').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let prio = sacct
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            (f[col("JobID")].to_string(), f[col("Priority")].parse().unwrap())
+        })
+        .collect();
+    (s.into_iter().filter(|(j, _)| j.ends_with('2')).map(|(j, t)| (j, t - t0)).collect(), prio)
 }
 
 #[test]
@@ -420,9 +435,16 @@ fn association_shares_order_the_fair_share() {
     // and b2, submitted first, starts first when the node frees at 100. With account A
     // holding 3 of the 4 shares (Fair Tree: A's level fair share 0.75 / 0.5 against B's
     // 0.25 / 0.5), alice ranks first and a2 starts first.
-    assert_eq!(fair_share_run(None), [("b2".to_string(), 100), ("a2".to_string(), 150)]);
+    assert_eq!(fair_share_run(None).0, [("b2".to_string(), 100), ("a2".to_string(), 150)]);
     let assoc = "Cluster|Account|User|Share\nc|root||1\nc|A||3\nc|A|alice|1\nc|B||1\nc|B|bob|1\n";
-    assert_eq!(fair_share_run(Some(assoc)), [("b2".to_string(), 150), ("a2".to_string(), 100)]);
+    let (starts, priorities) = fair_share_run(Some(assoc));
+    assert_eq!(starts, [("b2".to_string(), 150), ("a2".to_string(), 100)]);
+    // sacct's Priority is the multifactor priority last computed: 1000 × the fair-share
+    // factor. a1 and b1 started at their submission, before any usage (factor 1); from
+    // the recalculation at 60 Fair Tree ranks alice first of two users (factor 2/2 = 1)
+    // and bob second (1/2), and so it stays while b2 waits.
+    let p: Vec<(&str, u64)> = priorities.iter().map(|(j, p)| (j.as_str(), *p)).collect();
+    assert_eq!(p, [("a1", 1000), ("b1", 1000), ("b2", 500), ("a2", 1000)]);
 }
 
 #[test]

@@ -58,7 +58,9 @@
 //!   **NodeList**: the nodes it held in Slurm's host-list notation ([`hostlist`]:
 //!   `thin[0001-0003,0007]`), `None assigned` for a pending job; empty when the run did
 //!   not tell where it ran.
-//! * **Priority**: the job's priority as the trace gives it (0 when it gives none).
+//! * **Priority**: the priority the policy last computed for the job (the `slurm`
+//!   policy's multifactor priority, [`Accounting::priorities`]), else the job's priority
+//!   as the trace gives it (0 when it gives none).
 //!   The `slurm` policy's own multifactor priority is not exposed by the policy
 //!   interface, so it is not this column's; when it is, it belongs here.
 //! * **Restarts**: how many times the job was started again after its first start
@@ -134,6 +136,9 @@ pub struct Accounting {
     /// The QOS (index in `qos_names`) of a job whose queue has no name there; `None`:
     /// `normal` for a job without a queue, `q<queue>` otherwise.
     pub default_qos: Option<usize>,
+    /// Per job (the order of the jobs), the priority the policy last computed for it,
+    /// if it computes one; empty when none does.
+    pub priorities: Vec<Option<u64>>,
     /// Per job (the order of the jobs), the ids of the nodes its last attempt held,
     /// ascending, each once; `None` when the run did not say.
     pub nodes: Vec<Option<NodeRuns>>,
@@ -310,7 +315,10 @@ pub fn write_sacct(
         line.push('|');
         line.push_str(if pending { reason_code(rec.unfinished_reason.as_deref()) } else { "None" });
         line.push('|');
-        line.push_str(itoa::Buffer::new().format(job.priority));
+        match acc.priorities.get(i).copied().flatten() {
+            Some(p) => line.push_str(itoa::Buffer::new().format(p)),
+            None => line.push_str(itoa::Buffer::new().format(job.priority)),
+        }
         line.push('|');
         let restarts = if pending { rec.attempts } else { rec.attempts.saturating_sub(1) };
         line.push_str(itoa::Buffer::new().format(restarts));
@@ -480,6 +488,7 @@ mod tests {
             qos_names: vec![String::new(), String::new(), "high".into()],
             default_qos: None,
             nodes: nodes.into_iter().map(|n| n.map(|v| NodeRuns::from_sorted(&v))).collect(),
+            priorities: Vec::new(),
         }
     }
 

@@ -314,7 +314,13 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         trace_rows_skipped: w.skipped.0.clone(),
         controllers: controller_specs,
     };
-    let sacct = sacct.then_some((placed, l.name.as_str()));
+    // The priorities the policy computed, for sacct's `Priority` (none: the trace's).
+    let priorities: Vec<Option<u64>> = if sacct {
+        (0..result.records.len()).map(|i| policy.job_priority(sim_core::job::JobId(i as u32))).collect()
+    } else {
+        Vec::new()
+    };
+    let sacct = sacct.then_some((placed, priorities, l.name.as_str()));
     write_outputs(o, w, meta, &result, log, sacct)
 }
 
@@ -326,7 +332,7 @@ fn write_outputs(
     meta: RunMeta,
     result: &RunResult,
     log: Option<Finished>,
-    sacct: Option<(crate::sacct::Placed, &str)>,
+    sacct: Option<(crate::sacct::Placed, Vec<Option<u64>>, &str)>,
 ) -> Result<Replayed, RunError> {
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
     // Jobs controllers submitted follow the input's, as their records do.
@@ -353,10 +359,11 @@ fn write_outputs(
     write("frame.csv", &mut |out| {
         reports::frame::write_rows(out, jobs.iter().zip(records).map(|(j, r)| reports::frame::JobRow::of(j, r)))
     })?;
-    if let Some((placed, trace)) = sacct {
+    if let Some((placed, priorities, trace)) = sacct {
         let now = crate::sacct::run_end(o.horizon, result, jobs);
         let (conf, qos) = (o.slurm_conf.as_deref(), o.slurm_qos.as_deref());
-        let acc = crate::sacct::accounting(conf, qos, w, trace, placed, now)?;
+        let mut acc = crate::sacct::accounting(conf, qos, w, trace, placed, now)?;
+        acc.priorities = priorities;
         write("sacct.txt", &mut |out| reports::sacct::write_sacct(out, jobs, records, &acc))?;
     }
     if !result.gpu_samples.is_empty() {

@@ -176,6 +176,7 @@ pub fn accounting(
         node_names,
         node_cpus,
         nodes: placed,
+        priorities: Vec::new(),
     })
 }
 

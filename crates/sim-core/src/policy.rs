@@ -254,6 +254,12 @@ pub trait Policy: Send {
         let _ = (view, out);
         false
     }
+    /// The priority the policy last gave `job`, for the accounting (Slurm's `Priority` of
+    /// `sacct`); `None` when it computes none (its order is another).
+    fn job_priority(&self, job: JobId) -> Option<u64> {
+        let _ = job;
+        None
+    }
     /// Why waiting job `job` cannot start in the cluster as `view` shows it: asked once
     /// per job still waiting when a run ends, for its `unfinished` reason. `None`: the
     /// engine's generic reason.

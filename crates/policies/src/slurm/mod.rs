@@ -693,6 +693,12 @@ impl Policy for Slurm {
         }
     }
 
+    fn job_priority(&self, job: JobId) -> Option<u64> {
+        // Under priority/multifactor: the last value computed (a job's is recalculated
+        // while it waits, then kept, as the decay thread does).
+        self.conf.priority.multifactor.then(|| self.priority.of(job))
+    }
+
     fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
         let r = self.request(view, job);
         let p = self.partition(view, job);
