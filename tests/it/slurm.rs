@@ -453,16 +453,75 @@ fn a_bad_association_file_names_its_line() {
     let conf = dir.path().join("slurm.conf");
     std::fs::write(&conf, "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n").unwrap();
     let assoc = dir.path().join("assoc.txt");
-    std::fs::write(&assoc, "Account|User|Share\nA||x\n").unwrap();
-    let (out, _) = run_into(&[
+    for (text, expected) in [
+        ("Account|User|Share\nA||x\n", "assoc.txt line 2, column Share"),
+        ("Account|GrpTRES\nA|cpu=lots\n", "assoc.txt line 2, column GrpTRES"),
+    ] {
+        std::fs::write(&assoc, text).unwrap();
+        let (out, _) = run_into(&[
+            "--trace",
+            &data("slurm/real-1node/sacct.txt"),
+            "--slurm-conf",
+            conf.to_str().unwrap(),
+            "--assoc",
+            assoc.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{err}");
+    }
+}
+
+#[test]
+fn association_limits_hold_jobs_with_slurms_reasons() {
+    // resource_limits.shtml: account A's GrpTRES=cpu=2 caps its running jobs at 2 CPUs;
+    // account B's MaxJobs=1 is inherited by bob's association. On a 4-CPU node alice's
+    // third job waits for her first two (AssocGrpCpuLimit) and bob's second for his first
+    // (AssocMaxJobsLimit), though a CPU is free from 3 to 100.
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nPriorityType=priority/basic\n\
+         NodeName=n1 CPUs=4 RealMemory=1000\nPartitionName=p Nodes=n1 Default=YES\n",
+    )
+    .unwrap();
+    let assoc = dir.path().join("assoc.txt");
+    std::fs::write(
+        &assoc,
+        "Account|User|Share|GrpTRES|MaxJobs\nroot||||\nA||1|cpu=2|\nA|alice|1||\nB||1||1\nB|bob|1||\n",
+    )
+    .unwrap();
+    let row = |id: &str, submit: u32, user: &str, account: &str| {
+        let t = |s: u32| format!("2026-01-01T00:{:02}:{:02}", s / 60, s % 60);
+        let (start, end) = (t(submit), t(submit + 100));
+        format!(
+            "{id}|{id}|{start}|{start}|{end}|00:01:40|00:05:00|1|1|cpu=1,node=1|cpu=1,node=1|p|normal|{user}|{account}|COMPLETED\n"
+        )
+    };
+    let text = [
+        "JobID|JobName|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State\n"
+            .to_string(),
+        row("a1", 0, "alice", "A"),
+        row("a2", 0, "alice", "A"),
+        row("a3", 1, "alice", "A"),
+        row("b1", 2, "bob", "B"),
+        row("b2", 3, "bob", "B"),
+    ]
+    .concat();
+    let sacct = dir.path().join("sacct.txt");
+    std::fs::write(&sacct, text).unwrap();
+    let (out, run) = run_into(&[
         "--trace",
-        &data("slurm/real-1node/sacct.txt"),
+        sacct.to_str().unwrap(),
         "--slurm-conf",
         conf.to_str().unwrap(),
         "--assoc",
         assoc.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("assoc.txt line 2, column Share"), "{err}");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = starts(&read(&run, "jobs.csv"));
+    let t0 = s.iter().map(|(_, t)| *t).min().unwrap();
+    let rel: Vec<(&str, i64)> = s.iter().map(|(j, t)| (j.as_str(), t - t0)).collect();
+    assert_eq!(rel, [("a1", 0), ("a2", 0), ("a3", 100), ("b1", 2), ("b2", 102)]);
 }

@@ -758,7 +758,17 @@ fn parse_row(fields: &[&str], columns: &Columns, line: usize, file: &str) -> Res
             })?)
         };
     let qos = get(columns.qos).split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect();
-    let limits = AssocLimits { qos, grp_tres: get(columns.grp_tres).to_string(), max_jobs };
+    let grp_tres = get(columns.grp_tres);
+    if let Err(e) = super::qos::Tres::parse(grp_tres) {
+        return Err(field_error(
+            file,
+            line,
+            name(columns.grp_tres),
+            &format!("cpu=N,gres/gpu=N,node=N ({e})"),
+            grp_tres,
+        ));
+    }
+    let limits = AssocLimits { qos, grp_tres: grp_tres.to_string(), max_jobs };
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
     let (user, parent) = (non_empty(get(columns.user)), non_empty(get(columns.parent)));
     Ok(Row { line, account: account.to_string(), user, parent, shares, limits })

@@ -64,6 +64,8 @@ struct Run {
     qos: usize,
     part: usize,
     user: u32,
+    /// Its user association in the fair-share tree (`usize::MAX`: none tracked).
+    assoc: usize,
     /// CPUs, GPUs, nodes.
     tres: (u64, u64, u64),
 }
@@ -116,6 +118,13 @@ pub struct Slurm {
     qos_running: Vec<[u64; 3]>,
     /// Running jobs preempted, in their grace time.
     preempting: BTreeSet<JobId>,
+    /// The `--assoc` file's limits by association: `MaxJobs`, `GrpTRES` (empty without
+    /// limits).
+    assoc_limits: Vec<(Option<u32>, qos::Tres)>,
+    /// Each job's user association, by job index, when limits are tracked.
+    job_assoc: Vec<usize>,
+    /// Per association: running jobs, CPUs, GPUs, nodes of it and its children.
+    assoc_used: Vec<[u64; 4]>,
     /// Pending jobs that preempted others, and whom.
     preemptors: BTreeMap<JobId, Vec<JobId>>,
     /// Jobs suspended for a preemptor (`PreemptMode=SUSPEND,GANG`).
@@ -206,6 +215,7 @@ impl Slurm {
         let parts = conf.partitions.len();
         let qos_count = conf.qos.len();
         Self::check_preempt_modes(&conf)?;
+        let assoc_limits = Self::assoc_limits(&conf);
         Ok(Slurm {
             conf,
             future: nodes.clone(),
@@ -221,6 +231,9 @@ impl Slurm {
             ends: BTreeSet::new(),
             user_running: BTreeMap::new(),
             qos_running: vec![[0; 3]; qos_count],
+            assoc_limits,
+            job_assoc: Vec::new(),
+            assoc_used: Vec::new(),
             preempting: BTreeSet::new(),
             preemptors: BTreeMap::new(),
             suspended: BTreeMap::new(),
@@ -385,6 +398,13 @@ impl Slurm {
             }
             self.seen[j.idx()] = now;
             self.priority.on_submit(view, j, &self.conf);
+            if !self.assoc_limits.is_empty() {
+                let a = self.priority.assoc(view, j);
+                if self.job_assoc.len() <= j.idx() {
+                    self.job_assoc.resize(j.idx() + 1, usize::MAX);
+                }
+                self.job_assoc[j.idx()] = a;
+            }
             self.arriving.push(j);
         }
         if self.queue.len() + self.arriving.len() != view.queue().len() {
@@ -486,6 +506,7 @@ impl Slurm {
             qos: self.conf.qos_of(job.queue()),
             part: self.partition(view, j),
             user: job.user(),
+            assoc: self.job_assoc.get(j.idx()).copied().unwrap_or(usize::MAX),
             tres: Self::tres_of(r),
         };
         self.count_usage(&run, true);

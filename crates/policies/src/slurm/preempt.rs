@@ -104,6 +104,9 @@ impl Slurm {
         {
             return Some("QOSMaxJobsPerUserLimit");
         }
+        if let Some(why) = self.assoc_limit_reason(j, r) {
+            return Some(why);
+        }
         let used = self.qos_running.get(qi).copied().unwrap_or([0; 3]);
         let grp = &q.grp_tres;
         if grp.cpu.is_some_and(|m| used[0] + cpus > m) {
@@ -114,6 +117,47 @@ impl Slurm {
         }
         if grp.node.is_some_and(|m| used[2] + nodes > m) {
             return Some("QOSGrpNodeLimit");
+        }
+        None
+    }
+
+    /// The limits of a `--assoc` file by association (none without limits): `MaxJobs`,
+    /// and `GrpTRES` (checked when the file was read).
+    pub(super) fn assoc_limits(conf: &super::conf::SlurmConf) -> Vec<(Option<u32>, super::qos::Tres)> {
+        let Some(a) = &conf.assoc else { return Vec::new() };
+        let limits: Vec<(Option<u32>, super::qos::Tres)> =
+            a.limits.iter().map(|l| (l.max_jobs, super::qos::Tres::parse(&l.grp_tres).unwrap_or_default())).collect();
+        let any = limits.iter().any(|(m, t)| m.is_some() || *t != super::qos::Tres::default());
+        if any { limits } else { Vec::new() }
+    }
+
+    /// Why a limit of job `j`'s associations keeps it pending (`resource_limits.shtml`):
+    /// `MaxJobs` over its user association's running jobs (an account's `MaxJobs` is
+    /// inherited by the user associations under it without one: `AssocMaxJobsLimit`),
+    /// `GrpTRES` over the running jobs of each association up to root and its children
+    /// (`AssocGrpCpuLimit`, `AssocGrpGRES`, `AssocGrpNodeLimit`).
+    fn assoc_limit_reason(&self, j: JobId, r: &Request) -> Option<&'static str> {
+        let a = *self.job_assoc.get(j.idx())?;
+        let nodes = self.priority.tree().nodes();
+        let chain = std::iter::successors(Some(a), |&n| nodes.get(n).and_then(|x| x.parent));
+        let used = |n: usize| self.assoc_used.get(n).copied().unwrap_or([0; 4]);
+        let max_jobs = chain.clone().find_map(|n| self.assoc_limits.get(n).and_then(|l| l.0));
+        if max_jobs.is_some_and(|m| used(a)[0] >= u64::from(m)) {
+            return Some("AssocMaxJobsLimit");
+        }
+        let (cpus, gpus, nodes_n) = Self::tres_of(r);
+        for n in chain {
+            let Some((_, grp)) = self.assoc_limits.get(n) else { continue };
+            let u = used(n);
+            if grp.cpu.is_some_and(|m| u[1] + cpus > m) {
+                return Some("AssocGrpCpuLimit");
+            }
+            if grp.gpu.is_some_and(|m| u[2] + gpus > m) {
+                return Some("AssocGrpGRES");
+            }
+            if grp.node.is_some_and(|m| u[3] + nodes_n > m) {
+                return Some("AssocGrpNodeLimit");
+            }
         }
         None
     }
@@ -135,6 +179,17 @@ impl Slurm {
         } else {
             *n = n.saturating_sub(1);
             (0..3).for_each(|i| used[i] = used[i].saturating_sub(tres[i]));
+        }
+        if run.assoc != usize::MAX {
+            let nodes = self.priority.tree().nodes();
+            let add4 = [1, tres[0], tres[1], tres[2]];
+            for n in std::iter::successors(Some(run.assoc), |&n| nodes.get(n).and_then(|x| x.parent)) {
+                if self.assoc_used.len() <= n {
+                    self.assoc_used.resize(n + 1, [0; 4]);
+                }
+                let u = &mut self.assoc_used[n];
+                (0..4).for_each(|i| u[i] = if add { u[i] + add4[i] } else { u[i].saturating_sub(add4[i]) });
+            }
         }
     }
 

@@ -72,6 +72,11 @@ impl Priorities {
         self.values.get(j.idx()).copied().unwrap_or(0)
     }
 
+    /// The association tree.
+    pub(super) fn tree(&self) -> &AssocTree {
+        &self.tree
+    }
+
     /// Whether a recalculation is due at `now`.
     pub fn recalculate_due(&self, now: SimTime) -> bool {
         self.multifactor && self.next.is_some_and(|t| now >= t)
@@ -84,7 +89,7 @@ impl Priorities {
 
     /// The user association of job `j`: user `u<user>` under account `g<group>` in the
     /// `--assoc` tree, else made when first seen (share 1, Slurm's default).
-    fn assoc(&mut self, view: &SchedView<'_>, j: JobId) -> usize {
+    pub(super) fn assoc(&mut self, view: &SchedView<'_>, j: JobId) -> usize {
         let job = view.job(j);
         let key = (job.group(), job.user());
         if let Some(&a) = self.users.get(&key) {
