@@ -216,8 +216,11 @@ fn a_qos_limit_holds_a_job_without_blocking_others() {
     let jobs = "1 0 -1 50 1 -1 -1 1 100 -1 1 1 1 -1 0 -1 -1 -1\n\
                 2 5 -1 50 1 -1 -1 1 100 -1 1 1 1 -1 0 -1 -1 -1\n\
                 3 6 -1 50 1 -1 -1 1 100 -1 1 2 2 -1 0 -1 -1 -1\n";
-    let r = preemption_run("PartitionName=p Nodes=n1 Default=YES\n", qos, jobs);
+    let r = preemption_run("AccountingStorageEnforce=limits\nPartitionName=p Nodes=n1 Default=YES\n", qos, jobs);
     assert_eq!(r, [("1".into(), 0, 50), ("2".into(), 50, 100), ("3".into(), 6, 56)]);
+    // Without AccountingStorageEnforce=limits (Slurm's default) no limit is applied.
+    let r = preemption_run("PartitionName=p Nodes=n1 Default=YES\n", qos, jobs);
+    assert_eq!(r, [("1".into(), 0, 50), ("2".into(), 5, 55), ("3".into(), 6, 56)]);
 }
 
 /// preempt/partition_prio with suspension: `low` (PriorityTier 1) and `high` (2) share
@@ -483,6 +486,7 @@ fn association_limits_hold_jobs_with_slurms_reasons() {
     std::fs::write(
         &conf,
         "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nPriorityType=priority/basic\n\
+         AccountingStorageEnforce=associations,limits\n\
          NodeName=n1 CPUs=4 RealMemory=1000\nPartitionName=p Nodes=n1 Default=YES\n",
     )
     .unwrap();
@@ -511,17 +515,25 @@ fn association_limits_hold_jobs_with_slurms_reasons() {
     .concat();
     let sacct = dir.path().join("sacct.txt");
     std::fs::write(&sacct, text).unwrap();
-    let (out, run) = run_into(&[
-        "--trace",
-        sacct.to_str().unwrap(),
-        "--slurm-conf",
-        conf.to_str().unwrap(),
-        "--assoc",
-        assoc.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let s = starts(&read(&run, "jobs.csv"));
-    let t0 = s.iter().map(|(_, t)| *t).min().unwrap();
-    let rel: Vec<(&str, i64)> = s.iter().map(|(j, t)| (j.as_str(), t - t0)).collect();
-    assert_eq!(rel, [("a1", 0), ("a2", 0), ("a3", 100), ("b1", 2), ("b2", 102)]);
+    let rel_starts = || {
+        let (out, run) = run_into(&[
+            "--trace",
+            sacct.to_str().unwrap(),
+            "--slurm-conf",
+            conf.to_str().unwrap(),
+            "--assoc",
+            assoc.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let s = starts(&read(&run, "jobs.csv"));
+        let t0 = s.iter().map(|(_, t)| *t).min().unwrap();
+        s.into_iter().map(|(j, t)| (j, t - t0)).collect::<Vec<_>>()
+    };
+    let want = |v: [(&str, i64); 5]| v.map(|(j, t)| (j.to_string(), t)).to_vec();
+    assert_eq!(rel_starts(), want([("a1", 0), ("a2", 0), ("a3", 100), ("b1", 2), ("b2", 102)]));
+    // Without AccountingStorageEnforce=limits the limits are not applied: a3 takes the
+    // third CPU at 1, b1 the fourth at 2, and b2 waits for a CPU until 100.
+    let text = std::fs::read_to_string(&conf).unwrap().replace("AccountingStorageEnforce=associations,limits\n", "");
+    std::fs::write(&conf, text).unwrap();
+    assert_eq!(rel_starts(), want([("a1", 0), ("a2", 0), ("a3", 1), ("b1", 2), ("b2", 100)]));
 }

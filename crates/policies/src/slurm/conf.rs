@@ -275,6 +275,10 @@ pub struct SlurmConf {
     /// `PreemptExemptTime`: a job runs at least this long before it may be preempted
     /// (default 0).
     pub preempt_exempt_time: SimDuration,
+    /// `AccountingStorageEnforce` has `limits` (or `safe`, `all`, which imply it): QOS and
+    /// association limits are applied (`acct_policy.c` checks nothing without it; Slurm's
+    /// default is no enforcement).
+    pub enforce_limits: bool,
     /// The QOSes (`--qos`; Slurm's default `normal` alone without it).
     pub qos: Vec<super::qos::QosDef>,
     /// The association tree and its limits (`--assoc`; without it one account per
@@ -299,6 +303,7 @@ impl Default for SlurmConf {
             def_mem_per_cpu: None,
             def_mem_per_node: None,
             preempt_exempt_time: SimDuration::ZERO,
+            enforce_limits: false,
             qos: vec![super::qos::QosDef::normal()],
             assoc: None,
             not_modelled: Vec::new(),
@@ -503,6 +508,7 @@ impl SlurmConf {
                 }
             }
             "preemptexempttime" => self.preempt_exempt_time = self.time(line, k, v)?.unwrap_or(SimDuration::ZERO),
+            "accountingstorageenforce" => self.enforce(line, k, v)?,
             "defmempercpu" => self.def_mem_per_cpu = Some(self.number(line, k, v)?),
             "defmempernode" => self.def_mem_per_node = Some(self.number(line, k, v)?),
             _ => self.not_modelled.push((line, k.to_string())),
@@ -540,6 +546,30 @@ impl SlurmConf {
                 _ => self.not_modelled.push((line, format!("PriorityFlags={flag}"))),
             }
         }
+    }
+
+    /// `AccountingStorageEnforce`: `limits`, `safe` and `all` apply the limits; the
+    /// other valid values (`associations`, `qos`, `wckeys`: jobs refused without one;
+    /// `nojobs`, `nosteps`) are listed as not modelled.
+    fn enforce(&mut self, line: usize, k: &str, v: &str) -> Result<(), ConfError> {
+        for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part.to_ascii_lowercase().as_str() {
+                "limits" | "safe" | "all" => self.enforce_limits = true,
+                "associations" | "qos" | "wckeys" | "nojobs" | "nosteps" => {
+                    self.not_modelled.push((line, format!("AccountingStorageEnforce={part}")));
+                }
+                _ => {
+                    return Err(self.err(
+                        line,
+                        k,
+                        format!(
+                            "expected all, associations, limits, nojobs, nosteps, qos, safe or wckeys, found '{part}'"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn preempt_mode_of(&self, line: usize, k: &str, v: &str) -> Result<PreemptMode, ConfError> {

@@ -7,7 +7,9 @@
 //! (`PreemptType`, `PreemptMode`, `GraceTime`, `PreemptExemptTime`),
 //! `src/plugins/preempt/qos/preempt_qos.c` and `partition_prio/preempt_partition_prio.c`.
 //!
-//! * **Limits** of the job's QOS: `MaxWall` and `MaxTRESPerJob` (a job over them stays
+//! * **Limits**, applied only with `AccountingStorageEnforce=limits` (or `safe`, `all`;
+//!   `acct_policy_job_runnable_pre_select` in `src/slurmctld/acct_policy.c` passes every
+//!   job without it). Those of the job's QOS: `MaxWall` and `MaxTRESPerJob` (a job over them stays
 //!   pending: `QOSMaxWallDurationPerJobLimit`, `QOSMaxCpuPerJobLimit`,
 //!   `QOSMaxGRESPerJob`, `QOSMaxNodePerJobLimit`), `MaxJobsPerUser` over the user's running
 //!   jobs of that QOS (`QOSMaxJobsPerUserLimit`), `GrpTRES` over all running jobs of the
@@ -82,6 +84,9 @@ fn memory_of(h: &Held) -> Held {
 impl Slurm {
     /// Why a limit of its QOS keeps `j` pending now (Slurm's reason), if one does.
     pub(super) fn limit_reason(&self, view: &SchedView<'_>, j: JobId, r: &Request) -> Option<&'static str> {
+        if !self.conf.enforce_limits {
+            return None;
+        }
         let job = view.job(j);
         let qi = self.conf.qos_of(job.queue());
         let q = &self.conf.qos[qi];
