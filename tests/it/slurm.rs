@@ -366,6 +366,23 @@ fn a_cancelling_qos_ends_its_victim_for_good() {
     }
 }
 
+/// A sacct dump (`sacct --parsable2` columns) of one-node jobs given as (id, submit,
+/// run, CPUs, user, account), times in seconds from 2026-01-01T00:00:00, each started at
+/// its submission (the replay takes run times as End − Start), limit 5 minutes.
+fn sacct_dump(jobs: &[(&str, u32, u32, u32, &str, &str)]) -> String {
+    let t = |s: u32| format!("2026-01-01T00:{:02}:{:02}", s / 60, s % 60);
+    let mut text = String::from(
+        "JobID|JobName|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State\n",
+    );
+    for &(id, submit, run, cpus, user, account) in jobs {
+        let (start, end, elapsed) = (t(submit), t(submit + run), format!("00:{:02}:{:02}", run / 60, run % 60));
+        text.push_str(&format!(
+            "{id}|{id}|{start}|{start}|{end}|{elapsed}|00:05:00|{cpus}|1|cpu={cpus},node=1|cpu={cpus},node=1|p|normal|{user}|{account}|COMPLETED\n"
+        ));
+    }
+    text
+}
+
 /// Start times of jobs and the priorities sacct.txt gives them.
 type StartsAndPriorities = (Vec<(String, i64)>, Vec<(String, u64)>);
 
@@ -384,25 +401,12 @@ fn fair_share_run(assoc: Option<&str>) -> StartsAndPriorities {
     )
     .unwrap();
     let sacct = dir.path().join("sacct.txt");
-    // The trace's own starts are its submissions; run times are End − Start.
-    let row = |id: &str, submit: u32, run: u32, cpus: u32, user: &str, account: &str| {
-        let t = |s: u32| format!("2026-01-01T00:{:02}:{:02}", s / 60, s % 60);
-        let (start, end) = (t(submit), t(submit + run));
-        format!(
-            "{id}|{id}|{start}|{start}|{end}|00:{:02}:{:02}|00:05:00|{cpus}|1|cpu={cpus},node=1|cpu={cpus},node=1|p|normal|{user}|{account}|COMPLETED\n",
-            run / 60,
-            run % 60
-        )
-    };
-    let text = [
-        "JobID|JobName|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State\n"
-            .to_string(),
-        row("a1", 0, 100, 1, "alice", "A"),
-        row("b1", 0, 100, 1, "bob", "B"),
-        row("b2", 10, 50, 2, "bob", "B"),
-        row("a2", 20, 50, 2, "alice", "A"),
-    ]
-    .concat();
+    let text = sacct_dump(&[
+        ("a1", 0, 100, 1, "alice", "A"),
+        ("b1", 0, 100, 1, "bob", "B"),
+        ("b2", 10, 50, 2, "bob", "B"),
+        ("a2", 20, 50, 2, "alice", "A"),
+    ]);
     std::fs::write(&sacct, text).unwrap();
     let mut args = vec!["--trace".to_string(), sacct.display().to_string()];
     args.extend(["--slurm-conf".to_string(), conf.display().to_string()]);
@@ -496,23 +500,13 @@ fn association_limits_hold_jobs_with_slurms_reasons() {
         "Account|User|Share|GrpTRES|MaxJobs\nroot||||\nA||1|cpu=2|\nA|alice|1||\nB||1||1\nB|bob|1||\n",
     )
     .unwrap();
-    let row = |id: &str, submit: u32, user: &str, account: &str| {
-        let t = |s: u32| format!("2026-01-01T00:{:02}:{:02}", s / 60, s % 60);
-        let (start, end) = (t(submit), t(submit + 100));
-        format!(
-            "{id}|{id}|{start}|{start}|{end}|00:01:40|00:05:00|1|1|cpu=1,node=1|cpu=1,node=1|p|normal|{user}|{account}|COMPLETED\n"
-        )
-    };
-    let text = [
-        "JobID|JobName|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqTRES|AllocTRES|Partition|QOS|User|Account|State\n"
-            .to_string(),
-        row("a1", 0, "alice", "A"),
-        row("a2", 0, "alice", "A"),
-        row("a3", 1, "alice", "A"),
-        row("b1", 2, "bob", "B"),
-        row("b2", 3, "bob", "B"),
-    ]
-    .concat();
+    let text = sacct_dump(&[
+        ("a1", 0, 100, 1, "alice", "A"),
+        ("a2", 0, 100, 1, "alice", "A"),
+        ("a3", 1, 100, 1, "alice", "A"),
+        ("b1", 2, 100, 1, "bob", "B"),
+        ("b2", 3, 100, 1, "bob", "B"),
+    ]);
     let sacct = dir.path().join("sacct.txt");
     std::fs::write(&sacct, text).unwrap();
     let rel_starts = || {

@@ -71,6 +71,13 @@ pub(super) struct Suspended {
     reserved: Vec<Held>,
 }
 
+/// The reason for the first `GrpTRES` limit (CPUs, GPUs, nodes) that running `used` plus
+/// a job's `add` would pass.
+fn over_grp(grp: &super::qos::Tres, used: [u64; 3], add: [u64; 3], reasons: [&'static str; 3]) -> Option<&'static str> {
+    let limits = [grp.cpu, grp.gpu, grp.node];
+    (0..3).find(|&i| limits[i].is_some_and(|m| used[i] + add[i] > m)).map(|i| reasons[i])
+}
+
 /// What a hold counts of CPUs and GPUs only (what a suspended job lends).
 fn compute_of(h: &Held) -> Held {
     Held { mem: 0, ..h.clone() }
@@ -113,17 +120,7 @@ impl Slurm {
             return Some(why);
         }
         let used = self.qos_running.get(qi).copied().unwrap_or([0; 3]);
-        let grp = &q.grp_tres;
-        if grp.cpu.is_some_and(|m| used[0] + cpus > m) {
-            return Some("QOSGrpCpuLimit");
-        }
-        if grp.gpu.is_some_and(|m| used[1] + gpus > m) {
-            return Some("QOSGrpGRES");
-        }
-        if grp.node.is_some_and(|m| used[2] + nodes > m) {
-            return Some("QOSGrpNodeLimit");
-        }
-        None
+        over_grp(&q.grp_tres, used, [cpus, gpus, nodes], ["QOSGrpCpuLimit", "QOSGrpGRES", "QOSGrpNodeLimit"])
     }
 
     /// The limits of a `--assoc` file by association (none without limits): `MaxJobs`,
@@ -151,20 +148,10 @@ impl Slurm {
             return Some("AssocMaxJobsLimit");
         }
         let (cpus, gpus, nodes_n) = Self::tres_of(r);
-        for n in chain {
-            let Some((_, grp)) = self.assoc_limits.get(n) else { continue };
-            let u = used(n);
-            if grp.cpu.is_some_and(|m| u[1] + cpus > m) {
-                return Some("AssocGrpCpuLimit");
-            }
-            if grp.gpu.is_some_and(|m| u[2] + gpus > m) {
-                return Some("AssocGrpGRES");
-            }
-            if grp.node.is_some_and(|m| u[3] + nodes_n > m) {
-                return Some("AssocGrpNodeLimit");
-            }
-        }
-        None
+        let reasons = ["AssocGrpCpuLimit", "AssocGrpGRES", "AssocGrpNodeLimit"];
+        chain
+            .filter_map(|n| Some((self.assoc_limits.get(n)?, used(n))))
+            .find_map(|((_, grp), u)| over_grp(grp, [u[1], u[2], u[3]], [cpus, gpus, nodes_n], reasons))
     }
 
     /// CPUs, GPUs and (at least) nodes a request counts against TRES limits.
