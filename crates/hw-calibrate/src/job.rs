@@ -12,56 +12,31 @@
 //! generator leaves the class's utilization unset, so the run's `--gpu-util` applies.
 
 use crate::fit::{deciles, mean_max, round2};
-use serde::{Deserialize, Serialize};
 use sim_core::hardware::JobProfile;
 use std::collections::BTreeMap;
 
-/// A job profile as measured: `None` where a value could not be measured.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A job profile as measured ([`JobProfile`]: `None` where a value could not be
+/// measured, `sources` saying why), with the notes that go on top of its file. It
+/// dereferences to its profile.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeasuredJob {
-    /// The command or log it was measured from.
-    #[serde(default)]
-    pub origin: String,
-    /// GPU model(s) it ran on.
-    #[serde(default)]
-    pub gpu_model: String,
-    /// GPUs (or MIG devices) it used.
-    #[serde(default)]
-    pub gpus: u32,
-    /// Wall time, seconds.
-    pub duration_s: f64,
-    /// Per-GPU samples the figures are over (those where the job was present).
-    #[serde(default)]
-    pub samples: u64,
-    /// Peak GPU memory per GPU, MiB.
-    pub peak_memory_mib: u64,
-    /// Mean GPU memory per GPU, MiB.
-    pub mean_memory_mib: u64,
-    /// Quantiles 0, 10, …, 100 % of the per-GPU memory samples, MiB.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub memory_mib_quantiles: Vec<u64>,
-    /// Mean GPU utilization, percent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_util_pct: Option<f64>,
-    /// Peak GPU utilization, percent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_util_pct: Option<f64>,
-    /// Mean memory-bandwidth utilization, percent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_mem_util_pct: Option<f64>,
-    /// Mean board power per GPU, watts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_power_w: Option<f64>,
-    /// Peak board power per GPU, watts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_power_w: Option<f64>,
-    /// Where each value comes from, or why it is missing (`field = "source"`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sources: BTreeMap<String, String>,
+    /// The figures and their sources.
+    pub profile: JobProfile,
     /// GPUs skipped and other things to know, one line each.
-    #[serde(skip)]
     pub notes: Vec<String>,
+}
+
+impl std::ops::Deref for MeasuredJob {
+    type Target = JobProfile;
+    fn deref(&self) -> &JobProfile {
+        &self.profile
+    }
+}
+
+impl std::ops::DerefMut for MeasuredJob {
+    fn deref_mut(&mut self) -> &mut JobProfile {
+        &mut self.profile
+    }
 }
 
 /// Per-GPU values of the samples where the job was present; each list may be shorter
@@ -87,7 +62,7 @@ impl MeasuredJob {
         let util = mean_max(r.util_pct.iter().copied());
         let mem_util = mean_max(r.mem_util_pct.iter().copied());
         let power = mean_max(r.power_w.iter().copied());
-        MeasuredJob {
+        let profile = JobProfile {
             origin: origin.to_string(),
             gpu_model,
             gpus,
@@ -102,8 +77,8 @@ impl MeasuredJob {
             mean_power_w: power.map(|p| round2(p.0)),
             peak_power_w: power.map(|p| round2(p.1)),
             sources: BTreeMap::new(),
-            notes: Vec::new(),
-        }
+        };
+        MeasuredJob { profile, notes: Vec::new() }
     }
 
     /// The fields that were not measured.
@@ -124,26 +99,11 @@ impl MeasuredJob {
     /// As the simulator's job profile: unknown figures stay `None`, and each has a
     /// `sources` entry (`not measured` where none says why).
     pub fn to_job_profile(&self) -> JobProfile {
-        let mut sources = self.sources.clone();
+        let mut profile = self.profile.clone();
         for k in self.unknown() {
-            sources.entry(k.to_string()).or_insert_with(|| "not measured".to_string());
+            profile.sources.entry(k.to_string()).or_insert_with(|| "not measured".to_string());
         }
-        JobProfile {
-            origin: self.origin.clone(),
-            gpu_model: self.gpu_model.clone(),
-            gpus: self.gpus,
-            duration_s: self.duration_s,
-            samples: self.samples,
-            peak_memory_mib: self.peak_memory_mib,
-            mean_memory_mib: self.mean_memory_mib,
-            memory_mib_quantiles: self.memory_mib_quantiles.clone(),
-            mean_util_pct: self.mean_util_pct,
-            peak_util_pct: self.peak_util_pct,
-            mean_mem_util_pct: self.mean_mem_util_pct,
-            mean_power_w: self.mean_power_w,
-            peak_power_w: self.peak_power_w,
-            sources,
-        }
+        profile
     }
 
     /// The job-profile file: `comment` and the notes as comment lines, then

@@ -300,20 +300,8 @@ mod tests {
         job.task.gpu_milli = 250;
         job.observed_start = Some(SimTime(2_000_000));
         let rec = JobRecord {
-            start: Some(SimTime(11_500_000)),
-            end: Some(SimTime(111_500_000)),
-            outcome: Outcome::Completed,
-            attempts: 1,
             units: UnitSet::from_sorted([0, 1, 2, 3, 8, 10, 11]),
-            oom_kills: 0,
-            restarts: 0,
-            wasted_gpu_milli_us: 0,
-            gpu_milli_held: 0,
-            gpu_energy_mj: 0,
-            gang_held_gpu_milli_us: 0,
-            gang_wait_us: None,
-            stuck_holding: false,
-            unfinished_reason: None,
+            ..JobRecord::of(Some(SimTime(11_500_000)), Some(SimTime(111_500_000)), Outcome::Completed)
         };
         let never = JobRecord {
             start: None,

@@ -456,25 +456,9 @@ fn follows(last: &str, next: &str) -> bool {
 mod tests {
     use super::*;
     use sim_core::RejectReason;
-    use sim_core::units::UnitSet;
 
     fn rec(start: Option<u64>, end: Option<u64>, outcome: Outcome) -> JobRecord {
-        JobRecord {
-            start: start.map(SimTime::from_secs),
-            end: end.map(SimTime::from_secs),
-            outcome,
-            attempts: u32::from(start.is_some()),
-            units: UnitSet::new(),
-            oom_kills: 0,
-            restarts: 0,
-            wasted_gpu_milli_us: 0,
-            gpu_milli_held: 0,
-            gpu_energy_mj: 0,
-            gang_held_gpu_milli_us: 0,
-            gang_wait_us: None,
-            stuck_holding: false,
-            unfinished_reason: None,
-        }
+        JobRecord::of(start.map(SimTime::from_secs), end.map(SimTime::from_secs), outcome)
     }
 
     fn acc(nodes: Vec<Option<Vec<u32>>>) -> Accounting {

@@ -366,7 +366,6 @@ pub fn write_group_csv(out: &mut dyn Write, rows: &[GroupRow]) -> io::Result<()>
 mod tests {
     use super::*;
     use crate::summary::{RunMeta, Summary};
-    use sim_core::units::UnitSet;
     use sim_core::{Job, JobRecord, Outcome, SimDuration, SimTime};
 
     /// A job of `units` units submitted at `submit` s, run over `[start, end)` s.
@@ -411,22 +410,7 @@ mod tests {
     fn all_group_matches_summary_json() {
         let mut jobs = Vec::new();
         let mut recs = Vec::new();
-        let base = JobRecord {
-            start: None,
-            end: None,
-            outcome: Outcome::Completed,
-            attempts: 1,
-            units: UnitSet::default(),
-            oom_kills: 0,
-            restarts: 0,
-            wasted_gpu_milli_us: 0,
-            gpu_milli_held: 0,
-            gpu_energy_mj: 0,
-            gang_held_gpu_milli_us: 0,
-            gang_wait_us: None,
-            stuck_holding: false,
-            unfinished_reason: None,
-        };
+        let base = JobRecord { attempts: 1, ..JobRecord::of(None, None, Outcome::Completed) };
         for i in 0..41u64 {
             let submit = SimTime(i * 1_700_003);
             let run = SimDuration((i % 7 + 1) * 3_100_000);

@@ -144,3 +144,26 @@ pub struct JobRecord {
     /// `0/8 nodes are available: ...`). `None` for every other outcome.
     pub unfinished_reason: Option<Box<str>>,
 }
+
+impl JobRecord {
+    /// A record of `outcome` between `start` and `end`, one attempt if it started, and
+    /// nothing else (no units, GPU time, kills or reason): a base for the other fields.
+    pub fn of(start: Option<SimTime>, end: Option<SimTime>, outcome: Outcome) -> Self {
+        JobRecord {
+            start,
+            end,
+            outcome,
+            attempts: u32::from(start.is_some()),
+            units: UnitSet::new(),
+            oom_kills: 0,
+            restarts: 0,
+            wasted_gpu_milli_us: 0,
+            gpu_milli_held: 0,
+            gpu_energy_mj: 0,
+            gang_held_gpu_milli_us: 0,
+            gang_wait_us: None,
+            stuck_holding: false,
+            unfinished_reason: None,
+        }
+    }
+}
