@@ -5,8 +5,9 @@
 //!
 //! What a cycle decides is which jobs start now; a reservation matters only in that it
 //! keeps a later job off its nodes. So the reservation of a job that cannot start now
-//! (more CPUs than its partition has free) is planned only when a later job might start
-//! now, in order, before that job is tested: the same starts as planning every job.
+//! (more CPUs than its partition has free, or than it has free outside the reservations
+//! planned so far) is planned only when a later job might start now, in order, before
+//! that job is tested: the same starts as planning every job.
 
 use super::nodes::{Held, Request};
 use super::{By, Slurm};
@@ -18,8 +19,9 @@ use std::collections::BTreeMap;
 /// The cycle's reservations of nodes for pending jobs, and the state its plans read
 /// the future from.
 struct Plan {
-    /// The nodes of each reservation, one bit each.
-    nodes: Vec<Vec<u64>>,
+    /// The nodes of each reservation, one bit each: (word index, its bits) for the words
+    /// with a node set (a reservation holds few of the machine's nodes).
+    nodes: Vec<Vec<(u32, u64)>>,
     /// (begin, reservation), in order.
     by_begin: Vec<(SimTime, u32)>,
     /// (end, reservation), in order.
@@ -94,6 +96,16 @@ impl Slurm {
                 unplanned.push(k.job);
                 continue;
             }
+            // The reservations planned so far are some of those it will meet: when even
+            // they leave too few CPUs free now, it cannot start now either, and the
+            // reservations before it are not needed yet.
+            if !unplanned.is_empty() {
+                Self::block_at(&mut plan, view.now(), self.limit(view, k.job));
+                if self.nodes.free_outside(p, &plan.blocked) < r.total_cpus() {
+                    unplanned.push(k.job);
+                    continue;
+                }
+            }
             for j in unplanned.drain(..) {
                 self.backfill_job(view, j, &mut plan, horizon, out);
             }
@@ -133,8 +145,15 @@ impl Slurm {
             Some((t, held)) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
                 let id = plan.nodes.len() as u32;
-                let mut bits = vec![0u64; plan.blocked.len()];
-                held.iter().for_each(|h| bits[h.node as usize / 64] |= 1u64 << (h.node % 64));
+                // Nodes are held mostly in index order: a word repeated is harmless.
+                let mut bits: Vec<(u32, u64)> = Vec::new();
+                for h in &held {
+                    let (w, b) = (h.node / 64, 1u64 << (h.node % 64));
+                    match bits.last_mut().filter(|x| x.0 == w) {
+                        Some(x) => x.1 |= b,
+                        None => bits.push((w, b)),
+                    }
+                }
                 plan.nodes.push(bits);
                 plan.ends.push(end);
                 insert_sorted(&mut plan.by_begin, (t, id));
@@ -214,8 +233,8 @@ impl Slurm {
                 // Only openings: their nodes join the blocked ones.
                 for &(_, id) in &plan.by_begin[ia..ia2] {
                     if plan.ends[id as usize] > t {
-                        for (w, &b) in plan.blocked.iter_mut().zip(&plan.nodes[id as usize]) {
-                            *w |= b;
+                        for &(w, b) in &plan.nodes[id as usize] {
+                            plan.blocked[w as usize] |= b;
                         }
                     }
                 }
@@ -234,8 +253,8 @@ impl Slurm {
         let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
         for &(_, id) in &plan.by_begin[..ia] {
             if plan.ends[id as usize] > t {
-                for (w, &b) in plan.blocked.iter_mut().zip(&plan.nodes[id as usize]) {
-                    *w |= b;
+                for &(w, b) in &plan.nodes[id as usize] {
+                    plan.blocked[w as usize] |= b;
                 }
             }
         }
