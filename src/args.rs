@@ -101,6 +101,7 @@ pub fn run_options(
         slurm_conf: None,
         slurm_qos: None,
         slurm_assoc: None,
+        checkpoint: s.checkpoint.clone(),
     })
 }
 

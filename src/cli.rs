@@ -414,6 +414,12 @@ pub struct SimArgs {
     /// several, called in the order given, after the cluster configuration's own.
     #[arg(long = "controller", value_name = "SPEC")]
     pub controllers: Vec<String>,
+    /// Every job writes a checkpoint after each interval of compute, pausing `cost`
+    /// seconds; an interrupted job resumes from its last one after `restore` seconds:
+    /// `interval=600,cost=60,restore=120`. `interval=auto`: Young's optimum sqrt(2·cost·M),
+    /// M the `failures` controller's mtbf over the job's nodes.
+    #[arg(long, value_name = "interval=S|auto,cost=S,restore=S")]
+    pub checkpoint: Option<String>,
 }
 
 /// `sim run`.

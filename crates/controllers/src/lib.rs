@@ -15,6 +15,7 @@
 //! | name | what | real system |
 //! |---|---|---|
 //! | `maintenance` | [`Maintenance`]: drain (or take down) a rack or pool at a time, resume it later | `scontrol update nodename=… state=drain reason=maintenance`, `kubectl drain` |
+//! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
 //! To write one, read the [controller section of the policy guide][guide]; its worked
 //! example is [`maintenance`].
@@ -27,8 +28,10 @@
 //!
 //! [guide]: https://docs.rs/policies/latest/policies/guide/index.html#controllers
 
+pub mod failures;
 pub mod maintenance;
 
+pub use failures::Failures;
 pub use maintenance::Maintenance;
 
 use sim_core::controller::Controller;
@@ -51,12 +54,21 @@ pub struct ControllerEntry {
 }
 
 /// Every controller, by name.
-pub const REGISTRY: &[ControllerEntry] = &[ControllerEntry {
-    name: "maintenance",
-    summary: "drain (or take down) the nodes of a rack or pool at a time and resume them later",
-    options: Maintenance::OPTIONS,
-    build: |s, _| Ok(Box::new(Maintenance::from_spec(s)?)),
-}];
+pub const REGISTRY: &[ControllerEntry] = &[
+    ControllerEntry {
+        name: "maintenance",
+        summary: "drain (or take down) the nodes of a rack or pool at a time and resume them later",
+        options: Maintenance::OPTIONS,
+        build: |s, _| Ok(Box::new(Maintenance::from_spec(s)?)),
+    },
+    ControllerEntry {
+        name: "failures",
+        summary: "random node failures (exponential or Weibull per node), detected after SlurmdTimeout, repaired \
+                  after a lognormal time",
+        options: Failures::OPTIONS,
+        build: |s, rng| Ok(Box::new(Failures::from_spec(s, rng)?)),
+    },
+];
 
 /// The controllers the engine attaches by itself, before any other: name and what it
 /// does (`sim controllers` lists them).

@@ -70,6 +70,9 @@ pub struct RunOptions {
     pub slurm_qos: Option<PathBuf>,
     /// The site's associations (`--assoc`, with `slurm_conf`): the fair-share tree.
     pub slurm_assoc: Option<PathBuf>,
+    /// Periodic checkpoints of every job (`--checkpoint interval=..,cost=..,restore=..`),
+    /// read by [`checkpointing`].
+    pub checkpoint: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -97,6 +100,7 @@ impl Default for RunOptions {
             slurm_conf: None,
             slurm_qos: None,
             slurm_assoc: None,
+            checkpoint: None,
         }
     }
 }
@@ -187,6 +191,47 @@ pub fn controllers(
         .collect()
 }
 
+/// `--checkpoint interval=SECONDS|auto,cost=SECONDS,restore=SECONDS` (cost and restore
+/// default to 0): every job writes a checkpoint after each interval of compute. `auto` is
+/// Young's optimum for the failure rate of the run's `failures` controller (its `mtbf`,
+/// over the nodes a job runs on); `controllers` are the run's controller specs.
+pub fn checkpointing(text: &str, controllers: &[String]) -> Result<sim_core::checkpoint::Checkpointing, RunError> {
+    use sim_core::checkpoint::{CheckpointInterval, Checkpointing};
+    let bad = |what: String| RunError::BadInput(format!("--checkpoint '{text}': {what}"));
+    let secs = |k: &str, v: &str| {
+        sim_core::time::parse_secs_micros(v)
+            .map(SimDuration)
+            .map_err(|e| bad(format!("{k}: {e}, expected seconds, e.g. {k}=600")))
+    };
+    let (mut interval, mut cost, mut restore) = (None, SimDuration::ZERO, SimDuration::ZERO);
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("'{part}' is not key=value")))?;
+        match k.trim() {
+            "interval" if v.trim() == "auto" => {
+                let mtbf = controllers
+                    .iter()
+                    .find_map(|s| controllers::failures::node_mtbf_of(s).transpose())
+                    .transpose()
+                    .map_err(|e| bad(e.to_string()))?
+                    .ok_or_else(|| bad("interval=auto needs a failures controller (its mtbf)".into()))?;
+                interval = Some(CheckpointInterval::Auto { node_mtbf: mtbf });
+            }
+            "interval" => {
+                let d = secs("interval", v.trim())?;
+                if d.0 == 0 {
+                    return Err(bad("interval: expected more than 0 seconds, or auto".into()));
+                }
+                interval = Some(CheckpointInterval::Every(d));
+            }
+            "cost" => cost = secs("cost", v.trim())?,
+            "restore" => restore = secs("restore", v.trim())?,
+            other => return Err(bad(format!("unknown key '{other}', expected interval, cost or restore"))),
+        }
+    }
+    let interval = interval.ok_or_else(|| bad("interval is missing (seconds, or auto)".into()))?;
+    Ok(Checkpointing { interval, cost, restore })
+}
+
 /// Below this offered load a replay says little about the policy: the cluster idles.
 pub const LOW_LOAD: f64 = 0.01;
 
@@ -230,8 +275,11 @@ pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
 }
 
 /// The engine's settings for `o` on `w`.
-fn sim_config(o: &RunOptions, w: &Workload) -> SimConfig {
-    SimConfig {
+fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
+    let w = &l.workload;
+    let all: Vec<String> = l.controllers.iter().chain(&o.controllers).cloned().collect();
+    let checkpointing = o.checkpoint.as_deref().map(|c| checkpointing(c, &all)).transpose()?;
+    Ok(SimConfig {
         walltime_kill: o.walltime_kill,
         horizon: o.horizon,
         node_events: Vec::new(),
@@ -250,7 +298,8 @@ fn sim_config(o: &RunOptions, w: &Workload) -> SimConfig {
             let last = w.jobs.iter().map(|j| j.submit.0).max().unwrap_or(0);
             SimDuration(((last - first) / reports::fragmentation::SAMPLES).max(1_000_000))
         }),
-    }
+        checkpointing,
+    })
 }
 
 /// The decision log as JSON Lines, each entry with its time `t` in seconds.
@@ -291,7 +340,7 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         None
     };
     let mut sink = log_file.as_mut().map(|f| JsonLines { out: f.writer() });
-    let cfg = sim_config(o, w);
+    let cfg = sim_config(o, l)?;
     let progress = progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64));
     let fragmentation: Option<Box<dyn sim_core::Fragmentation>> =
         cfg.gpu_sample_every.map(|_| Box::new(crate::fragmentation::Fgd::of_workload(&w.jobs)) as _);

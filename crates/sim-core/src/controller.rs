@@ -114,6 +114,14 @@ pub enum Action {
         /// The job.
         job: JobId,
     },
+    /// A running job stops making progress now (its processes died with a node that failed
+    /// silently): it keeps what it holds until it is requeued (its node set
+    /// [`NodeState::Down`] when the failure is detected) or evicted, and its work since its
+    /// last checkpoint is lost. It does not end by itself.
+    Stall {
+        /// The job.
+        job: JobId,
+    },
     /// Put a job whose attempt was killed (see [`Observed::AttemptKilled`]) back in the
     /// queue at `at` (Kubernetes' Job controller re-creating the pod after its back-off).
     Resubmit {

@@ -178,6 +178,7 @@ impl<'a> ViewFixture<'a> {
             capacity: self.capacity,
             walltime_kill: self.walltime_kill,
             logging: self.logging,
+            jobs_left: self.jobs.len(),
         }
     }
 }

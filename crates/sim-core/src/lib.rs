@@ -56,6 +56,7 @@
 //! milli-CPU or host memory than it has and no GPU more than 1000 milli-GPU, and all its
 //! tasks are bound in one decision or none.
 
+pub mod checkpoint;
 pub mod cluster;
 pub mod constraints;
 pub mod controller;

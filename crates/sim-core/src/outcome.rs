@@ -108,6 +108,8 @@ impl fmt::Display for Outcome {
 pub struct JobRecord {
     /// Last start (after requeues, the start of the attempt that ended it).
     pub start: Option<SimTime>,
+    /// The first attempt's start (the same as `start` unless it was requeued or restarted).
+    pub first_start: Option<SimTime>,
     /// End of that attempt.
     pub end: Option<SimTime>,
     /// The outcome.
@@ -151,6 +153,7 @@ impl JobRecord {
     pub fn of(start: Option<SimTime>, end: Option<SimTime>, outcome: Outcome) -> Self {
         JobRecord {
             start,
+            first_start: start,
             end,
             outcome,
             attempts: u32::from(start.is_some()),

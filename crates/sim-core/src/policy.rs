@@ -303,9 +303,17 @@ pub struct SchedView<'a> {
     pub(crate) capacity: u64,
     pub(crate) walltime_kill: bool,
     pub(crate) logging: bool,
+    pub(crate) jobs_left: usize,
 }
 
 impl<'a> SchedView<'a> {
+    /// Jobs without an outcome yet (not yet submitted, waiting, running or backing off).
+    /// A controller that would change the cluster forever (random failures) stops asking
+    /// for timers once none is left, so that the run ends.
+    pub fn jobs_left(&self) -> usize {
+        self.jobs_left
+    }
+
     /// Current time.
     pub fn now(&self) -> SimTime {
         self.now

@@ -112,6 +112,7 @@ impl Engine<'_> {
         }
         self.account_energy(j);
         self.bound[j.idx()].stalled = true;
+        self.stalled_at.entry(j).or_insert(self.now);
     }
 
     /// `node`, down, is now in state `to`: removed, the jobs stalled on it are requeued

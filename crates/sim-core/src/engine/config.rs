@@ -57,6 +57,10 @@ pub struct SimConfig {
     /// `--default-not-ready-toleration-seconds`, `--default-unreachable-toleration-seconds`,
     /// default 300 s). Read wherever NoExecute taints are (policies that bind nodes).
     pub default_toleration_secs: u64,
+    /// Periodic checkpoints of every job ([`crate::checkpoint`]): an interrupted attempt
+    /// keeps the work of its last completed checkpoint. `None` (the default): jobs
+    /// checkpoint only when a controller says so ([`crate::controller::Action::Checkpoint`]).
+    pub checkpointing: Option<crate::checkpoint::Checkpointing>,
 }
 
 /// What becomes of the jobs running on a node that goes down.
@@ -100,6 +104,7 @@ impl Default for SimConfig {
             node_lifecycle: NodeLifecycle::Auto,
             node_monitor_grace: NODE_MONITOR_GRACE,
             default_toleration_secs: 300,
+            checkpointing: None,
         }
     }
 }

@@ -176,7 +176,13 @@ impl Engine<'_> {
             }
             Action::Checkpoint { job } => {
                 self.running(i, job, "checkpoint")?;
-                self.checkpoint(job);
+                if !self.stalled_at.contains_key(&job) {
+                    self.checkpoint(job);
+                }
+            }
+            Action::Stall { job } => {
+                self.running(i, job, "stall")?;
+                self.halt(job);
             }
             Action::Resubmit { job, at } => {
                 match self.killed.remove(&job) {

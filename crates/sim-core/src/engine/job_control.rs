@@ -30,6 +30,8 @@ pub(super) struct JobState {
     pub(super) end: Option<SimTime>,
     pub(super) outcome: Option<Outcome>,
     pub(super) attempts: u32,
+    /// The first attempt's start.
+    pub(super) first_start: Option<SimTime>,
     pub(super) end_event: Option<EventId>,
     /// When the running attempt's end event is due.
     pub(super) ends_at: SimTime,
@@ -46,6 +48,7 @@ impl JobState {
             end: None,
             outcome: None,
             attempts: 0,
+            first_start: None,
             end_event: None,
             ends_at: SimTime::ZERO,
             start_seq: 0,
@@ -70,6 +73,10 @@ impl Engine<'_> {
         oom: bool,
         reason: StartReason,
     ) -> Result<(), EngineError> {
+        if let Some(c) = self.cfg.checkpointing {
+            let nodes = self.nodes_of(&set, &binding);
+            self.checkpoint_tau.insert(j, c.interval_for(nodes));
+        }
         let job = &self.jobs[j.idx()];
         let requested = self.requested(j);
         let runtime = self.attempt_runtime(j);
@@ -85,6 +92,7 @@ impl Engine<'_> {
         st.start = Some(self.now);
         st.end = None;
         st.attempts += 1;
+        st.first_start.get_or_insert(self.now);
         st.end_event = Some(end_event);
         st.ends_at = self.now + run;
         st.start_seq = seq;
@@ -116,8 +124,25 @@ impl Engine<'_> {
         }
     }
 
-    /// An attempt stopped: what its checkpoints saved is kept for the next.
+    /// An attempt stopped: what its checkpoints saved is kept for the next. With periodic
+    /// checkpoints ([`crate::SimConfig::checkpointing`]), what the last one completed
+    /// before the attempt stopped making progress (now, or when its node failed) saved.
     pub(super) fn commit_saved(&mut self, j: JobId) {
+        let stopped = self.stalled_at.remove(&j).unwrap_or(self.now);
+        // The interval is taken: an attempt's checkpoints are counted once.
+        let tau = self.checkpoint_tau.remove(&j);
+        if let (Some(c), Some(start), Some(tau)) = (self.cfg.checkpointing, self.state[j.idx()].start, tau) {
+            let (work, restoring) = self.attempt_work(j);
+            let done = c.saved(tau, work, restoring, stopped.saturating_since(start));
+            // Work of this attempt's effective run time, in the job's base run time.
+            let base = self.jobs[j.idx()].runtime.unwrap_or_default().0 as u128;
+            let full = self.effective_runtime(j).0.max(1) as u128;
+            let done = (done.0 as u128 * base / full) as u64;
+            if done > 0 {
+                let s = self.saved.entry(j).or_default();
+                s.this_attempt = s.this_attempt.max(done);
+            }
+        }
         if let Some(s) = self.saved.get_mut(&j) {
             s.before = s.before.saturating_add(std::mem::take(&mut s.this_attempt));
         }
@@ -195,19 +220,61 @@ impl Engine<'_> {
 
     /// How long this attempt runs (before any time limit): the effective run time, less
     /// the share of it that checkpoints of earlier attempts saved.
+    /// With periodic checkpoints, it also writes them, and reads the last one first when
+    /// it resumes from one.
     pub(super) fn attempt_runtime(&self, j: JobId) -> SimDuration {
-        let full = self.effective_runtime(j);
-        if self.saved.is_empty() {
-            return full;
+        let (work, restoring) = self.attempt_work(j);
+        match self.cfg.checkpointing {
+            Some(c) => {
+                let tau = self.checkpoint_tau.get(&j).copied().unwrap_or_else(|| c.interval_for(1));
+                c.wall(tau, work, restoring)
+            }
+            None => work,
         }
+    }
+
+    /// The work this attempt has to do (the effective run time less what checkpoints of
+    /// earlier attempts saved), and whether it resumes from a checkpoint.
+    fn attempt_work(&self, j: JobId) -> (SimDuration, bool) {
+        let full = self.effective_runtime(j);
         match self.saved.get(&j) {
             Some(s) if s.before > 0 => {
                 let base = self.jobs[j.idx()].runtime.unwrap_or_default().0.max(1) as u128;
                 let left = base.saturating_sub(s.before as u128);
-                SimDuration((full.0 as u128 * left).div_ceil(base) as u64)
+                (SimDuration((full.0 as u128 * left).div_ceil(base) as u64), true)
             }
-            _ => full,
+            _ => (full, false),
         }
+    }
+
+    /// The nodes an attempt runs on: those of its binding, or those its units are on.
+    fn nodes_of(&self, set: &UnitSet, binding: &[TaskBinding]) -> u32 {
+        let mut nodes: Vec<u32> = if binding.is_empty() {
+            // Nodes number their units in order: a range covers every node between the
+            // nodes of its ends.
+            let node = |u: u32| self.cluster.node_of_unit(u64::from(u)).map_or(0, |n| n.0);
+            set.ranges()
+                .iter()
+                .filter(|r| r.1 > 0)
+                .flat_map(|&(first, len)| node(first)..=node(first + len - 1))
+                .collect()
+        } else {
+            binding.iter().map(|b| b.node.0).collect()
+        };
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes.len().max(1) as u32
+    }
+
+    /// Job `j` stops making progress now (its node failed; [`crate::controller::Action::Stall`]):
+    /// its end is put off until it is requeued or evicted, holding what it holds; its work
+    /// since its last checkpoint is lost.
+    pub(super) fn halt(&mut self, j: JobId) {
+        if let Some(id) = self.state[j.idx()].end_event.take() {
+            self.events.cancel(id);
+        }
+        self.account_energy(j);
+        self.stalled_at.entry(j).or_insert(self.now);
     }
 
     /// Saves a running job's progress ([`crate::controller::Action::Checkpoint`]): the

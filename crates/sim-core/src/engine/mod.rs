@@ -86,6 +86,7 @@ macro_rules! sched_view {
             capacity: $e.capacity,
             walltime_kill: $e.cfg.walltime_kill,
             logging: $e.log.is_some(),
+            jobs_left: $e.state.len() - $e.ended,
         }
     };
 }
@@ -310,6 +311,10 @@ struct Engine<'a> {
     ended: usize,
     /// Progress saved by checkpoints, for the jobs that have any.
     saved: BTreeMap<JobId, job_control::Saved>,
+    /// Under periodic checkpoints, each running attempt's interval.
+    checkpoint_tau: BTreeMap<JobId, crate::time::SimDuration>,
+    /// Running jobs that stopped making progress (their node failed), since when.
+    stalled_at: BTreeMap<JobId, SimTime>,
 }
 
 impl<'a> Engine<'a> {
@@ -395,6 +400,8 @@ impl<'a> Engine<'a> {
             cancelling: BTreeSet::new(),
             suspended: BTreeMap::new(),
             saved: BTreeMap::new(),
+            checkpoint_tau: BTreeMap::new(),
+            stalled_at: BTreeMap::new(),
             ended: 0,
         })
     }

@@ -143,6 +143,7 @@ impl Engine<'_> {
                 let b = self.bound.get(i);
                 JobRecord {
                     start: st.start,
+                    first_start: st.first_start,
                     end: st.end,
                     outcome,
                     attempts: st.attempts,

@@ -87,6 +87,7 @@ impl Engine<'_> {
     /// Ends job `j`, killed in place, for good: `oom_killed`, its binding released now.
     fn fail_in_place(&mut self, j: JobId) -> Result<(), EngineError> {
         self.bound[j.idx()].crash_wait = None;
+        self.stalled_at.remove(&j);
         let r = self.release(j);
         let st = &mut self.state[j.idx()];
         st.units = r.units;
@@ -115,6 +116,8 @@ impl Engine<'_> {
             return self.fail_in_place(j);
         }
         self.moot_kill(j);
+        // The stalled attempt's checkpoints are what the restart resumes from.
+        self.commit_saved(j);
         self.restart(j, &format!("restarted in place: node {node} up again"))
     }
 

@@ -1,0 +1,128 @@
+//! `failures` with periodic checkpoints: a hand-computed interruption, the Monte-Carlo
+//! effective training time ratio against Young's first-order formula, and Young's
+//! interval at the curve's best.
+
+use sim_core::checkpoint::{CheckpointInterval, Checkpointing};
+use sim_core::cluster::{GpuSharing, NodePool, NodeSpec};
+use sim_core::{Cluster, Hooks, Job, JobRecord, SimConfig, SimDuration, SimTime};
+
+/// `nodes` 1-core nodes in pool `a`, then one in pool `b`.
+fn cluster(nodes: u32) -> Cluster {
+    let pool = |name: &str, count| NodePool {
+        name: name.into(),
+        count,
+        spec: NodeSpec::cores_only(1),
+        sharing: GpuSharing::Exclusive,
+    };
+    Cluster { pools: vec![pool("a", nodes), pool("b", 1)] }
+}
+
+fn run(nodes: u32, jobs: &[Job], specs: &[&str], seed: u64, ckpt: Option<Checkpointing>) -> Vec<JobRecord> {
+    let cluster = cluster(nodes);
+    let cfg = SimConfig { checkpointing: ckpt, ..SimConfig::default() };
+    let mut p = policies::build("fcfs").unwrap();
+    let controllers = specs.iter().enumerate().map(|(i, s)| controllers::build(s, seed, i).unwrap()).collect();
+    let hooks = Hooks { controllers, ..Hooks::default() };
+    sim_core::simulate_with(&cluster, jobs, p.as_mut(), &cfg, hooks).unwrap().records
+}
+
+fn secs(t: Option<SimTime>) -> f64 {
+    t.map_or(f64::NAN, |t| t.0 as f64 / 1e6)
+}
+
+/// One 1-core job of 10,000 s on node 0 (pool a, which fails; pool b's node does not),
+/// checkpointing every 1,000 s at a cost of 100 s, restoring in 50 s. Node 0 fails at F
+/// (the controller's first draw), detected 300 s later: the job stops
+/// progressing at F and is requeued at F + 300 onto pool b's node at once, where it
+/// resumes from its last completed checkpoint (segments of 1,100 s: each completed by F
+/// saved 1,000 s) after the restore, writing a checkpoint after each 1,000 s left but the
+/// last.
+#[test]
+fn an_interruption_loses_the_work_since_the_last_checkpoint_and_the_detection() {
+    let s = SimDuration::from_secs;
+    let ckpt = Checkpointing { interval: CheckpointInterval::Every(s(1000)), cost: s(100), restore: s(50) };
+    let spec = ["failures[pool=a,mtbf=1,repair=1,repair_sigma=0,detect=300]"];
+    let mut interrupted = 0;
+    // Seeds whose first failure comes before the job's end (10,900 s): most of them.
+    for seed in 0..10 {
+        let job = Job::rigid("A", SimTime::ZERO, 1, s(10_000), s(10_000));
+        let a = run(1, &[job], &spec, seed, Some(ckpt))[0].clone();
+        if a.attempts == 1 {
+            assert_eq!(secs(a.end), 10_900.0, "{a:?}");
+            continue;
+        }
+        interrupted += 1;
+        assert_eq!((a.attempts, secs(a.first_start)), (2, 0.0), "{a:?}");
+        let f = secs(a.start) - 300.0;
+        assert!(f > 0.0 && f < 10_900.0, "failure at {f}");
+        let kept = (f / 1100.0).floor().min(9.0) * 1000.0;
+        let left = 10_000.0 - kept;
+        let writes = ((left - 1e-6) / 1000.0).floor() * 100.0;
+        let restore = if kept > 0.0 { 50.0 } else { 0.0 };
+        let end = f + 300.0 + restore + left + writes;
+        assert!((secs(a.end) - end).abs() < 1e-3, "failure at {f}: end {} expected {end}", secs(a.end));
+        // Without checkpoints it starts over: 10,000 s from the requeue.
+        let job = Job::rigid("A", SimTime::ZERO, 1, s(10_000), s(10_000));
+        let r = run(1, &[job], &spec, seed, None);
+        assert!((secs(r[0].end) - (f + 300.0 + 10_000.0)).abs() < 1e-3, "{:?}", r[0]);
+    }
+    assert!(interrupted >= 5, "only {interrupted} of 10 seeds interrupted the job");
+}
+
+/// `1 − C/τ − (τ/2 + R)/M`: Young's first-order effective training time ratio.
+fn young(c: f64, tau: f64, r: f64, m: f64) -> f64 {
+    1.0 - c / tau - (tau / 2.0 + r) / m
+}
+
+/// The Monte-Carlo ETTR of one job of 400 days of work on one node of four, each failing
+/// with an exponential MTBF of 24 h (detected at once, repaired in 1 h), over `seeds`.
+fn ettr(interval: CheckpointInterval, seeds: u64) -> f64 {
+    let s = SimDuration::from_secs;
+    let work = 400 * 86_400;
+    let ckpt = Checkpointing { interval, cost: s(60), restore: s(120) };
+    let (mut useful, mut wall) = (0.0, 0.0);
+    for seed in 0..seeds {
+        let job = Job::rigid("J", SimTime::ZERO, 1, s(work), s(work));
+        let r = run(3, &[job], &["failures[mtbf=24,repair=1,repair_sigma=0,detect=0]"], seed, Some(ckpt));
+        assert_eq!(r[0].outcome, sim_core::Outcome::Completed);
+        assert!(r[0].attempts > 100, "{:?}", r[0]);
+        useful += work as f64;
+        wall += secs(r[0].end) - secs(r[0].first_start);
+    }
+    useful / wall
+}
+
+#[test]
+fn monte_carlo_ettr_follows_young_and_auto_is_at_its_best() {
+    let (c, r, m) = (60.0, 120.0, 86_400.0);
+    let mut best = (0.0, 0.0);
+    for tau in [1200u64, 2400, 4800, 7200] {
+        let got = ettr(CheckpointInterval::Every(SimDuration::from_secs(tau)), 4);
+        let want = young(c, tau as f64, r, m);
+        assert!((got - want).abs() < 0.01, "τ = {tau}: ETTR {got:.4}, Young {want:.4}");
+        if got > best.0 {
+            best = (got, tau as f64);
+        }
+    }
+    // Young's interval sqrt(2·60·86400) = 3,219 s: the best ETTR of all.
+    let auto = ettr(CheckpointInterval::Auto { node_mtbf: SimDuration::from_secs(86_400) }, 4);
+    assert!((auto - young(c, 3219.0, r, m)).abs() < 0.01, "auto: {auto:.4}");
+    assert!(auto >= best.0, "auto {auto:.4} below τ = {} ({:.4})", best.1, best.0);
+}
+
+/// The same seed gives the same failures and the same records; another seed does not.
+#[test]
+fn failures_are_reproducible() {
+    let jobs: Vec<Job> = (0..20)
+        .map(|i| {
+            let d = SimDuration::from_secs(20_000 + 1000 * i);
+            Job::rigid(format!("j{i}"), SimTime::from_secs(100 * i), 1, d, d)
+        })
+        .collect();
+    let spec = ["failures[mtbf=5,repair=2,detect=300]"];
+    let a = run(4, &jobs, &spec, 3, None);
+    assert_eq!(a, run(4, &jobs, &spec, 3, None));
+    assert_ne!(a, run(4, &jobs, &spec, 4, None));
+    assert!(a.iter().any(|r| r.attempts > 1));
+    assert!(a.iter().all(|r| r.outcome == sim_core::Outcome::Completed));
+}
