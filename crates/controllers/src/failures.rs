@@ -19,6 +19,10 @@
 //! = 1.94). Meta's Llama 3 run (419 interruptions in 54 days on 2,048 8-GPU servers,
 //! Dubey et al. 2024, Table 5) gives 3.8e-3 per server-day (`mtbf=6316`).
 //!
+//! While no job runs, nodes do not fail (their draws are skipped): the repairs bring the
+//! cluster back whole, so a job that needs more nodes than the failures leave up starts
+//! in the end, and every run ends.
+//!
 //! Draws come from the controller's own stream (`controller/failures/<position>`), one
 //! per failure and one per repair, node by node in time order: the same seed gives the
 //! same failures whatever the workload or policy.
@@ -261,8 +265,10 @@ impl Controller for Failures {
         let state = view.node_states().get(node as usize).copied().unwrap_or(NodeState::Up);
         match what {
             // A node already down or removed (maintenance, another controller) does not
-            // fail again; its clock starts over.
-            Next::Fail if !matches!(state, NodeState::Up | NodeState::Draining) => {
+            // fail again; its clock starts over. Nor does one while no job runs: the
+            // cluster heals by its repairs, so that jobs waiting for more nodes than the
+            // failures leave up still start and the run ends.
+            Next::Fail if !matches!(state, NodeState::Up | NodeState::Draining) || view.running_count() == 0 => {
                 let at = now + self.time_to_failure();
                 self.at(view, at, node, Next::Fail, out);
             }

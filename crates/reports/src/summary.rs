@@ -117,6 +117,25 @@ pub struct Summary {
     pub gpu_power_mean_w: f64,
     /// GPUs whose power is modelled (from a hardware profile).
     pub gpus_with_power: u64,
+    /// Jobs stopped and started again (node failures, evictions, preemption requeues);
+    /// absent when no job was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interruptions: Option<InterruptionReport>,
+}
+
+/// What interruptions cost the jobs: their restarts and their effective training time
+/// ratio (ETTR: the work done over the time from a job's first start to its end, as Meta
+/// reports for Llama 3 and the checkpointing literature defines it).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InterruptionReport {
+    /// Attempts beyond the first, over all jobs.
+    pub restarts: u64,
+    /// Jobs with more than one attempt.
+    pub jobs_interrupted: u64,
+    /// Σ work / Σ (end − first start) over the jobs that completed.
+    pub ettr: f64,
+    /// The same over the completed jobs that were interrupted.
+    pub ettr_interrupted: f64,
 }
 
 /// A deadlock of partial gangs (see [`sim_core::Deadlock`]).
@@ -211,6 +230,12 @@ impl Summary {
             gpu_energy_idle_kwh: 0.0,
             gpu_power_mean_w: 0.0,
             gpus_with_power: 0,
+            interruptions: (t.restarts > 0).then(|| InterruptionReport {
+                restarts: t.restarts,
+                jobs_interrupted: t.interrupted,
+                ettr: ratio(t.work_all, t.life_all),
+                ettr_interrupted: ratio(t.work_interrupted, t.life_interrupted),
+            }),
         }
     }
 
@@ -273,6 +298,13 @@ impl Summary {
             row(&mut s, "gang wait mean (s)", format!("{:.1}", self.gang_wait_mean));
             row(&mut s, "stuck partial gangs", self.stuck_partial_gangs.to_string());
         }
+        if let Some(i) = &self.interruptions {
+            let what = format!(
+                "{} restarts of {} jobs; ETTR {:.4} ({:.4} of those)",
+                i.restarts, i.jobs_interrupted, i.ettr, i.ettr_interrupted
+            );
+            row(&mut s, "interruptions", what);
+        }
         if let Some(d) = &self.deadlock {
             let what = format!(
                 "since {:.0} s: {} partial gangs hold {} GPUs, nothing can progress",
@@ -310,6 +342,19 @@ struct Totals {
     gang_wait: u128,
     gang_n: u64,
     stuck: u64,
+    /// Attempts beyond the first; jobs with any.
+    restarts: u64,
+    interrupted: u64,
+    /// Σ work and Σ life (end − first start) of completed jobs, µs: all, interrupted.
+    work_all: u128,
+    life_all: u128,
+    work_interrupted: u128,
+    life_interrupted: u128,
+}
+
+/// `a / b`, 0 when `b` is 0.
+fn ratio(a: u128, b: u128) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
 
 impl Totals {
@@ -331,6 +376,12 @@ impl Totals {
             gang_wait: 0,
             gang_n: 0,
             stuck: 0,
+            restarts: 0,
+            interrupted: 0,
+            work_all: 0,
+            life_all: 0,
+            work_interrupted: 0,
+            life_interrupted: 0,
         }
     }
 
@@ -342,6 +393,18 @@ impl Totals {
             self.gang_n += 1;
         }
         self.stuck += u64::from(rec.stuck_holding);
+        let again = u64::from(rec.attempts.saturating_sub(1));
+        self.restarts += again;
+        self.interrupted += u64::from(again > 0);
+        if let (Outcome::Completed, Some(f), Some(e)) = (rec.outcome, rec.first_start, rec.end) {
+            let (work, life) = (job.runtime.unwrap_or_default().0 as u128, (e - f).0 as u128);
+            self.work_all += work;
+            self.life_all += life;
+            if again > 0 {
+                self.work_interrupted += work;
+                self.life_interrupted += life;
+            }
+        }
         self.oom_kills += rec.oom_kills as u64;
         self.oom_retries += rec.oom_kills as u64 - u64::from(rec.outcome == Outcome::OomKilled);
         self.wasted_milli_us += rec.wasted_gpu_milli_us as u128;
