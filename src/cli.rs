@@ -269,6 +269,24 @@ pub enum TraceCommand {
     Stats(StatsArgs),
     /// Fit a `sim gen` model to a trace.
     Fit(FitArgs),
+    /// Fit a `failures` controller to a node fault log (InfiniteHBD JSON, or CSV
+    /// time,node,event,cause): per-node rate, repair distribution, causes; writes a
+    /// cluster-configuration snippet with its `[[controller]]` table.
+    FitFailures(FitFailuresArgs),
+}
+
+/// `sim trace fit-failures`.
+#[derive(Args, Debug)]
+pub struct FitFailuresArgs {
+    /// The fault log.
+    pub file: PathBuf,
+    /// Nodes in the fleet the log covers (default: the nodes it names; InfiniteHBD's
+    /// covers 400 servers, of which 231 had faults).
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// The snippet to write (TOML).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// Output formats of `sim trace convert`.
@@ -414,6 +432,11 @@ pub struct SimArgs {
     /// several, called in the order given, after the cluster configuration's own.
     #[arg(long = "controller", value_name = "SPEC")]
     pub controllers: Vec<String>,
+    /// Replay a node fault log (InfiniteHBD JSON, or CSV time,node,event,cause): the k-th
+    /// node the log names is the cluster's node k modulo its node count, down from a
+    /// fault's start to its end.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
     /// Every job writes a checkpoint after each interval of compute, pausing `cost`
     /// seconds; an interrupted job resumes from its last one after `restore` seconds:
     /// `interval=600,cost=60,restore=120`. `interval=auto`: Young's optimum sqrt(2·cost·M),

@@ -64,6 +64,7 @@ fn try_main() -> Result<(), Failure> {
         cli::Command::Trace(cli::TraceCommand::Convert(c)) => trace_cmd::convert(&c),
         cli::Command::Trace(cli::TraceCommand::Stats(s)) => trace_cmd::stats(&s),
         cli::Command::Trace(cli::TraceCommand::Fit(f)) => trace_cmd::fit(&f),
+        cli::Command::Trace(cli::TraceCommand::FitFailures(f)) => trace_cmd::fit_failures(&f),
         cli::Command::Gen(g) => generate::gen_workload(&g),
         cli::Command::Calibrate(cli::CalibrateCommand::Probe(p)) => calibrate::probe(&p),
         cli::Command::Calibrate(cli::CalibrateCommand::Sample(s)) => calibrate::sample(&s),

@@ -186,3 +186,16 @@ pub fn fit(a: &FitArgs) -> Result<(), Failure> {
     let text = model.to_toml();
     write_output(&a.out, |out| out.write_all(text.as_bytes()))
 }
+
+/// `sim trace fit-failures`: the fault log's rates as a `failures` controller.
+pub fn fit_failures(a: &crate::cli::FitFailuresArgs) -> Result<(), Failure> {
+    let log = traces::faults::read(&a.file).map_err(|e| Failure::BadInput(e.to_string()))?;
+    if log.events.is_empty() {
+        return Err(Failure::BadInput(format!("{}: no fault events", a.file.display())));
+    }
+    let fit = log.fit(a.nodes.unwrap_or(0));
+    let text = fit.toml(&a.file.display().to_string());
+    write_output(&a.out, |out| out.write_all(text.as_bytes()))?;
+    print!("{text}");
+    Ok(())
+}

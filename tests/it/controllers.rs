@@ -100,3 +100,71 @@ fn a_rack_down_under_kube_evicts_its_pods_after_grace_and_toleration() {
     assert_eq!(span(&["--node-monitor-grace", "v1.31"]), ("440".into(), "1440".into()));
     assert_eq!(span(&["--node-lifecycle", "requeue"]), ("100".into(), "1100".into()));
 }
+
+/// A fault log replayed with `--faults`: node 0 (the log's first node, `x`) fails at 50
+/// and is back at 200. A (4 tasks of 100 s at 0, on node 0) is requeued at 50 and starts
+/// again at once on node 1. Without checkpoints it runs its 100 s again: 50–150. With a
+/// checkpoint every 20 s (free to write) and a 5 s restore it keeps 40 s of work and ends
+/// at 50 + 5 + 60 = 115. The summary counts the restart; its ETTR is 100 / 115.
+#[test]
+fn a_fault_log_interrupts_jobs_and_checkpoints_keep_their_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload, faults) =
+        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
+    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
+    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
+    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    let (w, c, f) = (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap());
+    let base = ["--trace", w, "--cluster", c, "--policy", "fcfs", "--faults", f];
+    let times = |csv: &str| -> Vec<String> {
+        csv.lines().skip(1).flat_map(|l| l.split(',').skip(2).take(2).map(str::to_string).collect::<Vec<_>>()).collect()
+    };
+    let (out, plain) = run_into(&base);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(times(&read(&plain, "jobs.csv")), ["50", "150"]);
+    let mut args = base.to_vec();
+    args.extend(["--checkpoint", "interval=20,restore=5"]);
+    let (out, kept) = run_into(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(times(&read(&kept, "jobs.csv")), ["50", "115"]);
+    let s: serde_json::Value = serde_json::from_str(&read(&kept, "summary.json")).unwrap();
+    assert_eq!(s["interruptions"]["restarts"], 1);
+    assert!((s["interruptions"]["ettr"].as_f64().unwrap() - 100.0 / 115.0).abs() < 1e-9, "{s}");
+    // A bad log or checkpoint setting is bad input, named.
+    std::fs::write(&faults, "time,node,event\n50,x,exploded\n").unwrap();
+    let (out, _) = run_into(&base);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("faults.csv:2: event"));
+    args.truncate(base.len());
+    args.extend(["--checkpoint", "interval=auto"]);
+    let (out, _) = run_into(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interval=auto needs a failures controller"));
+}
+
+/// `sim trace fit-failures` on the committed InfiniteHBD log (as CSV, see data/README.md)
+/// over its 400-server fleet: 584 faults in 345.1 days, 4.2e-3 per node-day, repairs of
+/// median 20.4 h and mean 133 h — the figures `failures`' defaults come from.
+#[test]
+fn fit_failures_reads_infinitehbd_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("failures.toml");
+    let o = sim(&[
+        "trace",
+        "fit-failures",
+        &crate::data("infinitehbd-faults.csv"),
+        "--nodes",
+        "400",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("584 faults on a fleet of 400 nodes over 345.1 days"), "{text}");
+    assert!(text.contains("4.231e-3 faults per node-day") && text.contains("median 20.4 h, mean 132.8 h"), "{text}");
+    assert!(text.contains("#   GPU: 158 (27.1 %)"), "{text}");
+    assert!(
+        text.ends_with("[[controller]]\nspec = \"failures[mtbf=5672.619,repair=20.414,repair_sigma=1.935]\"\n"),
+        "{text}"
+    );
+}

@@ -73,6 +73,8 @@ pub struct RunOptions {
     /// Periodic checkpoints of every job (`--checkpoint interval=..,cost=..,restore=..`),
     /// read by [`checkpointing`].
     pub checkpoint: Option<String>,
+    /// A node fault log to replay (`--faults`, [`traces::faults`]).
+    pub faults: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -101,6 +103,7 @@ impl Default for RunOptions {
             slurm_qos: None,
             slurm_assoc: None,
             checkpoint: None,
+            faults: None,
         }
     }
 }
@@ -279,10 +282,16 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
     let w = &l.workload;
     let all: Vec<String> = l.controllers.iter().chain(&o.controllers).cloned().collect();
     let checkpointing = o.checkpoint.as_deref().map(|c| checkpointing(c, &all)).transpose()?;
+    let node_events = match &o.faults {
+        Some(f) => traces::faults::read(f)
+            .map_err(|e| RunError::BadInput(format!("--faults: {e}")))?
+            .node_events(w.cluster.node_count()),
+        None => Vec::new(),
+    };
     Ok(SimConfig {
         walltime_kill: o.walltime_kill,
         horizon: o.horizon,
-        node_events: Vec::new(),
+        node_events,
         // Unit identities are only reported by the Batsim layout (allocated_resources).
         track_units: o.jobs_format == JobsFormat::Batsim,
         oom_retries: o.oom_retries,

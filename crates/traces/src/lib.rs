@@ -14,6 +14,7 @@
 pub mod batsim;
 pub mod cluster_toml;
 pub mod error;
+pub mod faults;
 pub mod fit;
 pub mod generator;
 pub mod gpumem;

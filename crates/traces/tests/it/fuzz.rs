@@ -170,3 +170,41 @@ proptest! {
         }
     }
 }
+
+/// Fault-log lines from plausible and broken pieces.
+fn fault_line() -> impl Strategy<Value = String> {
+    let time = prop_oneof![
+        Just("0".to_string()),
+        Just("1e9".to_string()),
+        Just("-3".to_string()),
+        "[0-9]{1,12}(\\.[0-9]{0,8})?"
+    ];
+    let node = prop_oneof![Just("a".to_string()), Just(String::new()), "[a-z0-9-]{1,8}"];
+    let event = prop_oneof![Just("fault_start"), Just("fault_end"), Just("down"), Just("up"), Just("x")];
+    (time, node, event, prop::option::of("[A-Za-z ]{0,6}")).prop_map(|(t, n, e, c)| match c {
+        Some(c) => format!("{t},{n},{e},{c}"),
+        None => format!("{t},{n}"),
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn fault_logs_never_panic(lines in prop::collection::vec(fault_line(), 0..8), nodes in 0u32..5) {
+        let text = format!("time,node,event,cause\n{}\n", lines.join("\n"));
+        if let Ok(log) = traces::faults::read_str(&text, "f.csv") {
+            // Every down is followed by at most one up per node, in time order.
+            let ev = log.node_events(nodes);
+            prop_assert!(ev.windows(2).all(|w| w[0].0 <= w[1].0));
+            let _ = log.fit(nodes);
+        }
+    }
+
+    #[test]
+    fn fault_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = traces::faults::read_str(&text, "f.csv");
+        let _ = traces::faults::read_str(&format!("[{text}"), "f.json");
+    }
+}
