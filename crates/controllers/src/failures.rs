@@ -170,18 +170,18 @@ impl Failures {
         self.pending.insert((when, node, what));
         out.push(Action::WakeAt { at: when });
     }
+}
 
-    /// The jobs running on `node`.
-    fn jobs_on(view: &SchedView<'_>, node: u32) -> Vec<sim_core::JobId> {
-        let (first, cores) = view.cluster().node(NodeId(node)).map_or((0, 0), |(s, f)| (f, u64::from(s.cores)));
-        view.running()
-            .filter(|r| {
-                r.binding.iter().any(|b| b.node.0 == node)
-                    || r.units.ranges().iter().any(|&(a, n)| u64::from(a) < first + cores && u64::from(a + n) > first)
-            })
-            .map(|r| r.job)
-            .collect()
-    }
+/// The jobs running on `node` (bound to it, or holding its units).
+pub(crate) fn jobs_on(view: &SchedView<'_>, node: u32) -> Vec<sim_core::JobId> {
+    let (first, cores) = view.cluster().node(NodeId(node)).map_or((0, 0), |(s, f)| (f, u64::from(s.cores)));
+    view.running()
+        .filter(|r| {
+            r.binding.iter().any(|b| b.node.0 == node)
+                || r.units.ranges().iter().any(|&(a, n)| u64::from(a) < first + cores && u64::from(a + n) > first)
+        })
+        .map(|r| r.job)
+        .collect()
 }
 
 /// The node MTBF of a controller spec when it is a `failures` one (`None` for others).
@@ -277,7 +277,7 @@ impl Controller for Failures {
                 if detect.0 == 0 {
                     out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Down });
                 } else {
-                    out.extend(Self::jobs_on(view, node).into_iter().map(|job| Action::Stall { job }));
+                    out.extend(jobs_on(view, node).into_iter().map(|job| Action::Stall { job }));
                 }
                 self.at(view, now + detect, node, Next::Detect, out);
             }

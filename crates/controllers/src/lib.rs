@@ -15,6 +15,7 @@
 //! | name | what | real system |
 //! |---|---|---|
 //! | `maintenance` | [`Maintenance`]: drain (or take down) a rack or pool at a time, resume it later | `scontrol update nodename=… state=drain reason=maintenance`, `kubectl drain` |
+//! | `spot` | [`Spot`]: spot capacity reclaimed after a notice (cordon, checkpoint, evict) and given back, by a hazard or a real availability trace | EC2 spot interruption notice (120 s), GCP Spot preemption (30 s); `skypilot-org/spot-traces` |
 //! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
 //! To write one, read the [controller section of the policy guide][guide]; its worked
@@ -30,9 +31,11 @@
 
 pub mod failures;
 pub mod maintenance;
+pub mod spot;
 
 pub use failures::Failures;
 pub use maintenance::Maintenance;
+pub use spot::Spot;
 
 use sim_core::controller::Controller;
 use sim_core::spec::{OptionInfo, Spec, SpecError};
@@ -67,6 +70,13 @@ pub const REGISTRY: &[ControllerEntry] = &[
                   after a lognormal time",
         options: Failures::OPTIONS,
         build: |s, rng| Ok(Box::new(Failures::from_spec(s, rng)?)),
+    },
+    ControllerEntry {
+        name: "spot",
+        summary: "a spot pool: nodes reclaimed after a notice (jobs checkpoint, are evicted), back later; by a \
+                  hazard or a spot-traces availability file",
+        options: Spot::OPTIONS,
+        build: |s, rng| Ok(Box::new(Spot::from_spec(s, rng)?)),
     },
 ];
 

@@ -2,3 +2,4 @@
 
 mod failures;
 mod maintenance;
+mod spot;
