@@ -168,3 +168,53 @@ fn fit_failures_reads_infinitehbd_rates() {
         "{text}"
     );
 }
+
+/// Spot capacity and the bill. Pool `od` (1 node, 3 per hour) and pool `sp` (1 spot node,
+/// 1 per hour, availability trace of 1,800 s ticks: 1 then 0). A and B (3,600 s each at
+/// 0): A on od, B on sp. At 1,800 sp gets its notice: B checkpoints (1,800 s done) and is
+/// evicted at 1,920, when sp leaves. B restarts on od when A ends, at 3,600, and ends at
+/// 5,400. The bill over 0–5,400: od 1.5 h × 3 = 4.5, sp 1,920 s × 1 = 0.5333.
+#[test]
+fn a_spot_pool_is_reclaimed_and_the_bill_counts_what_was_present() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload, trace) =
+        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("avail.json"));
+    std::fs::write(
+        &cluster,
+        "[[pool]]\nname = \"od\"\ncount = 1\ncores = 1\nprice_per_hour = 3.0\n\n\
+         [[pool]]\nname = \"sp\"\ncount = 1\ncores = 1\nprice_per_hour = 1.0\ncapacity = \"spot\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &workload,
+        "{\"id\":\"A\",\"submit\":0,\"runtime\":3600,\"tasks\":1}\n{\"id\":\"B\",\"submit\":0,\"runtime\":3600,\"tasks\":1}\n",
+    )
+    .unwrap();
+    std::fs::write(&trace, r#"{"metadata": {"gap_seconds": 1800}, "data": [1, 0]}"#).unwrap();
+    let spot = format!("spot[pool=sp,trace={},notice=120]", trace.display());
+    let (w, c) = (workload.to_str().unwrap(), cluster.to_str().unwrap());
+    let (out, d) = run_into(&["--trace", w, "--cluster", c, "--policy", "fcfs", "--controller", &spot]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let jobs = read(&d, "jobs.csv");
+    let rows: Vec<Vec<&str>> = jobs.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!((rows[0][2], rows[0][3]), ("0", "3600"));
+    assert_eq!((rows[1][2], rows[1][3]), ("3600", "5400"));
+    let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+    let cost = &s["cost"];
+    let near = |v: &serde_json::Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-9;
+    assert!(near(&cost["total"], 4.5 + 1920.0 / 3600.0), "{cost}");
+    assert!(
+        near(&cost["by_capacity"]["spot"], 1920.0 / 3600.0) && near(&cost["node_hours"]["on-demand"], 1.5),
+        "{cost}"
+    );
+    assert_eq!(cost["per_useful_gpu_hour"], serde_json::Value::Null);
+    // Without prices there is no bill.
+    std::fs::write(&cluster, "[[pool]]\nname = \"od\"\ncount = 2\ncores = 1\n").unwrap();
+    let (_, d) = run_into(&["--trace", w, "--cluster", c, "--policy", "fcfs"]);
+    let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+    assert!(s.get("cost").is_none());
+    std::fs::write(&cluster, "[[pool]]\nname = \"od\"\ncount = 2\ncores = 1\ncapacity = \"cheap\"\n").unwrap();
+    let (out, _) = run_into(&["--trace", w, "--cluster", c]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pool 'od': capacity: expected on-demand, spot or reserved"));
+}

@@ -121,6 +121,25 @@ pub struct Summary {
     /// absent when no job was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interruptions: Option<InterruptionReport>,
+    /// The bill, when the cluster configuration prices its pools; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostReport>,
+}
+
+/// What the run's nodes cost (`price_per_hour` of each pool × its node-hours present over
+/// the makespan), and per useful GPU-hour.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CostReport {
+    /// The bill.
+    pub total: f64,
+    /// Node-hours present, per capacity type (`on-demand`, `spot`, `reserved`).
+    pub node_hours: BTreeMap<&'static str, f64>,
+    /// The bill per capacity type.
+    pub by_capacity: BTreeMap<&'static str, f64>,
+    /// GPU-hours of work of the jobs that completed (run time × GPUs, once each).
+    pub useful_gpu_hours: f64,
+    /// The bill over them (`null` without GPU work).
+    pub per_useful_gpu_hour: Option<f64>,
 }
 
 /// What interruptions cost the jobs: their restarts and their effective training time
@@ -230,6 +249,7 @@ impl Summary {
             gpu_energy_idle_kwh: 0.0,
             gpu_power_mean_w: 0.0,
             gpus_with_power: 0,
+            cost: None,
             interruptions: (t.restarts > 0).then(|| InterruptionReport {
                 restarts: t.restarts,
                 jobs_interrupted: t.interrupted,
@@ -304,6 +324,11 @@ impl Summary {
                 i.restarts, i.jobs_interrupted, i.ettr, i.ettr_interrupted
             );
             row(&mut s, "interruptions", what);
+        }
+        if let Some(c) = &self.cost {
+            let per = c.per_useful_gpu_hour.map_or(String::new(), |p| format!("; {p:.3} per useful GPU-hour"));
+            let parts: Vec<String> = c.by_capacity.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
+            row(&mut s, "cost", format!("{:.2} ({}){per}", c.total, parts.join(", ")));
         }
         if let Some(d) = &self.deadlock {
             let what = format!(

@@ -53,6 +53,8 @@ pub struct Loaded {
     pub controllers: Vec<String>,
     /// The perturbation applied for this seed, canonical (`traces::perturb::spec_text`).
     pub perturb: Option<String>,
+    /// Each pool's price, from the cluster configuration (empty without one).
+    pub prices: Vec<traces::cluster_toml::PoolPrice>,
 }
 
 fn bad(m: String) -> RunError {
@@ -211,7 +213,8 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
         }
     }
     let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
-    Ok(Loaded { workload, name, controllers: config.map(|c| c.controllers).unwrap_or_default(), perturb })
+    let (controllers, prices) = config.map(|c| (c.controllers, c.prices)).unwrap_or_default();
+    Ok(Loaded { workload, name, controllers, prices, perturb })
 }
 
 /// Jobs of a trace with partition and QOS names (sacct) go to the `slurm.conf`

@@ -21,6 +21,7 @@
 //! Errors are [`RunError`]: bad input or usage (the command exits 2) or anything else
 //! (exit 1).
 
+pub mod billing;
 pub mod compare;
 pub mod fgd;
 pub mod fragmentation;

@@ -337,9 +337,15 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
     let sacct = crate::sacct::wanted(o.sacct, &policy.spec());
     let controllers = controllers(o, &l.controllers)?;
     let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
+    let priced = l.prices.iter().any(|p| p.per_hour > 0.0);
+    let mut presence = crate::billing::Presence::new();
     // sacct.txt's node lists: a controller that observes the starts, after the run's own.
     let mut placed = crate::sacct::Placed::new();
-    let controllers = crate::sacct::with_placements(controllers, sacct.then_some(&mut placed));
+    let mut controllers = crate::sacct::with_placements(controllers, sacct.then_some(&mut placed));
+    // The bill's node presence: an observer, after the others.
+    if priced {
+        controllers.push(Box::new(crate::billing::Billing { presence: &mut presence }));
+    }
     std::fs::create_dir_all(&o.out)
         .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", o.out.display())))?;
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
@@ -379,7 +385,8 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         Vec::new()
     };
     let sacct = sacct.then_some((placed, priorities, l.name.as_str()));
-    write_outputs(o, w, meta, &result, log, sacct)
+    let bill = priced.then_some((&l.prices[..], &presence));
+    write_outputs(o, w, meta, &result, log, sacct, bill)
 }
 
 /// Writes a finished replay's files: every one complete under a temporary name first,
@@ -391,6 +398,7 @@ fn write_outputs(
     result: &RunResult,
     log: Option<Finished>,
     sacct: Option<(crate::sacct::Placed, Vec<Option<u64>>, &str)>,
+    bill: Option<(&[traces::cluster_toml::PoolPrice], &crate::billing::Presence)>,
 ) -> Result<Replayed, RunError> {
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
     // Jobs controllers submitted follow the input's, as their records do.
@@ -404,6 +412,8 @@ fn write_outputs(
     summary.deadlock = result.deadlock.as_ref().map(Into::into);
     summary.stalled = result.stall.as_ref().map(Into::into);
     summary.set_energy(&result.gpu_energy);
+    summary.cost =
+        bill.and_then(|(prices, presence)| crate::billing::bill(&w.cluster, prices, presence, jobs, records));
     let mut files: Vec<(&str, Finished)> = Vec::new();
     let mut write = |name: &'static str, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
         let f = write_finished(&o.out.join(name), |out| fill(out)).map_err(|e| io_err(name, e))?;

@@ -85,6 +85,42 @@ struct Pool {
     taints: Vec<Taint>,
     #[serde(default)]
     topology: Option<Topology>,
+    #[serde(default)]
+    price_per_hour: Option<f64>,
+    #[serde(default)]
+    capacity: Option<String>,
+}
+
+/// How a pool's nodes are bought.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capacity {
+    /// Paid by the hour while present.
+    #[default]
+    OnDemand,
+    /// Preemptible, cheaper (see the `spot` controller).
+    Spot,
+    /// Committed ahead (a reservation or savings plan), paid by the hour too.
+    Reserved,
+}
+
+impl Capacity {
+    /// Its name in the cluster configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Capacity::OnDemand => "on-demand",
+            Capacity::Spot => "spot",
+            Capacity::Reserved => "reserved",
+        }
+    }
+}
+
+/// What a pool's nodes cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoolPrice {
+    /// Price of one node for an hour present (`price_per_hour`; 0 when not given).
+    pub per_hour: f64,
+    /// How it is bought (`capacity`, default on-demand).
+    pub capacity: Capacity,
 }
 
 #[derive(Deserialize)]
@@ -125,6 +161,8 @@ pub struct ClusterConfig {
     /// in file order: controllers attached to every run on this cluster, before those of
     /// the command line. Checked by the caller, which knows the controllers.
     pub controllers: Vec<String>,
+    /// Each pool's price, in pool order.
+    pub prices: Vec<PoolPrice>,
 }
 
 /// Parses a cluster config (`file` names it in errors) that references no profile.
@@ -156,11 +194,23 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
         return Err(bad("expected at least one [[pool]]".into()));
     }
     let mut pools = Vec::with_capacity(f.pool.len());
+    let mut prices = Vec::with_capacity(f.pool.len());
     for p in f.pool {
         let at = |what: &str| bad(format!("pool '{}': {what}", p.name));
         if p.count == 0 || p.cores == 0 {
             return Err(at("count and cores must be at least 1"));
         }
+        let per_hour = p.price_per_hour.unwrap_or(0.0);
+        if !per_hour.is_finite() || per_hour < 0.0 {
+            return Err(at(&format!("price_per_hour: expected a price of one node-hour, 0 or more, found {per_hour}")));
+        }
+        let capacity = match p.capacity.as_deref() {
+            None | Some("on-demand") => Capacity::OnDemand,
+            Some("spot") => Capacity::Spot,
+            Some("reserved") => Capacity::Reserved,
+            Some(o) => return Err(at(&format!("capacity: expected on-demand, spot or reserved, found '{o}'"))),
+        };
+        prices.push(PoolPrice { per_hour, capacity });
         let sharing = match p.sharing.as_deref() {
             None | Some("exclusive") => GpuSharing::Exclusive,
             Some("shared") => GpuSharing::Shared,
@@ -218,7 +268,12 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
     if cluster.total_units() > u32::MAX as u64 {
         return Err(bad("more than 4294967295 cores in all".into()));
     }
-    Ok(ClusterConfig { cluster, switches: f.switch, controllers: f.controller.into_iter().map(|c| c.spec).collect() })
+    Ok(ClusterConfig {
+        cluster,
+        switches: f.switch,
+        controllers: f.controller.into_iter().map(|c| c.spec).collect(),
+        prices,
+    })
 }
 
 /// Reads a cluster config file that references no profile.
