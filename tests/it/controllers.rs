@@ -208,6 +208,10 @@ fn a_spot_pool_is_reclaimed_and_the_bill_counts_what_was_present() {
         "{cost}"
     );
     assert_eq!(cost["per_useful_gpu_hour"], serde_json::Value::Null);
+    // B lost the 120 s of its notice (evicted) and waited 1,680 s for od.
+    let lost = &s["interruptions"]["lost_core_hours"];
+    assert!(near(&lost["eviction"], 120.0 / 3600.0) && near(&lost["waiting"], 1680.0 / 3600.0), "{lost}");
+    assert!(near(&lost["failure"], 0.0), "{lost}");
     // Without prices there is no bill.
     std::fs::write(&cluster, "[[pool]]\nname = \"od\"\ncount = 2\ncores = 1\n").unwrap();
     let (_, d) = run_into(&["--trace", w, "--cluster", c, "--policy", "fcfs"]);

@@ -155,6 +155,21 @@ pub struct InterruptionReport {
     pub ettr: f64,
     /// The same over the completed jobs that were interrupted.
     pub ettr_interrupted: f64,
+    /// GPU-hours lost, by cause: work thrown away by a node failure, an eviction (spot
+    /// reclaim, drain), a preemption, an out-of-memory kill; checkpoint writes and
+    /// restores; waiting to run again after an interruption (the GPUs the job holds when it
+    /// runs, over that time).
+    pub lost_gpu_hours: BTreeMap<&'static str, f64>,
+    /// The same in core-hours (processor units).
+    pub lost_core_hours: BTreeMap<&'static str, f64>,
+}
+
+/// The causes of [`InterruptionReport::lost_gpu_hours`], in order.
+const LOST_CAUSES: [&str; 7] = ["failure", "eviction", "preemption", "oom", "checkpoint_writes", "restore", "waiting"];
+
+/// A record's lost time by cause, µs, in [`LOST_CAUSES`] order.
+fn lost_by_cause(l: &sim_core::LostTime) -> [u64; 7] {
+    [l.failure, l.eviction, l.preemption, l.oom, l.checkpoint_writes, l.restore, l.waiting]
 }
 
 /// A deadlock of partial gangs (see [`sim_core::Deadlock`]).
@@ -250,11 +265,18 @@ impl Summary {
             gpu_power_mean_w: 0.0,
             gpus_with_power: 0,
             cost: None,
-            interruptions: (t.restarts > 0).then(|| InterruptionReport {
-                restarts: t.restarts,
-                jobs_interrupted: t.interrupted,
-                ettr: ratio(t.work_all, t.life_all),
-                ettr_interrupted: ratio(t.work_interrupted, t.life_interrupted),
+            interruptions: (t.restarts > 0 || t.lost_gpu.iter().chain(&t.lost_core).any(|&x| x > 0)).then(|| {
+                let hours = |v: &[u128; 7], per: f64| {
+                    LOST_CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / per / 3.6e9)).collect()
+                };
+                InterruptionReport {
+                    restarts: t.restarts,
+                    jobs_interrupted: t.interrupted,
+                    ettr: ratio(t.work_all, t.life_all),
+                    ettr_interrupted: ratio(t.work_interrupted, t.life_interrupted),
+                    lost_gpu_hours: hours(&t.lost_gpu, 1.0),
+                    lost_core_hours: hours(&t.lost_core, 1.0),
+                }
             }),
         }
     }
@@ -324,6 +346,17 @@ impl Summary {
                 i.restarts, i.jobs_interrupted, i.ettr, i.ettr_interrupted
             );
             row(&mut s, "interruptions", what);
+            // GPU-hours on a GPU cluster, core-hours otherwise.
+            let (lost, unit) = if self.meta.machine_gpus > 0 {
+                (&i.lost_gpu_hours, "GPU-hours")
+            } else {
+                (&i.lost_core_hours, "core-hours")
+            };
+            let parts: Vec<String> =
+                LOST_CAUSES.iter().filter(|k| lost[*k] > 0.0).map(|k| format!("{k} {:.1}", lost[k])).collect();
+            if !parts.is_empty() {
+                row(&mut s, &format!("lost {unit}"), parts.join(", "));
+            }
         }
         if let Some(c) = &self.cost {
             let per = c.per_useful_gpu_hour.map_or(String::new(), |p| format!("; {p:.3} per useful GPU-hour"));
@@ -375,6 +408,9 @@ struct Totals {
     life_all: u128,
     work_interrupted: u128,
     life_interrupted: u128,
+    /// Lost GPU-µs and unit-µs by cause ([`LOST_CAUSES`]).
+    lost_gpu: [u128; 7],
+    lost_core: [u128; 7],
 }
 
 /// `a / b`, 0 when `b` is 0.
@@ -407,6 +443,8 @@ impl Totals {
             life_all: 0,
             work_interrupted: 0,
             life_interrupted: 0,
+            lost_gpu: [0; 7],
+            lost_core: [0; 7],
         }
     }
 
@@ -418,6 +456,11 @@ impl Totals {
             self.gang_n += 1;
         }
         self.stuck += u64::from(rec.stuck_holding);
+        let gpus = u128::from(job.tasks) * u128::from(job.task.gpus);
+        for (i, us) in lost_by_cause(&rec.lost).into_iter().enumerate() {
+            self.lost_gpu[i] += u128::from(us) * gpus;
+            self.lost_core[i] += u128::from(us) * u128::from(job.units());
+        }
         let again = u64::from(rec.attempts.saturating_sub(1));
         self.restarts += again;
         self.interrupted += u64::from(again > 0);

@@ -83,6 +83,6 @@ pub use engine::{
 };
 pub use job::{Job, JobId, JobKind, RestartPolicy, TaskShape, TraceStatus};
 pub use ledger::{GpuAffinity, Ledger, NodeUse, TaskBinding};
-pub use outcome::{JobRecord, Outcome, RejectReason};
+pub use outcome::{Interruption, JobRecord, LostTime, Outcome, RejectReason};
 pub use power::{PowerCurve, PowerCurveError};
 pub use time::{SimDuration, SimTime};

@@ -103,6 +103,54 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// Wall time a job's attempts lost, by cause, in microseconds: the work an interruption
+/// threw away (from the attempt's last completed checkpoint, or its start, to when it
+/// stopped making progress), the checkpoints written and read back, and the time it waited
+/// to run again after an interruption. Times the GPUs it holds, GPU time lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LostTime {
+    /// Its node failed (requeued when the failure was detected, evicted by the node
+    /// lifecycle controller's taint, or its pod's containers died with the node).
+    pub failure: u64,
+    /// A controller evicted it (a spot reclaim, a drain), or its node was removed.
+    pub eviction: u64,
+    /// Its policy preempted it (requeued or cancelled).
+    pub preemption: u64,
+    /// It ran out of GPU memory.
+    pub oom: u64,
+    /// Writing periodic checkpoints ([`crate::SimConfig::checkpointing`]), all attempts.
+    pub checkpoint_writes: u64,
+    /// Reading a checkpoint back when an attempt resumed from one.
+    pub restore: u64,
+    /// Waiting to run again after an interruption.
+    pub waiting: u64,
+}
+
+/// Why an attempt was interrupted ([`LostTime`]'s causes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interruption {
+    /// A node failure.
+    Failure,
+    /// A controller's eviction or a node's removal.
+    Eviction,
+    /// The policy's preemption.
+    Preemption,
+    /// Out of GPU memory.
+    Oom,
+}
+
+impl LostTime {
+    /// The field of `cause`.
+    pub fn of(&mut self, cause: Interruption) -> &mut u64 {
+        match cause {
+            Interruption::Failure => &mut self.failure,
+            Interruption::Eviction => &mut self.eviction,
+            Interruption::Preemption => &mut self.preemption,
+            Interruption::Oom => &mut self.oom,
+        }
+    }
+}
+
 /// What happened to one job in a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobRecord {
@@ -145,6 +193,8 @@ pub struct JobRecord {
     /// then, or why it never started (its policy's explanation, e.g. kube-scheduler's
     /// `0/8 nodes are available: ...`). `None` for every other outcome.
     pub unfinished_reason: Option<Box<str>>,
+    /// Time its attempts lost, by cause.
+    pub lost: LostTime,
 }
 
 impl JobRecord {
@@ -167,6 +217,7 @@ impl JobRecord {
             gang_wait_us: None,
             stuck_holding: false,
             unfinished_reason: None,
+            lost: LostTime::default(),
         }
     }
 }

@@ -61,12 +61,34 @@ fn an_interruption_loses_the_work_since_the_last_checkpoint_and_the_detection() 
         let restore = if kept > 0.0 { 50.0 } else { 0.0 };
         let end = f + 300.0 + restore + left + writes;
         assert!((secs(a.end) - end).abs() < 1e-3, "failure at {f}: end {} expected {end}", secs(a.end));
+        // Lost: the compute since the last checkpoint (a write under way counts as
+        // writing) and the 300 s until detection; all writes and the restore.
+        let rem = f - (f / 1100.0).floor().min(9.0) * 1100.0;
+        let l = a.lost;
+        assert!((l.failure as f64 / 1e6 - (rem.min(1000.0) + 300.0)).abs() < 1e-3, "{l:?} at {f}");
+        assert_eq!((l.restore as f64 / 1e6, l.waiting), (restore, 0));
+        assert_life_is_work_and_losses(&a, 10_000);
         // Without checkpoints it starts over: 10,000 s from the requeue.
         let job = Job::rigid("A", SimTime::ZERO, 1, s(10_000), s(10_000));
         let r = run(1, &[job], &spec, seed, None);
         assert!((secs(r[0].end) - (f + 300.0 + 10_000.0)).abs() < 1e-3, "{:?}", r[0]);
     }
     assert!(interrupted >= 5, "only {interrupted} of 10 seeds interrupted the job");
+}
+
+/// A completed job's life from its first start is its work and the time it lost.
+fn assert_life_is_work_and_losses(r: &JobRecord, work_secs: u64) {
+    let l = r.lost;
+    let life = r.end.unwrap().0 - r.first_start.unwrap().0;
+    let sum = work_secs * 1_000_000
+        + l.failure
+        + l.eviction
+        + l.preemption
+        + l.oom
+        + l.checkpoint_writes
+        + l.restore
+        + l.waiting;
+    assert_eq!(life, sum, "{r:?}");
 }
 
 /// `1 − C/τ − (τ/2 + R)/M`: Young's first-order effective training time ratio.
@@ -86,6 +108,7 @@ fn ettr(interval: CheckpointInterval, seeds: u64) -> f64 {
         let r = run(3, &[job], &["failures[mtbf=24,repair=1,repair_sigma=0,detect=0]"], seed, Some(ckpt));
         assert_eq!(r[0].outcome, sim_core::Outcome::Completed);
         assert!(r[0].attempts > 100, "{:?}", r[0]);
+        assert_life_is_work_and_losses(&r[0], work);
         useful += work as f64;
         wall += secs(r[0].end) - secs(r[0].first_start);
     }
@@ -125,6 +148,9 @@ fn failures_are_reproducible() {
     assert_ne!(a, run(4, &jobs, &spec, 4, None));
     assert!(a.iter().any(|r| r.attempts > 1));
     assert!(a.iter().all(|r| r.outcome == sim_core::Outcome::Completed));
+    for (r, j) in a.iter().zip(&jobs) {
+        assert_life_is_work_and_losses(r, j.runtime.unwrap().0 / 1_000_000);
+    }
 }
 
 /// Meta's Llama 3 pre-training (Dubey et al. 2024, §3.3.4, Table 5): 419 unexpected

@@ -133,7 +133,7 @@ impl Engine<'_> {
             .collect();
         for j in back {
             if gone(to) {
-                self.requeue(j, format!("node {} removed", node.0))?;
+                self.requeue(j, format!("node {} removed", node.0), crate::outcome::Interruption::Eviction)?;
             } else {
                 self.node_back(j, node.0)?;
             }
@@ -183,14 +183,14 @@ impl Engine<'_> {
             self.nodes_not_up += usize::from(from == NodeState::Up);
             for j in suspended {
                 let why = if to == NodeState::Down { "down" } else { "removed" };
-                self.requeue(j, format!("node {} {why}", node.0))?;
+                self.requeue(j, format!("node {} {why}", node.0), interruption_by(to))?;
             }
             for j in victims {
                 if to == NodeState::Down && self.kube_nodes && self.bound_to_nodes(j) {
                     self.stall(j);
                 } else {
                     let why = if to == NodeState::Down { "down" } else { "removed" };
-                    self.requeue(j, format!("node {} {why}", node.0))?;
+                    self.requeue(j, format!("node {} {why}", node.0), interruption_by(to))?;
                 }
             }
         } else {
@@ -237,4 +237,10 @@ impl Engine<'_> {
         }
         Ok(())
     }
+}
+
+/// What interrupts the jobs of a node that goes to `to`: a failure when it is down, an
+/// eviction when it is removed (a spot node reclaimed, a node scaled in).
+fn interruption_by(to: NodeState) -> crate::outcome::Interruption {
+    if to == NodeState::Down { crate::outcome::Interruption::Failure } else { crate::outcome::Interruption::Eviction }
 }

@@ -167,7 +167,7 @@ impl Engine<'_> {
             Action::Evict { job, grace, reason } => {
                 self.running(i, job, "eviction")?;
                 if grace.0 == 0 {
-                    self.requeue(job, reason)?;
+                    self.requeue(job, reason, crate::outcome::Interruption::Eviction)?;
                 } else {
                     let attempt = self.state[job.idx()].attempts;
                     self.evicting.insert(job, reason);
@@ -246,12 +246,17 @@ impl Engine<'_> {
     pub(super) fn evict_now(&mut self, j: JobId, attempt: u32) -> Result<(), EngineError> {
         let Some(reason) = self.evicting.remove(&j) else { return Ok(()) };
         let cancel = self.cancelling.remove(&j);
+        let cause = if self.policy_evicting.remove(&j) {
+            crate::outcome::Interruption::Preemption
+        } else {
+            crate::outcome::Interruption::Eviction
+        };
         let st = &self.state[j.idx()];
         if st.phase == Phase::Running && st.attempts == attempt {
             if cancel {
                 self.cancel_running(j, reason)?;
             } else {
-                self.requeue(j, reason)?;
+                self.requeue(j, reason, cause)?;
             }
         }
         Ok(())

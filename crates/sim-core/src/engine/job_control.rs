@@ -93,6 +93,9 @@ impl Engine<'_> {
         st.end = None;
         st.attempts += 1;
         st.first_start.get_or_insert(self.now);
+        if let Some(t) = self.interrupted_at.remove(&j) {
+            self.lost.entry(j).or_default().waiting += (self.now - t).0;
+        }
         st.end_event = Some(end_event);
         st.ends_at = self.now + run;
         st.start_seq = seq;
@@ -127,8 +130,10 @@ impl Engine<'_> {
     /// An attempt stopped: what its checkpoints saved is kept for the next. With periodic
     /// checkpoints ([`crate::SimConfig::checkpointing`]), what the last one completed
     /// before the attempt stopped making progress (now, or when its node failed) saved.
-    pub(super) fn commit_saved(&mut self, j: JobId) {
+    /// The attempt was interrupted by `cause`: what it lost is counted.
+    pub(super) fn commit_saved(&mut self, j: JobId, cause: crate::outcome::Interruption) {
         let stopped = self.stalled_at.remove(&j).unwrap_or(self.now);
+        self.count_lost(j, stopped, cause);
         // The interval is taken: an attempt's checkpoints are counted once.
         let tau = self.checkpoint_tau.remove(&j);
         if let (Some(c), Some(start), Some(tau)) = (self.cfg.checkpointing, self.state[j.idx()].start, tau) {
@@ -173,6 +178,9 @@ impl Engine<'_> {
         if oom && self.restarts_in_place(j) {
             return self.kill_in_place(j);
         }
+        if !oom {
+            self.count_overheads(j);
+        }
         let r = self.release(j);
         let job = &self.jobs[j.idx()];
         if oom {
@@ -189,7 +197,7 @@ impl Engine<'_> {
             // The Job controller ([`crate::controller::JobRetry`]) decides: retried after a
             // back-off, or ended `oom_killed` (its record keeps this attempt's times).
             st.phase = Phase::BackingOff;
-            self.commit_saved(j);
+            self.commit_saved(j, crate::outcome::Interruption::Oom);
             self.killed.insert(j, super::Killed::Released(r.units));
             self.observe(self.interests.kills, || Observed::AttemptKilled { job: j, kills });
             return Ok(());
@@ -220,9 +228,65 @@ impl Engine<'_> {
 
     /// How long this attempt runs (before any time limit): the effective run time, less
     /// the share of it that checkpoints of earlier attempts saved.
+    /// Counts what the attempt of `j` stopped at `stopped` by `cause` lost: its work since
+    /// its last completed checkpoint (all of it without one), the checkpoints it wrote and
+    /// the one it read back. It waits from now.
+    fn count_lost(&mut self, j: JobId, stopped: SimTime, cause: crate::outcome::Interruption) {
+        let Some(start) = self.state[j.idx()].start else { return };
+        // Counted once per attempt (a pod killed in place and then stalled is one).
+        if self.interrupted_at.contains_key(&j) {
+            return;
+        }
+        let elapsed = stopped.saturating_since(start).0;
+        let (work, restoring) = self.attempt_work(j);
+        // Explicit checkpoints (`Action::Checkpoint`): their share of the attempt's run time.
+        let base = self.jobs[j.idx()].runtime.unwrap_or_default().0.max(1) as u128;
+        let this = self.saved.get(&j).map_or(0, |s| s.this_attempt) as u128;
+        let explicit = (this * self.effective_runtime(j).0 as u128 / base) as u64;
+        let (restore, writes, kept) = match (self.cfg.checkpointing, self.checkpoint_tau.get(&j)) {
+            (Some(c), Some(&tau)) => {
+                let restore = if restoring { c.restore.0.min(elapsed) } else { 0 };
+                let computing = elapsed - restore;
+                let segment = tau.0.max(1).saturating_add(c.cost.0);
+                let max_writes = work.0.saturating_sub(1) / tau.0.max(1);
+                let full = computing / segment;
+                let (done, rest) = (full.min(max_writes), computing - full * segment);
+                // A write under way when it stopped counts as writing.
+                let partial = if full < max_writes && rest > tau.0 { rest - tau.0 } else { 0 };
+                let kept = c.saved(tau, work, restoring, SimDuration(elapsed)).0.max(explicit);
+                (restore, done * c.cost.0 + partial, kept)
+            }
+            _ => (0, 0, explicit),
+        };
+        let l = self.lost.entry(j).or_default();
+        // What it did not keep, and the time it held its resources without progress since
+        // it stopped (a failure not yet detected).
+        *l.of(cause) += elapsed.saturating_sub(restore + writes + kept) + self.now.saturating_since(stopped).0;
+        l.checkpoint_writes += writes;
+        l.restore += restore;
+        self.interrupted_at.insert(j, self.now);
+    }
+
+    /// A completed attempt's checkpoint writes and restore.
+    fn count_overheads(&mut self, j: JobId) {
+        if let (Some(c), Some(&tau)) = (self.cfg.checkpointing, self.checkpoint_tau.get(&j)) {
+            let (work, restoring) = self.attempt_work(j);
+            let writes = work.0.saturating_sub(1) / tau.0.max(1) * c.cost.0;
+            let restore = if restoring { c.restore.0 } else { 0 };
+            if writes + restore > 0 {
+                let l = self.lost.entry(j).or_default();
+                l.checkpoint_writes += writes;
+                l.restore += restore;
+            }
+        }
+    }
+
     /// With periodic checkpoints, it also writes them, and reads the last one first when
     /// it resumes from one.
     pub(super) fn attempt_runtime(&self, j: JobId) -> SimDuration {
+        if self.saved.is_empty() && self.cfg.checkpointing.is_none() {
+            return self.effective_runtime(j);
+        }
         let (work, restoring) = self.attempt_work(j);
         match self.cfg.checkpointing {
             Some(c) => {
@@ -318,7 +382,7 @@ impl Engine<'_> {
             self.events.cancel(id);
         }
         let r = self.release(j);
-        self.commit_saved(j);
+        self.commit_saved(j, crate::outcome::Interruption::Preemption);
         self.moot_kill(j);
         let st = &mut self.state[j.idx()];
         st.units = r.units;
@@ -406,12 +470,17 @@ impl Engine<'_> {
         Ok(())
     }
 
-    pub(super) fn requeue(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
+    pub(super) fn requeue(
+        &mut self,
+        j: JobId,
+        why: String,
+        cause: crate::outcome::Interruption,
+    ) -> Result<(), EngineError> {
         if let Some(id) = self.state[j.idx()].end_event.take() {
             self.events.cancel(id);
         }
         self.release(j);
-        self.commit_saved(j);
+        self.commit_saved(j, cause);
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Waiting;
         st.start = None;

@@ -315,6 +315,12 @@ struct Engine<'a> {
     checkpoint_tau: BTreeMap<JobId, crate::time::SimDuration>,
     /// Running jobs that stopped making progress (their node failed), since when.
     stalled_at: BTreeMap<JobId, SimTime>,
+    /// Time lost by the jobs that lost any, by cause.
+    lost: BTreeMap<JobId, crate::outcome::LostTime>,
+    /// Jobs interrupted and not started again yet, since when.
+    interrupted_at: BTreeMap<JobId, SimTime>,
+    /// Jobs their policy is evicting (`Decision::Evict` in its grace): a preemption.
+    policy_evicting: BTreeSet<JobId>,
 }
 
 impl<'a> Engine<'a> {
@@ -402,6 +408,9 @@ impl<'a> Engine<'a> {
             saved: BTreeMap::new(),
             checkpoint_tau: BTreeMap::new(),
             stalled_at: BTreeMap::new(),
+            lost: BTreeMap::new(),
+            interrupted_at: BTreeMap::new(),
+            policy_evicting: BTreeSet::new(),
             ended: 0,
         })
     }

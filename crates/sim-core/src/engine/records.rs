@@ -157,6 +157,7 @@ impl Engine<'_> {
                     gang_wait_us: b.and_then(|b| b.hold.wait),
                     stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
                     unfinished_reason,
+                    lost: self.lost.get(&JobId(i as u32)).copied().unwrap_or_default(),
                 }
             })
             .collect();

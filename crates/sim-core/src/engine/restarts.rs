@@ -39,7 +39,7 @@ impl Engine<'_> {
             let job = &self.jobs[j.idx()].trace_id;
             log.record(self.now, &LogEvent::End { job, outcome: Outcome::OomKilled.name() })?;
         }
-        self.commit_saved(j);
+        self.commit_saved(j, crate::outcome::Interruption::Oom);
         self.killed.insert(j, Killed::InPlace);
         self.observe(self.interests.kills, || Observed::AttemptKilled { job: j, kills });
         Ok(())
@@ -106,7 +106,11 @@ impl Engine<'_> {
     pub(super) fn node_back(&mut self, j: JobId, node: u32) -> Result<(), EngineError> {
         self.bound[j.idx()].stalled = false;
         if self.jobs[j.idx()].restart_policy != RestartPolicy::OnFailure {
-            return self.requeue(j, format!("node {node} up again: its pod's containers died with it"));
+            return self.requeue(
+                j,
+                format!("node {node} up again: its pod's containers died with it"),
+                crate::outcome::Interruption::Failure,
+            );
         }
         // The kubelet restarted with the node: its back-off entries are gone.
         let b = &mut self.bound[j.idx()];
@@ -117,7 +121,7 @@ impl Engine<'_> {
         }
         self.moot_kill(j);
         // The stalled attempt's checkpoints are what the restart resumes from.
-        self.commit_saved(j);
+        self.commit_saved(j, crate::outcome::Interruption::Failure);
         self.restart(j, &format!("restarted in place: node {node} up again"))
     }
 

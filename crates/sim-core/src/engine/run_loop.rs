@@ -290,7 +290,11 @@ impl Engine<'_> {
                 if !known(job) || self.state[job.idx()].phase != Phase::Running {
                     return Err(self.invalid(format!("preemption of job index {} which is not running", job.0)));
                 }
-                self.requeue(job, format!("preempted by {}", self.policy.spec()))?;
+                self.requeue(
+                    job,
+                    format!("preempted by {}", self.policy.spec()),
+                    crate::outcome::Interruption::Preemption,
+                )?;
                 Ok(Applied::Freed)
             }
             Decision::Evict { .. } | Decision::Cancel { .. } | Decision::Suspend { .. } | Decision::Resume { .. } => {
@@ -313,9 +317,10 @@ impl Engine<'_> {
                     return Err(self.invalid(format!("eviction of job index {} which is not running", job.0)));
                 }
                 if grace.0 == 0 {
-                    self.requeue(job, reason)?;
+                    self.requeue(job, reason, crate::outcome::Interruption::Preemption)?;
                     return Ok(Applied::Freed);
                 }
+                self.policy_evicting.insert(job);
                 if !self.evicting.contains_key(&job) {
                     let attempt = self.state[job.idx()].attempts;
                     self.evicting.insert(job, reason);

@@ -65,7 +65,9 @@ impl Engine<'_> {
                 self.taint_evictions.remove(&j);
                 Ok(())
             }
-            NoExecute::EvictNow => self.requeue(j, format!("evicted: {why} is not tolerated")),
+            NoExecute::EvictNow => {
+                self.requeue(j, format!("evicted: {why} is not tolerated"), crate::outcome::Interruption::Failure)
+            }
             NoExecute::EvictAfter(secs) => {
                 if self.taint_evictions.get(&j).is_some_and(|e| e.since < self.now) {
                     return Ok(());
@@ -88,6 +90,10 @@ impl Engine<'_> {
             return Ok(());
         }
         let e = self.taint_evictions.remove(&j).expect("checked");
-        if self.state[j.idx()].phase == Phase::Running { self.requeue(j, e.reason) } else { Ok(()) }
+        if self.state[j.idx()].phase == Phase::Running {
+            self.requeue(j, e.reason, crate::outcome::Interruption::Failure)
+        } else {
+            Ok(())
+        }
     }
 }
