@@ -16,7 +16,8 @@
 //!   a mean time between preemptions of 1.4–3.2 h for AWS p3.2xlarge V100 in April 2023.
 //! * **A trace** (`trace=FILE`): a `spot-traces` availability file, `{"metadata":
 //!   {"gap_seconds": G}, "data": [n0, n1, …]}`, the spot instances obtainable at each tick
-//!   of G seconds from time 0. The pool's first `min(n, count)` nodes are present during a
+//!   of G seconds from time `start` (default 0: a trace's time 0 is not the workload's,
+//!   say where it falls). The pool's first `min(n, count)` nodes are present during a
 //!   tick; when `n` drops, its highest nodes get their notice at the tick, and when it rises
 //!   they come back. After the last tick the pool stays as it was.
 //!
@@ -54,6 +55,12 @@ pub const SAVE: OptionInfo = OptionInfo {
     values: &["yes", "no"],
     doc: "yes: jobs checkpoint on the notice and resume from there; no: they lose their work since their last checkpoint",
 };
+/// `start=<seconds>`.
+pub const START: OptionInfo = OptionInfo {
+    key: "start",
+    values: &["0", "<integer>"],
+    doc: "seconds of the run at which the trace's first tick falls (a trace's time 0 is not the workload's)",
+};
 /// `trace=<file>`.
 pub const TRACE: OptionInfo = OptionInfo {
     key: "trace",
@@ -81,6 +88,8 @@ pub struct Spot {
     notice_s: u64,
     save: bool,
     trace: Option<(String, SimDuration, Vec<u32>)>,
+    /// When the trace's first tick falls, seconds.
+    start_s: u64,
     rng: SimRng,
     /// The pool's nodes.
     nodes: Vec<u32>,
@@ -92,7 +101,7 @@ pub struct Spot {
 
 impl Spot {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[POOL, RECLAIM, BACK, NOTICE, SAVE, TRACE];
+    pub const OPTIONS: &'static [OptionInfo] = &[POOL, RECLAIM, BACK, NOTICE, SAVE, TRACE, START];
 
     /// Builds it from a spec; `rng` is its own stream. A trace is read here.
     pub fn from_spec(spec: &Spec, rng: SimRng) -> Result<Self, SpecError> {
@@ -123,6 +132,7 @@ impl Spot {
             notice_s: c.permille(NOTICE),
             save: c.index(SAVE) == 0,
             trace,
+            start_s: c.number(START).unwrap_or(0),
             rng,
             nodes: Vec::new(),
             wanted: 0,
@@ -191,6 +201,7 @@ impl Controller for Spot {
         let mut opts = vec![("pool", self.pool.clone())];
         if let Some((path, _, _)) = &self.trace {
             opts.push(("trace", path.clone()));
+            opts.push(("start", self.start_s.to_string()));
         } else {
             opts.push(("reclaim", permille_string(self.reclaim_h)));
             opts.push(("back", permille_string(self.back_h)));
@@ -210,7 +221,8 @@ impl Controller for Spot {
         }
         self.wanted = self.nodes.len();
         if self.trace.is_some() {
-            self.at(view, view.now(), 0, Next::Tick, out);
+            let first = view.now().max(SimTime::from_secs(self.start_s));
+            self.at(view, first, 0, Next::Tick, out);
         } else {
             for n in self.nodes.clone() {
                 let at = view.now() + self.exp_hours(self.reclaim_h);

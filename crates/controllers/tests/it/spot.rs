@@ -68,6 +68,14 @@ fn an_availability_trace_takes_nodes_away_and_gives_them_back() {
     let spec = format!("spot[pool=spot,trace={},notice=120]", trace.display());
     let a = run(0, &[job(4000)], &spec, 0)[0].clone();
     assert_eq!((a.attempts, secs(a.start), secs(a.end)), (2, 2000.0, 5000.0), "{a:?}");
+    // The same trace from 500: the notice at 1,500 (1,500 s done), evicted at 1,620, back at
+    // 2,500 with 2,500 s left: 5,000 again; from 5,000 it never touches A (ended at 4,000).
+    let later = format!("spot[pool=spot,trace={},notice=120,start=500]", trace.display());
+    let b = run(0, &[job(4000)], &later, 0)[0].clone();
+    assert_eq!((b.attempts, secs(b.start), secs(b.end)), (2, 2500.0, 5000.0), "{b:?}");
+    let after = format!("spot[pool=spot,trace={},notice=120,start=5000]", trace.display());
+    let c = run(0, &[job(4000)], &after, 0)[0].clone();
+    assert_eq!((c.attempts, secs(c.end)), (1, 4000.0), "{c:?}");
     // A bad trace is refused, naming what was expected.
     std::fs::write(&trace, r#"{"metadata": {"gap_seconds": 0}, "data": [1]}"#).unwrap();
     let e = controllers::build(&spec, 0, 0).err().unwrap().to_string();
