@@ -27,14 +27,14 @@
 //! per failure and one per repair, node by node in time order: the same seed gives the
 //! same failures whatever the workload or policy.
 
+use crate::timers::NodeTimers;
 use rand_distr::{Distribution, Exp1, StandardNormal};
 use sim_core::cluster::{NodeId, NodeState};
 use sim_core::controller::{Action, Controller};
 use sim_core::policy::SchedView;
 use sim_core::rng::SimRng;
 use sim_core::spec::{Chosen, DECIMAL, OptionInfo, Spec, SpecError, canonical_values, permille_string};
-use sim_core::time::{SimDuration, SimTime};
-use std::collections::BTreeSet;
+use sim_core::time::SimDuration;
 
 /// `pool=<name>`.
 pub const POOL: OptionInfo =
@@ -96,8 +96,7 @@ pub struct Failures {
     repair_sigma: u64,
     detect_s: u64,
     rng: SimRng,
-    /// (when, node, what), one timer asked for each.
-    pending: BTreeSet<(SimTime, u32, Next)>,
+    timers: NodeTimers<Next>,
 }
 
 impl Failures {
@@ -131,7 +130,7 @@ impl Failures {
             repair_sigma: c.permille(REPAIR_SIGMA),
             detect_s: c.permille(DETECT),
             rng,
-            pending: BTreeSet::new(),
+            timers: NodeTimers::new(),
         })
     }
 
@@ -161,27 +160,11 @@ impl Failures {
         let z: f64 = StandardNormal.sample(&mut self.rng);
         secs_duration(median * (z * self.repair_sigma as f64 / 1000.0).exp())
     }
-
-    fn at(&mut self, view: &SchedView<'_>, when: SimTime, node: u32, what: Next, out: &mut Vec<Action>) {
-        // Once every job has ended nothing is left to interrupt: the run may end.
-        if view.jobs_left() == 0 {
-            return;
-        }
-        self.pending.insert((when, node, what));
-        out.push(Action::WakeAt { at: when });
-    }
 }
 
 /// The jobs running on `node` (bound to it, or holding its units).
 pub(crate) fn jobs_on(view: &SchedView<'_>, node: u32) -> Vec<sim_core::JobId> {
-    let (first, cores) = view.cluster().node(NodeId(node)).map_or((0, 0), |(s, f)| (f, u64::from(s.cores)));
-    view.running()
-        .filter(|r| {
-            r.binding.iter().any(|b| b.node.0 == node)
-                || r.units.ranges().iter().any(|&(a, n)| u64::from(a) < first + cores && u64::from(a + n) > first)
-        })
-        .map(|r| r.job)
-        .collect()
+    view.running().filter(|r| r.runs_on(view.cluster(), NodeId(node))).map(|r| r.job).collect()
 }
 
 /// The node MTBF of a controller spec when it is a `failures` one (`None` for others).
@@ -246,22 +229,20 @@ impl Controller for Failures {
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let mut first = 0u32;
-        let mut nodes = Vec::new();
-        for pool in &view.cluster().pools {
-            if self.pool.as_ref().is_none_or(|p| &pool.name == p) {
-                nodes.extend(first..first + pool.count);
-            }
-            first += pool.count;
-        }
+        let nodes: Vec<u32> = view
+            .cluster()
+            .pool_nodes()
+            .filter(|(pool, _)| self.pool.as_ref().is_none_or(|p| &pool.name == p))
+            .flat_map(|(_, nodes)| nodes)
+            .collect();
         for n in nodes {
             let at = view.now() + self.time_to_failure();
-            self.at(view, at, n, Next::Fail, out);
+            self.timers.at(view, at, n, Next::Fail, out);
         }
     }
 
     fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let Some((now, node, what)) = self.pending.pop_first() else { return };
+        let Some((now, node, what)) = self.timers.fired() else { return };
         let state = view.node_states().get(node as usize).copied().unwrap_or(NodeState::Up);
         match what {
             // A node already down or removed (maintenance, another controller) does not
@@ -270,7 +251,7 @@ impl Controller for Failures {
             // failures leave up still start and the run ends.
             Next::Fail if !matches!(state, NodeState::Up | NodeState::Draining) || view.running_count() == 0 => {
                 let at = now + self.time_to_failure();
-                self.at(view, at, node, Next::Fail, out);
+                self.timers.at(view, at, node, Next::Fail, out);
             }
             Next::Fail => {
                 let detect = SimDuration(self.detect_s * 1000);
@@ -279,17 +260,17 @@ impl Controller for Failures {
                 } else {
                     out.extend(jobs_on(view, node).into_iter().map(|job| Action::Stall { job }));
                 }
-                self.at(view, now + detect, node, Next::Detect, out);
+                self.timers.at(view, now + detect, node, Next::Detect, out);
             }
             Next::Detect => {
                 out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Down });
                 let at = now + self.time_to_repair();
-                self.at(view, at, node, Next::Repair, out);
+                self.timers.at(view, at, node, Next::Repair, out);
             }
             Next::Repair => {
                 out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Up });
                 let at = now + self.time_to_failure();
-                self.at(view, at, node, Next::Fail, out);
+                self.timers.at(view, at, node, Next::Fail, out);
             }
         }
     }

@@ -32,6 +32,7 @@
 pub mod failures;
 pub mod maintenance;
 pub mod spot;
+mod timers;
 
 pub use failures::Failures;
 pub use maintenance::Maintenance;

@@ -103,15 +103,12 @@ impl Controller for Maintenance {
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let cluster = view.cluster();
-        let mut first = 0u32;
-        for pool in &cluster.pools {
+        for (pool, nodes) in view.cluster().pool_nodes() {
             let rack_ok = self.rack.as_ref().is_none_or(|r| pool.spec.topology.rack.as_ref() == Some(r));
             let pool_ok = self.pool.as_ref().is_none_or(|p| &pool.name == p);
             if rack_ok && pool_ok {
-                self.nodes.extend((first..first + pool.count).map(NodeId));
+                self.nodes.extend(nodes.map(NodeId));
             }
-            first += pool.count;
         }
         out.push(Action::WakeAt { at: SimTime::from_secs(self.at) });
         if let Some(u) = self.until {

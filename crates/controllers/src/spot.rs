@@ -23,6 +23,7 @@
 //!
 //! Draws (hazard mode) come from the controller's own stream.
 
+use crate::timers::NodeTimers;
 use rand_distr::{Distribution, Exp1};
 use sim_core::cluster::{NodeId, NodeState};
 use sim_core::controller::{Action, Controller};
@@ -30,7 +31,6 @@ use sim_core::policy::SchedView;
 use sim_core::rng::SimRng;
 use sim_core::spec::{Chosen, DECIMAL, OptionInfo, Spec, SpecError, canonical_values, permille_string};
 use sim_core::time::{SimDuration, SimTime};
-use std::collections::BTreeSet;
 
 /// `pool=<name>`.
 pub const POOL: OptionInfo = OptionInfo { key: "pool", values: &["*"], doc: "the spot pool (required)" };
@@ -96,7 +96,7 @@ pub struct Spot {
     /// Nodes present or on notice (trace mode: how many of the first nodes are wanted).
     wanted: usize,
     tick: usize,
-    pending: BTreeSet<(SimTime, u32, Next)>,
+    timers: NodeTimers<Next>,
 }
 
 impl Spot {
@@ -137,22 +137,13 @@ impl Spot {
             nodes: Vec::new(),
             wanted: 0,
             tick: 0,
-            pending: BTreeSet::new(),
+            timers: NodeTimers::new(),
         })
     }
 
     fn exp_hours(&mut self, mean_milli_h: u64) -> SimDuration {
         let e: f64 = Exp1.sample(&mut self.rng);
         SimDuration(((mean_milli_h as f64 * 3600.0 * e * 1000.0).round().min(u64::MAX as f64) as u64).max(1))
-    }
-
-    fn at(&mut self, view: &SchedView<'_>, when: SimTime, node: u32, what: Next, out: &mut Vec<Action>) {
-        // Nothing left to run: the run may end.
-        if view.jobs_left() == 0 {
-            return;
-        }
-        self.pending.insert((when, node, what));
-        out.push(Action::WakeAt { at: when });
     }
 
     /// The notice: the node is cordoned (nothing new starts there, as the AWS Node
@@ -167,7 +158,7 @@ impl Spot {
             }
             out.push(Action::Evict { job, grace, reason: format!("spot node {node} reclaimed") });
         }
-        self.at(view, now + grace, node, Next::Gone, out);
+        self.timers.at(view, now + grace, node, Next::Gone, out);
     }
 }
 
@@ -212,41 +203,39 @@ impl Controller for Spot {
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let mut first = 0u32;
-        for pool in &view.cluster().pools {
+        for (pool, nodes) in view.cluster().pool_nodes() {
             if pool.name == self.pool {
-                self.nodes.extend(first..first + pool.count);
+                self.nodes.extend(nodes);
             }
-            first += pool.count;
         }
         self.wanted = self.nodes.len();
         if self.trace.is_some() {
             let first = view.now().max(SimTime::from_secs(self.start_s));
-            self.at(view, first, 0, Next::Tick, out);
+            self.timers.at(view, first, 0, Next::Tick, out);
         } else {
             for n in self.nodes.clone() {
                 let at = view.now() + self.exp_hours(self.reclaim_h);
-                self.at(view, at, n, Next::Notice, out);
+                self.timers.at(view, at, n, Next::Notice, out);
             }
         }
     }
 
     fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let Some((now, node, what)) = self.pending.pop_first() else { return };
+        let Some((now, node, what)) = self.timers.fired() else { return };
         match what {
             Next::Notice => self.notice(view, now, node, out),
             Next::Gone => {
                 out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Absent });
                 if self.trace.is_none() {
                     let at = now + self.exp_hours(self.back_h);
-                    self.at(view, at, node, Next::Back, out);
+                    self.timers.at(view, at, node, Next::Back, out);
                 }
             }
             Next::Back => {
                 out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Up });
                 if self.trace.is_none() {
                     let at = now + self.exp_hours(self.reclaim_h);
-                    self.at(view, at, node, Next::Notice, out);
+                    self.timers.at(view, at, node, Next::Notice, out);
                 }
             }
             Next::Tick => {
@@ -260,11 +249,11 @@ impl Controller for Spot {
                     self.notice(view, now, self.nodes[i], out);
                 }
                 for i in self.wanted..want {
-                    self.at(view, now, self.nodes[i], Next::Back, out);
+                    self.timers.at(view, now, self.nodes[i], Next::Back, out);
                 }
                 self.wanted = want;
                 self.tick += 1;
-                self.at(view, now + gap, 0, Next::Tick, out);
+                self.timers.at(view, now + gap, 0, Next::Tick, out);
             }
         }
     }

@@ -164,14 +164,6 @@ pub struct InterruptionReport {
     pub lost_core_hours: BTreeMap<&'static str, f64>,
 }
 
-/// The causes of [`InterruptionReport::lost_gpu_hours`], in order.
-const LOST_CAUSES: [&str; 7] = ["failure", "eviction", "preemption", "oom", "checkpoint_writes", "restore", "waiting"];
-
-/// A record's lost time by cause, µs, in [`LOST_CAUSES`] order.
-fn lost_by_cause(l: &sim_core::LostTime) -> [u64; 7] {
-    [l.failure, l.eviction, l.preemption, l.oom, l.checkpoint_writes, l.restore, l.waiting]
-}
-
 /// A deadlock of partial gangs (see [`sim_core::Deadlock`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DeadlockReport {
@@ -266,16 +258,16 @@ impl Summary {
             gpus_with_power: 0,
             cost: None,
             interruptions: (t.restarts > 0 || t.lost_gpu.iter().chain(&t.lost_core).any(|&x| x > 0)).then(|| {
-                let hours = |v: &[u128; 7], per: f64| {
-                    LOST_CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / per / 3.6e9)).collect()
+                let hours = |v: &[u128; 7]| {
+                    sim_core::LostTime::CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / 3.6e9)).collect()
                 };
                 InterruptionReport {
                     restarts: t.restarts,
                     jobs_interrupted: t.interrupted,
                     ettr: ratio(t.work_all, t.life_all),
                     ettr_interrupted: ratio(t.work_interrupted, t.life_interrupted),
-                    lost_gpu_hours: hours(&t.lost_gpu, 1.0),
-                    lost_core_hours: hours(&t.lost_core, 1.0),
+                    lost_gpu_hours: hours(&t.lost_gpu),
+                    lost_core_hours: hours(&t.lost_core),
                 }
             }),
         }
@@ -352,8 +344,11 @@ impl Summary {
             } else {
                 (&i.lost_core_hours, "core-hours")
             };
-            let parts: Vec<String> =
-                LOST_CAUSES.iter().filter(|k| lost[*k] > 0.0).map(|k| format!("{k} {:.1}", lost[k])).collect();
+            let parts: Vec<String> = sim_core::LostTime::CAUSES
+                .iter()
+                .filter(|k| lost[*k] > 0.0)
+                .map(|k| format!("{k} {:.1}", lost[k]))
+                .collect();
             if !parts.is_empty() {
                 row(&mut s, &format!("lost {unit}"), parts.join(", "));
             }
@@ -408,7 +403,7 @@ struct Totals {
     life_all: u128,
     work_interrupted: u128,
     life_interrupted: u128,
-    /// Lost GPU-µs and unit-µs by cause ([`LOST_CAUSES`]).
+    /// Lost GPU-µs and unit-µs by cause ([`sim_core::LostTime::CAUSES`]).
     lost_gpu: [u128; 7],
     lost_core: [u128; 7],
 }
@@ -457,7 +452,7 @@ impl Totals {
         }
         self.stuck += u64::from(rec.stuck_holding);
         let gpus = u128::from(job.tasks) * u128::from(job.task.gpus);
-        for (i, us) in lost_by_cause(&rec.lost).into_iter().enumerate() {
+        for (i, us) in rec.lost.by_cause().into_iter().enumerate() {
             self.lost_gpu[i] += u128::from(us) * gpus;
             self.lost_core[i] += u128::from(us) * u128::from(job.units());
         }

@@ -53,22 +53,7 @@ impl Controller for Placements<'_> {
     fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, _: &mut Vec<Action>) {
         let Observed::Started { job } = *event else { return };
         let Some(r) = view.running_job(job) else { return };
-        let mut nodes: Vec<u32> = r.binding.iter().map(|b| b.node.0).collect();
-        if r.binding.is_empty() {
-            let cluster = view.cluster();
-            for &(first, len) in r.units.ranges() {
-                let (mut u, end) = (u64::from(first), u64::from(first) + u64::from(len));
-                while u < end {
-                    let Some(n) = cluster.node_of_unit(u) else { break };
-                    nodes.push(n.0);
-                    // On to the first unit of the next node.
-                    let Some((spec, first_unit)) = cluster.node(n) else { break };
-                    u = first_unit + u64::from(spec.cores.max(1));
-                }
-            }
-        }
-        nodes.sort_unstable();
-        nodes.dedup();
+        let nodes = r.nodes(view.cluster());
         let i = job.idx();
         if self.placed.len() <= i {
             self.placed.resize(i + 1, None);

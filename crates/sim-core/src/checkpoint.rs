@@ -92,10 +92,36 @@ impl Checkpointing {
     /// The work an attempt with `work` to do has saved when stopped `elapsed` after it
     /// started: that of its last completed checkpoint.
     pub fn saved(&self, tau: SimDuration, work: SimDuration, restoring: bool, elapsed: SimDuration) -> SimDuration {
-        let restore = if restoring { self.restore.0 } else { 0 };
-        let Some(computing) = elapsed.0.checked_sub(restore) else { return SimDuration::ZERO };
-        let segment = tau.0.max(1).saturating_add(self.cost.0);
-        let done = (computing / segment).min(Self::writes(tau, work));
-        SimDuration(done.saturating_mul(tau.0).min(work.0))
+        self.spent(tau, work, restoring, elapsed).kept
     }
+
+    /// How the first `elapsed` of an attempt with `work` to do were spent: reading a
+    /// checkpoint back, writing checkpoints (a write under way counts), and the work its
+    /// last completed checkpoint keeps; the rest is compute since then.
+    pub fn spent(&self, tau: SimDuration, work: SimDuration, restoring: bool, elapsed: SimDuration) -> Spent {
+        let restore = if restoring { self.restore.0.min(elapsed.0) } else { 0 };
+        let computing = elapsed.0 - restore;
+        let tau = tau.0.max(1);
+        let segment = tau.saturating_add(self.cost.0);
+        let (full, rest) = (computing / segment, computing % segment);
+        let max_writes = Self::writes(SimDuration(tau), work);
+        let done = full.min(max_writes);
+        let partial = if full < max_writes && rest > tau { rest - tau } else { 0 };
+        Spent {
+            restore: SimDuration(restore),
+            writes: SimDuration(done.saturating_mul(self.cost.0).saturating_add(partial)),
+            kept: SimDuration(done.saturating_mul(tau).min(work.0)),
+        }
+    }
+}
+
+/// How part of an attempt was spent ([`Checkpointing::spent`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Reading a checkpoint back.
+    pub restore: SimDuration,
+    /// Writing checkpoints.
+    pub writes: SimDuration,
+    /// The work the last completed checkpoint keeps.
+    pub kept: SimDuration,
 }

@@ -185,6 +185,15 @@ impl Cluster {
         None
     }
 
+    /// Each pool with the ids of its nodes, in pool order.
+    pub fn pool_nodes(&self) -> impl Iterator<Item = (&NodePool, std::ops::Range<u32>)> + '_ {
+        self.pools.iter().scan(0u32, |first, p| {
+            let nodes = *first..*first + p.count;
+            *first += p.count;
+            Some((p, nodes))
+        })
+    }
+
     /// The pool a node belongs to.
     pub fn pool_of(&self, id: NodeId) -> Option<&NodePool> {
         let mut first_node = 0u32;

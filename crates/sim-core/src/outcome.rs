@@ -140,6 +140,15 @@ pub enum Interruption {
 }
 
 impl LostTime {
+    /// The causes' names, in the order of [`LostTime::by_cause`].
+    pub const CAUSES: [&'static str; 7] =
+        ["failure", "eviction", "preemption", "oom", "checkpoint_writes", "restore", "waiting"];
+
+    /// Each cause's time, in the order of [`LostTime::CAUSES`].
+    pub fn by_cause(&self) -> [u64; 7] {
+        [self.failure, self.eviction, self.preemption, self.oom, self.checkpoint_writes, self.restore, self.waiting]
+    }
+
     /// The field of `cause`.
     pub fn of(&mut self, cause: Interruption) -> &mut u64 {
         match cause {

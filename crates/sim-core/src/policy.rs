@@ -286,6 +286,44 @@ pub struct RunningJob {
     pub binding: Vec<TaskBinding>,
 }
 
+impl RunningJob {
+    /// The nodes it runs on, in order, once each.
+    pub fn nodes(&self, cluster: &Cluster) -> Vec<u32> {
+        Self::nodes_of(cluster, &self.units, &self.binding)
+    }
+
+    /// Whether it runs on `node`.
+    pub fn runs_on(&self, cluster: &Cluster, node: crate::cluster::NodeId) -> bool {
+        if !self.binding.is_empty() {
+            return self.binding.iter().any(|b| b.node == node);
+        }
+        let Some((spec, first)) = cluster.node(node) else { return false };
+        let end = first + u64::from(spec.cores);
+        self.units.ranges().iter().any(|&(a, n)| u64::from(a) < end && u64::from(a) + u64::from(n) > first)
+    }
+
+    /// The nodes of a binding, or of the units of a job started on units (`binding`
+    /// empty), in order, once each.
+    pub fn nodes_of(cluster: &Cluster, units: &UnitSet, binding: &[TaskBinding]) -> Vec<u32> {
+        let mut nodes: Vec<u32> = if binding.is_empty() {
+            // Nodes number their units in order: a range covers every node between the
+            // nodes of its ends.
+            let node = |u: u32| cluster.node_of_unit(u64::from(u)).map_or(0, |n| n.0);
+            units
+                .ranges()
+                .iter()
+                .filter(|r| r.1 > 0)
+                .flat_map(|&(first, len)| node(first)..=node(first + len - 1))
+                .collect()
+        } else {
+            binding.iter().map(|b| b.node.0).collect()
+        };
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+}
+
 /// Read-only view of the simulation for a policy.
 pub struct SchedView<'a> {
     pub(crate) now: SimTime,

@@ -107,12 +107,8 @@ impl Engine<'_> {
     /// (the job makes no progress, its work since the last checkpoint is lost) but stays
     /// bound, holding its resources, until it is evicted or the node comes back.
     fn stall(&mut self, j: JobId) {
-        if let Some(id) = self.state[j.idx()].end_event.take() {
-            self.events.cancel(id);
-        }
-        self.account_energy(j);
+        self.halt(j);
         self.bound[j.idx()].stalled = true;
-        self.stalled_at.entry(j).or_insert(self.now);
     }
 
     /// `node`, down, is now in state `to`: removed, the jobs stalled on it are requeued

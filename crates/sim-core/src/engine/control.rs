@@ -170,7 +170,7 @@ impl Engine<'_> {
                     self.requeue(job, reason, crate::outcome::Interruption::Eviction)?;
                 } else {
                     let attempt = self.state[job.idx()].attempts;
-                    self.evicting.insert(job, reason);
+                    self.evicting.insert(job, (reason, crate::outcome::Interruption::Eviction));
                     self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
                 }
             }
@@ -244,13 +244,8 @@ impl Engine<'_> {
     /// running, stops and the job goes back to the queue (or, cancelled, ends
     /// `preempted`).
     pub(super) fn evict_now(&mut self, j: JobId, attempt: u32) -> Result<(), EngineError> {
-        let Some(reason) = self.evicting.remove(&j) else { return Ok(()) };
+        let Some((reason, cause)) = self.evicting.remove(&j) else { return Ok(()) };
         let cancel = self.cancelling.remove(&j);
-        let cause = if self.policy_evicting.remove(&j) {
-            crate::outcome::Interruption::Preemption
-        } else {
-            crate::outcome::Interruption::Eviction
-        };
         let st = &self.state[j.idx()];
         if st.phase == Phase::Running && st.attempts == attempt {
             if cancel {

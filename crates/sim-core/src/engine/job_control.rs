@@ -74,7 +74,7 @@ impl Engine<'_> {
         reason: StartReason,
     ) -> Result<(), EngineError> {
         if let Some(c) = self.cfg.checkpointing {
-            let nodes = self.nodes_of(&set, &binding);
+            let nodes = RunningJob::nodes_of(self.cluster, &set, &binding).len().max(1) as u32;
             self.checkpoint_tau.insert(j, c.interval_for(nodes));
         }
         let job = &self.jobs[j.idx()];
@@ -133,16 +133,15 @@ impl Engine<'_> {
     /// The attempt was interrupted by `cause`: what it lost is counted.
     pub(super) fn commit_saved(&mut self, j: JobId, cause: crate::outcome::Interruption) {
         let stopped = self.stalled_at.remove(&j).unwrap_or(self.now);
-        self.count_lost(j, stopped, cause);
+        let spent = self.attempt_spent(j, stopped);
+        self.count_lost(j, stopped, cause, spent);
         // The interval is taken: an attempt's checkpoints are counted once.
-        let tau = self.checkpoint_tau.remove(&j);
-        if let (Some(c), Some(start), Some(tau)) = (self.cfg.checkpointing, self.state[j.idx()].start, tau) {
-            let (work, restoring) = self.attempt_work(j);
-            let done = c.saved(tau, work, restoring, stopped.saturating_since(start));
+        self.checkpoint_tau.remove(&j);
+        if let Some(spent) = spent {
             // Work of this attempt's effective run time, in the job's base run time.
             let base = self.jobs[j.idx()].runtime.unwrap_or_default().0 as u128;
             let full = self.effective_runtime(j).0.max(1) as u128;
-            let done = (done.0 as u128 * base / full) as u64;
+            let done = (spent.kept.0 as u128 * base / full) as u64;
             if done > 0 {
                 let s = self.saved.entry(j).or_default();
                 s.this_attempt = s.this_attempt.max(done);
@@ -226,38 +225,35 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// How long this attempt runs (before any time limit): the effective run time, less
-    /// the share of it that checkpoints of earlier attempts saved.
+    /// Under periodic checkpoints, how the attempt of `j` spent its time until `stopped`.
+    fn attempt_spent(&self, j: JobId, stopped: SimTime) -> Option<crate::checkpoint::Spent> {
+        let (c, tau, start) = (self.cfg.checkpointing?, *self.checkpoint_tau.get(&j)?, self.state[j.idx()].start?);
+        let (work, restoring) = self.attempt_work(j);
+        Some(c.spent(tau, work, restoring, stopped.saturating_since(start)))
+    }
+
     /// Counts what the attempt of `j` stopped at `stopped` by `cause` lost: its work since
     /// its last completed checkpoint (all of it without one), the checkpoints it wrote and
-    /// the one it read back. It waits from now.
-    fn count_lost(&mut self, j: JobId, stopped: SimTime, cause: crate::outcome::Interruption) {
+    /// the one it read back (`spent`, under periodic checkpoints). It waits from now.
+    fn count_lost(
+        &mut self,
+        j: JobId,
+        stopped: SimTime,
+        cause: crate::outcome::Interruption,
+        spent: Option<crate::checkpoint::Spent>,
+    ) {
         let Some(start) = self.state[j.idx()].start else { return };
         // Counted once per attempt (a pod killed in place and then stalled is one).
         if self.interrupted_at.contains_key(&j) {
             return;
         }
         let elapsed = stopped.saturating_since(start).0;
-        let (work, restoring) = self.attempt_work(j);
         // Explicit checkpoints (`Action::Checkpoint`): their share of the attempt's run time.
         let base = self.jobs[j.idx()].runtime.unwrap_or_default().0.max(1) as u128;
         let this = self.saved.get(&j).map_or(0, |s| s.this_attempt) as u128;
         let explicit = (this * self.effective_runtime(j).0 as u128 / base) as u64;
-        let (restore, writes, kept) = match (self.cfg.checkpointing, self.checkpoint_tau.get(&j)) {
-            (Some(c), Some(&tau)) => {
-                let restore = if restoring { c.restore.0.min(elapsed) } else { 0 };
-                let computing = elapsed - restore;
-                let segment = tau.0.max(1).saturating_add(c.cost.0);
-                let max_writes = work.0.saturating_sub(1) / tau.0.max(1);
-                let full = computing / segment;
-                let (done, rest) = (full.min(max_writes), computing - full * segment);
-                // A write under way when it stopped counts as writing.
-                let partial = if full < max_writes && rest > tau.0 { rest - tau.0 } else { 0 };
-                let kept = c.saved(tau, work, restoring, SimDuration(elapsed)).0.max(explicit);
-                (restore, done * c.cost.0 + partial, kept)
-            }
-            _ => (0, 0, explicit),
-        };
+        let s = spent.unwrap_or_default();
+        let (restore, writes, kept) = (s.restore.0, s.writes.0, s.kept.0.max(explicit));
         let l = self.lost.entry(j).or_default();
         // What it did not keep, and the time it held its resources without progress since
         // it stopped (a failure not yet detected).
@@ -267,12 +263,12 @@ impl Engine<'_> {
         self.interrupted_at.insert(j, self.now);
     }
 
-    /// A completed attempt's checkpoint writes and restore.
+    /// A completed attempt's checkpoint writes and restore: its run beyond its work.
     fn count_overheads(&mut self, j: JobId) {
         if let (Some(c), Some(&tau)) = (self.cfg.checkpointing, self.checkpoint_tau.get(&j)) {
             let (work, restoring) = self.attempt_work(j);
-            let writes = work.0.saturating_sub(1) / tau.0.max(1) * c.cost.0;
             let restore = if restoring { c.restore.0 } else { 0 };
+            let writes = c.wall(tau, work, restoring).0.saturating_sub(work.0 + restore);
             if writes + restore > 0 {
                 let l = self.lost.entry(j).or_default();
                 l.checkpoint_writes += writes;
@@ -281,8 +277,10 @@ impl Engine<'_> {
         }
     }
 
-    /// With periodic checkpoints, it also writes them, and reads the last one first when
-    /// it resumes from one.
+    /// How long this attempt runs (before any time limit): the effective run time, less
+    /// the share of it that checkpoints of earlier attempts saved. With periodic
+    /// checkpoints, it also writes them, and reads the last one first when it resumes from
+    /// one.
     pub(super) fn attempt_runtime(&self, j: JobId) -> SimDuration {
         if self.saved.is_empty() && self.cfg.checkpointing.is_none() {
             return self.effective_runtime(j);
@@ -309,25 +307,6 @@ impl Engine<'_> {
             }
             _ => (full, false),
         }
-    }
-
-    /// The nodes an attempt runs on: those of its binding, or those its units are on.
-    fn nodes_of(&self, set: &UnitSet, binding: &[TaskBinding]) -> u32 {
-        let mut nodes: Vec<u32> = if binding.is_empty() {
-            // Nodes number their units in order: a range covers every node between the
-            // nodes of its ends.
-            let node = |u: u32| self.cluster.node_of_unit(u64::from(u)).map_or(0, |n| n.0);
-            set.ranges()
-                .iter()
-                .filter(|r| r.1 > 0)
-                .flat_map(|&(first, len)| node(first)..=node(first + len - 1))
-                .collect()
-        } else {
-            binding.iter().map(|b| b.node.0).collect()
-        };
-        nodes.sort_unstable();
-        nodes.dedup();
-        nodes.len().max(1) as u32
     }
 
     /// Job `j` stops making progress now (its node failed; [`crate::controller::Action::Stall`]):

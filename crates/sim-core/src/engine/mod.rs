@@ -301,8 +301,9 @@ struct Engine<'a> {
     /// Whether a node that goes down keeps its pods bound until evicted (Kubernetes'
     /// node lifecycle, [`NodeLifecycle::Kubernetes`]) rather than requeuing them at once.
     kube_nodes: bool,
-    /// Evictions in their grace period: why, by job.
-    evicting: BTreeMap<JobId, String>,
+    /// Evictions in their grace period: why, and what kind of interruption (the policy's
+    /// preemption, a controller's eviction), by job.
+    evicting: BTreeMap<JobId, (String, crate::outcome::Interruption)>,
     /// Of those, the ones that end for good (`Decision::Cancel`) instead of requeueing.
     cancelling: BTreeSet<JobId>,
     /// Suspended jobs (`Decision::Suspend`) and the run time each has left.
@@ -319,8 +320,6 @@ struct Engine<'a> {
     lost: BTreeMap<JobId, crate::outcome::LostTime>,
     /// Jobs interrupted and not started again yet, since when.
     interrupted_at: BTreeMap<JobId, SimTime>,
-    /// Jobs their policy is evicting (`Decision::Evict` in its grace): a preemption.
-    policy_evicting: BTreeSet<JobId>,
 }
 
 impl<'a> Engine<'a> {
@@ -410,7 +409,6 @@ impl<'a> Engine<'a> {
             stalled_at: BTreeMap::new(),
             lost: BTreeMap::new(),
             interrupted_at: BTreeMap::new(),
-            policy_evicting: BTreeSet::new(),
             ended: 0,
         })
     }

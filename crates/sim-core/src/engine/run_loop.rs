@@ -320,10 +320,9 @@ impl Engine<'_> {
                     self.requeue(job, reason, crate::outcome::Interruption::Preemption)?;
                     return Ok(Applied::Freed);
                 }
-                self.policy_evicting.insert(job);
                 if !self.evicting.contains_key(&job) {
                     let attempt = self.state[job.idx()].attempts;
-                    self.evicting.insert(job, reason);
+                    self.evicting.insert(job, (reason, crate::outcome::Interruption::Preemption));
                     self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
                 }
                 Ok(Applied::Other)
@@ -340,7 +339,7 @@ impl Engine<'_> {
                     return Ok(Applied::Freed);
                 }
                 let attempt = self.state[job.idx()].attempts;
-                self.evicting.insert(job, reason);
+                self.evicting.insert(job, (reason, crate::outcome::Interruption::Preemption));
                 self.cancelling.insert(job);
                 self.events.schedule(self.now + grace, EventClass::JobEnd, Ev::Evict(job, attempt));
                 Ok(Applied::Other)
