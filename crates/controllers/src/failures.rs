@@ -164,7 +164,7 @@ impl Failures {
 
 /// The jobs running on `node` (bound to it, or holding its units).
 pub(crate) fn jobs_on(view: &SchedView<'_>, node: u32) -> Vec<sim_core::JobId> {
-    view.running().filter(|r| r.runs_on(view.cluster(), NodeId(node))).map(|r| r.job).collect()
+    view.jobs_on(NodeId(node))
 }
 
 /// The node MTBF of a controller spec when it is a `failures` one (`None` for others).

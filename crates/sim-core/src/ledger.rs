@@ -218,6 +218,8 @@ pub struct Ledger {
     mark: u64,
     /// Bumped by every change of a node's labels or taints (controllers' actions).
     meta_epoch: u64,
+    /// Each node's labels and taints at the start (shared by a pool's nodes).
+    origin: std::sync::Arc<[std::sync::Arc<NodeMeta>]>,
     /// Nodes holding a pod with inter-pod terms ([`NodeUse::term_pods`] above 0).
     term_nodes: u32,
     /// The nodes changed (bumped), in order, from change number `log_start` on: lets a
@@ -280,6 +282,7 @@ impl Ledger {
     /// A ledger of `nodes`, all unused.
     fn of_nodes(nodes: Vec<NodeUse>) -> Self {
         let versions = vec![0; nodes.len()];
+        let origin = nodes.iter().map(|n| n.meta.clone()).collect();
         let mut free_hist = vec![0u32; nodes.iter().map(|n| n.gpus.len()).max().unwrap_or(0) + 1];
         for n in &nodes {
             free_hist[n.gpus.len()] += 1;
@@ -289,6 +292,7 @@ impl Ledger {
             versions,
             mark: 0,
             meta_epoch: 0,
+            origin,
             term_nodes: 0,
             log: Vec::new(),
             log_start: 0,
@@ -404,7 +408,13 @@ impl Ledger {
         }
         let mut m = (*self.nodes[i].meta).clone();
         f(&mut m);
-        self.nodes[i].meta = std::sync::Arc::new(m);
+        // A node whose labels and taints are back to what they were at the start shares
+        // its pool's meta again: caches keyed by distinct metas stay small however many
+        // nodes fail and come back.
+        self.nodes[i].meta = match self.origin.get(i) {
+            Some(o) if **o == m => o.clone(),
+            _ => std::sync::Arc::new(m),
+        };
         self.bump(i);
         self.meta_epoch += 1;
     }

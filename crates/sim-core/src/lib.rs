@@ -72,6 +72,7 @@ pub mod outcome;
 pub mod policy;
 pub mod power;
 pub mod rng;
+pub mod running_on_nodes;
 pub mod spec;
 pub mod time;
 pub mod units;

@@ -332,6 +332,7 @@ pub struct SchedView<'a> {
     pub(crate) queue: &'a [JobId],
     pub(crate) running: &'a [Option<RunningJob>],
     pub(crate) running_by_start: &'a BTreeSet<(u64, JobId)>,
+    pub(crate) running_on_nodes: &'a crate::running_on_nodes::RunningOnNodes,
     pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId, u64)>,
     pub(crate) free: &'a FreePool,
     pub(crate) ledger: &'a Ledger,
@@ -417,6 +418,13 @@ impl<'a> SchedView<'a> {
     /// Running jobs in start order.
     pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
         self.running_by_start.iter().map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+    }
+    /// The jobs running on `node`, in start order.
+    pub fn jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
+        match self.running_on_nodes.on(node.0) {
+            Some(on) => on.collect(),
+            None => self.running().filter(|r| r.runs_on(self.cluster, node)).map(|r| r.job).collect(),
+        }
     }
     /// Number of running jobs.
     pub fn running_count(&self) -> usize {

@@ -517,11 +517,21 @@ impl Placement {
         };
         // The same pod again after only some nodes changed (the next task of a gang, the
         // next pod of its type): the best nodes follow from the last ones and those nodes.
+        // Nodes allowed or barred since (a node down or back, a gang's reservation) count
+        // as changed ones.
         let previous = p.slot.and_then(|t| p.again.take(t, p.cptr)).filter(|a| {
-            !own && a.nodes == (nodes.as_ptr() as usize, nodes.len())
-                && a.allowed == allowed
-                && a.tree.is_some() == p.scan.is_some()
+            !own && a.nodes == (nodes.as_ptr() as usize, nodes.len()) && a.tree.is_some() == p.scan.is_some()
         });
+        let previous = previous
+            .filter(|a| a.allowed.len() == allowed.len())
+            .and_then(|mut a| a.follow_allowed(allowed, nodes.len() / 8, nodes.len()).then_some(a));
+        let previous = match previous {
+            Some(mut a) if a.recheck => {
+                a.recheck = false;
+                self.decides_alone(&mut p).then_some(a)
+            }
+            a => a,
+        };
         let chosen = if let Some(start) = p.scan.as_ref().map(|s| s.start) {
             // The sample tree holds the use scores only: it serves while no running pod's
             // term and no term of the pod's own concerns it.
@@ -953,6 +963,12 @@ impl Agains {
         self.by_type.clear();
         self.constrained.clear();
     }
+
+    /// Labels or taints changed: each is checked again before its next use.
+    fn recheck(&mut self) {
+        self.by_type.iter_mut().flatten().for_each(|a| a.recheck = true);
+        self.constrained.iter_mut().for_each(|e| e.2.recheck = true);
+    }
 }
 
 /// Most nodes that fit an [`Again`] lists all of.
@@ -979,6 +995,9 @@ struct Again {
     changed: Vec<u32>,
     /// For a sampling placement (`known` unused): every node's decisive score by scan position.
     tree: Option<SampleTree>,
+    /// Labels or taints changed since it was made: it serves only if the use scores still
+    /// decide alone ([`Placement::decides_alone`]).
+    recheck: bool,
 }
 
 impl Again {
@@ -992,6 +1011,21 @@ impl Again {
             self.changed.dedup();
             return self.tree.is_some() || self.changed.len() <= limit;
         }
+        true
+    }
+
+    /// Notes each node whose allowed flag differs from `allowed` (as long) as changed, and
+    /// takes `allowed` in; false when that makes too many (see [`Again::note_change`]).
+    fn follow_allowed(&mut self, allowed: &[bool], limit: usize, nodes: usize) -> bool {
+        if self.allowed.as_slice() == allowed {
+            return true;
+        }
+        let differ: Vec<u32> =
+            (0..allowed.len()).filter(|&i| self.allowed[i] != allowed[i]).map(|i| i as u32).collect();
+        if !differ.into_iter().all(|i| self.note_change(i, limit, nodes)) {
+            return false;
+        }
+        self.allowed.copy_from_slice(allowed);
         true
     }
 
@@ -1099,6 +1133,7 @@ impl Pass<'_> {
             best,
             changed: Vec::new(),
             tree,
+            recheck: false,
         }
     }
 }
@@ -1165,13 +1200,19 @@ impl PlaceCx {
 
     /// Drops every result that depends on nodes' labels and taints when a controller
     /// changed them ([`sim_core::ledger::Ledger::meta_epoch`] moved on).
+    ///
+    /// The nodes whose labels or taints changed are also changed in the ledger (their
+    /// versions move on), so the score cache and the last placements follow them as any
+    /// other changed node; a last placement is checked again before use, since the use
+    /// scores alone may no longer decide (see [`Again::recheck`]). A changed node order
+    /// for sampling (zones interleaved, from the labels) drops the last placements.
     pub fn sync_meta(&mut self, epoch: u64) {
         if epoch != self.meta_epoch {
             self.meta_epoch = epoch;
             self.tainted.clear();
             self.metas.clear();
             self.domains = Default::default();
-            self.mark_all_dirty();
+            self.again.recheck();
         }
     }
 
@@ -1292,7 +1333,12 @@ impl PlaceCx {
     fn refresh_node_lists(&mut self, nodes: &[NodeUse]) {
         if self.tainted.len() != nodes.len() {
             self.tainted = nodes.iter().map(|n| !n.meta.taints.is_empty()).collect();
-            self.scan_order = zone_interleaved(nodes);
+            let order = zone_interleaved(nodes);
+            if order != self.scan_order {
+                // Sample trees are laid out in scan order.
+                self.again.clear();
+            }
+            self.scan_order = order;
             self.scan_pos = vec![0; nodes.len()];
             for (pos, &i) in self.scan_order.iter().enumerate() {
                 self.scan_pos[i as usize] = pos as u32;

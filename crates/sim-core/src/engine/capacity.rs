@@ -77,6 +77,9 @@ impl Engine<'_> {
         }
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
+        if self.running_on_nodes.kept() {
+            self.running_on_nodes.remove(seq, j, &r.nodes(self.cluster));
+        }
         self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
         self.allocated -= r.count;
         if self.free.is_counted() {
@@ -111,22 +114,32 @@ impl Engine<'_> {
         self.bound[j.idx()].stalled = true;
     }
 
+    /// The jobs running on `node` (not suspended), in start order: a bound job's tasks, or
+    /// a job's units, are there.
+    pub(super) fn running_on(&self, node: NodeId) -> Vec<JobId> {
+        match self.running_on_nodes.on(node.0) {
+            Some(on) => on.collect(),
+            None => self
+                .running_by_start
+                .iter()
+                .map(|&(_, j)| j)
+                .filter(|j| self.running[j.idx()].as_ref().expect("running").runs_on(self.cluster, node))
+                .collect(),
+        }
+    }
+
     /// `node`, down, is now in state `to`: removed, the jobs stalled on it are requeued
     /// (their pods deleted with the node); up or draining, those whose nodes are all
     /// back get their pods back ([`Engine::node_back`]); in start order.
     fn stalled_node_back(&mut self, node: NodeId, to: NodeState) -> Result<(), EngineError> {
         let gone = super::control::is_gone;
-        let back: Vec<JobId> = self
-            .running_by_start
-            .iter()
-            .map(|&(_, j)| j)
-            .filter(|j| {
-                let r = self.running[j.idx()].as_ref().expect("running");
-                self.bound[j.idx()].stalled
-                    && r.binding.iter().any(|b| b.node == node)
-                    && (gone(to) || r.binding.iter().all(|b| !gone(self.node_state[b.node.0 as usize])))
-            })
-            .collect();
+        let mut back = self.running_on(node);
+        back.retain(|j| {
+            let r = self.running[j.idx()].as_ref().expect("running");
+            self.bound[j.idx()].stalled
+                && !r.binding.is_empty()
+                && (gone(to) || r.binding.iter().all(|b| !gone(self.node_state[b.node.0 as usize])))
+        });
         for j in back {
             if gone(to) {
                 self.requeue(j, format!("node {} removed", node.0), crate::outcome::Interruption::Eviction)?;
@@ -147,16 +160,7 @@ impl Engine<'_> {
         let (first, cores) = (first as u32, spec.cores);
         let gone = super::control::is_gone;
         if gone(to) && !gone(from) {
-            let victims: Vec<JobId> = self
-                .running_by_start
-                .iter()
-                .map(|&(_, j)| j)
-                .filter(|j| {
-                    // A bound job has its tasks' nodes, a job on units its units.
-                    let r = self.running[j.idx()].as_ref().expect("running");
-                    r.binding.iter().any(|t| t.node == node) || (first..first + cores).any(|u| r.units.contains(u))
-                })
-                .collect();
+            let victims = self.running_on(node);
             // Suspended jobs there are requeued too (Slurm requeues or kills the jobs of a
             // node that fails, suspended or not).
             let suspended: Vec<JobId> = self
@@ -209,11 +213,11 @@ impl Engine<'_> {
             }
             self.capacity -= cores as u64;
         } else if to == NodeState::Up {
+            // Its units that no job still running there holds (a draining node's jobs
+            // keep theirs) go back to the pool.
+            let on_node = self.running_on(node);
             for u in first..first + cores {
-                let held = self
-                    .running_by_start
-                    .iter()
-                    .any(|&(_, j)| self.running[j.idx()].as_ref().is_some_and(|r| r.units.contains(u)));
+                let held = on_node.iter().any(|j| self.running[j.idx()].as_ref().is_some_and(|r| r.units.contains(u)));
                 if !held {
                     self.free.give(u, 1);
                 }

@@ -101,6 +101,9 @@ impl Engine<'_> {
         st.start_seq = seq;
         let requested_end = self.now + requested;
         self.running_by_start.insert((seq, j));
+        if self.running_on_nodes.kept() {
+            self.running_on_nodes.insert(seq, j, &RunningJob::nodes_of(self.cluster, &set, &binding));
+        }
         self.running_by_requested_end.insert((requested_end, seq, j, need));
         if let Some(log) = self.log.as_deref_mut() {
             let units = if binding.is_empty() { set.to_interval_string() } else { describe_binding(&binding) };
@@ -394,6 +397,9 @@ impl Engine<'_> {
         let seq = st.start_seq;
         let r = self.running[j.idx()].as_ref().expect("a running job");
         self.running_by_start.remove(&(seq, j));
+        if self.running_on_nodes.kept() {
+            self.running_on_nodes.remove(seq, j, &r.nodes(self.cluster));
+        }
         self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
         let task = &self.jobs[j.idx()].task;
         for b in &r.binding {
@@ -439,6 +445,9 @@ impl Engine<'_> {
         st.phase = Phase::Running;
         st.end_event = Some(self.events.schedule(st.ends_at, EventClass::JobEnd, Ev::End(j)));
         self.running_by_start.insert((st.start_seq, j));
+        if self.running_on_nodes.kept() {
+            self.running_on_nodes.insert(st.start_seq, j, &r.nodes(self.cluster));
+        }
         self.running_by_requested_end.insert((r.requested_end, st.start_seq, j, r.count));
         if let Some(b) = self.bound.get_mut(j.idx()) {
             b.energy_from = Some(self.now);

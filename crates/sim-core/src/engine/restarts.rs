@@ -138,6 +138,9 @@ impl Engine<'_> {
         let r = self.running[j.idx()].take().expect("restarting a running job");
         let seq = self.state[j.idx()].start_seq;
         self.running_by_start.remove(&(seq, j));
+        if self.running_on_nodes.kept() {
+            self.running_on_nodes.remove(seq, j, &r.nodes(self.cluster));
+        }
         self.running_by_requested_end.remove(&(r.requested_end, seq, j, r.count));
         let oom = self.allocate_again(j, &r.binding);
         let b = &mut self.bound[j.idx()];

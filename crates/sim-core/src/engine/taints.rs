@@ -19,12 +19,8 @@ impl Engine<'_> {
     /// A NoExecute taint of `node` was added, replaced or removed: every pod bound there
     /// is judged again, in start order.
     pub(super) fn no_execute_changed(&mut self, node: NodeId) -> Result<(), EngineError> {
-        let on_node: Vec<JobId> = self
-            .running_by_start
-            .iter()
-            .map(|&(_, j)| j)
-            .filter(|j| self.running[j.idx()].as_ref().is_some_and(|r| r.binding.iter().any(|b| b.node == node)))
-            .collect();
+        let mut on_node = self.running_on(node);
+        on_node.retain(|j| self.running[j.idx()].as_ref().is_some_and(|r| !r.binding.is_empty()));
         for j in on_node {
             self.judge_no_execute(j)?;
         }
