@@ -103,6 +103,7 @@ pub fn run_options(
         slurm_assoc: None,
         checkpoint: s.checkpoint.clone(),
         faults: s.faults.clone(),
+        variant: Default::default(),
     })
 }
 

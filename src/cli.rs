@@ -499,6 +499,13 @@ pub struct CompareArgs {
     /// Seeds: an inclusive range `1..10` or a list `1,2,3`.
     #[arg(long, default_value = "0")]
     pub seeds: String,
+    /// A setting to sweep, `KEY=V1,V2,...` (repeatable: every combination): each value
+    /// is one more run per policy and seed, compared as a policy of its own. Keys:
+    /// `checkpoint_interval` (seconds or `auto`), `checkpoint_cost`, `checkpoint_restore`
+    /// (seconds; all three need `--checkpoint`). A checkpoint-interval sweep also draws
+    /// lost time against the interval, Young's optimum marked.
+    #[arg(long)]
+    pub vary: Vec<String>,
     /// Output folder: one folder per run, comparison.csv and report.html.
     #[arg(long, default_value = "compare-out")]
     pub out: PathBuf,

@@ -14,7 +14,11 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     // Every spec and controller is checked before any run starts.
     runner::compare::check_specs(&specs, &base)?;
     runner::run::controllers(&base, &[])?;
-    let plan: Vec<(String, u64)> = specs.iter().flat_map(|p| seeds.iter().map(move |&s| (p.clone(), s))).collect();
+    let variants = runner::vary::parse(&c.vary)?;
+    for v in &variants {
+        runner::vary::apply(&base, v)?;
+    }
+    let plan = runner::compare::plan(&specs, &variants, &seeds);
     // The workload is read once per distinct seed only when the seed changes it
     // (`--perturb`, synthetic GPU memory), otherwise once; in parallel. Notes are printed
     // from the first read.

@@ -142,6 +142,75 @@ fn a_fault_log_interrupts_jobs_and_checkpoints_keep_their_work() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("interval=auto needs a failures controller"));
 }
 
+/// `sim compare --vary checkpoint_interval=...` on the fault-log scenario above: with a
+/// checkpoint every 20 s A keeps 40 s of work (ends at 115: ETTR 100/115), every 30 s it
+/// keeps 30 s (ends at 50 + 5 + 70 = 125: ETTR 0.8), every 60 s nothing (no checkpoint
+/// to restore: ends at 150, ETTR 2/3). Each interval is a run of its own and a policy of
+/// its own in the comparison; the sweep's table and plot are written.
+#[test]
+fn a_checkpoint_interval_sweep_compares_each_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload, faults) =
+        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
+    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
+    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
+    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    let out = dir.path().join("sweep");
+    let (w, c, f, o) =
+        (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap(), out.to_str().unwrap());
+    let mut args = vec!["compare", "--quiet", "--trace", w, "--cluster", c, "--faults", f, "--out", o];
+    args.extend(["--policies", "fcfs", "--checkpoint", "interval=600,restore=5"]);
+    args.extend(["--vary", "checkpoint_interval=60,20,30"]);
+    let run = sim(&args);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let runs = std::fs::read_to_string(out.join("runs.txt")).unwrap();
+    assert_eq!(
+        runs,
+        "fcfs__checkpoint_interval_60__seed0\nfcfs__checkpoint_interval_20__seed0\nfcfs__checkpoint_interval_30__seed0\n"
+    );
+    let s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("fcfs__checkpoint_interval_30__seed0/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["variant"]["checkpoint_interval"], "30");
+    assert_eq!(s["checkpoint"]["interval"], "30");
+    let table = std::fs::read_to_string(out.join("tables/checkpoint_interval.csv")).unwrap();
+    let ettr: Vec<(String, f64)> = table
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (format!("{} {}", f[0], f[1]), f[3].parse().unwrap())
+        })
+        .collect();
+    let expected = [("fcfs 20", 100.0 / 115.0), ("fcfs 30", 0.8), ("fcfs 60", 100.0 / 150.0)];
+    assert_eq!(ettr.len(), expected.len(), "{table}");
+    for ((got, e), (want, x)) in ettr.iter().zip(expected) {
+        assert_eq!(got, want);
+        assert!((e - x).abs() < 1e-6, "{got}: {e} against {x}");
+    }
+    assert!(out.join("plots/checkpoint_interval.png").is_file());
+    let comparison = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    assert!(comparison.contains(",fcfs checkpoint_interval=30,"), "{comparison}");
+    // Without --checkpoint there is no interval to vary.
+    let run = sim(&[
+        "compare",
+        "--quiet",
+        "--trace",
+        w,
+        "--cluster",
+        c,
+        "--policies",
+        "fcfs",
+        "--out",
+        o,
+        "--vary",
+        "checkpoint_interval=20",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--vary checkpoint_interval: needs --checkpoint"));
+}
+
 /// `sim trace fit-failures` on the committed InfiniteHBD log (as CSV, see data/README.md)
 /// over its 400-server fleet: 584 faults in 345.1 days, 4.2e-3 per node-day, repairs of
 /// median 20.4 h and mean 133 h — the figures `failures`' defaults come from.

@@ -55,13 +55,28 @@ pub struct RunSummary {
 impl RunSummary {
     /// The policy as the user spelled it (`policy_given`), else its canonical spec.
     pub fn label(&self) -> String {
-        self.summary.get("policy_given").and_then(Value::as_str).map_or_else(|| self.policy.clone(), str::to_string)
+        label_of(&self.summary, &self.policy)
     }
 
     /// Whether its workload was varied per seed (`--perturb`).
     pub fn perturbed(&self) -> bool {
         self.summary.get("perturb").is_some_and(|p| !p.is_null())
     }
+}
+
+/// A run's label: the policy as the user spelled it (`policy_given`) with the settings
+/// `sim compare --vary` gave it, else `policy` (the spec, those settings included).
+pub fn label_of(summary: &Value, policy: &str) -> String {
+    match summary.get("policy_given").and_then(Value::as_str) {
+        Some(given) => given.to_string() + &variant_suffix(summary),
+        None => policy.to_string(),
+    }
+}
+
+/// ` key=value` for each setting `sim compare --vary` gave a run (empty when none).
+pub fn variant_suffix(summary: &Value) -> String {
+    let Some(v) = summary.get("variant").and_then(Value::as_object) else { return String::new() };
+    v.iter().map(|(k, x)| format!(" {k}={}", x.as_str().unwrap_or("?"))).collect()
 }
 
 /// The paired difference of a policy to the baseline on one metric.

@@ -43,6 +43,31 @@ pub struct RunMeta {
     /// in order; left out when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub controllers: Vec<String>,
+    /// The settings `sim compare --vary` gave this run (key to value, e.g.
+    /// `checkpoint_interval` to `600`); left out when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub variant: BTreeMap<String, String>,
+    /// The run's checkpointing (`--checkpoint`); left out without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointMeta>,
+}
+
+/// A run's checkpointing, with Young's interval where the failure rate is known.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckpointMeta {
+    /// The interval: seconds, or `auto` (Young's optimum per job).
+    pub interval: String,
+    /// Seconds to write one.
+    pub cost_s: f64,
+    /// Seconds to read one back.
+    pub restore_s: f64,
+    /// A node's mean time between failures, hours (from the `failures` controller), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_mtbf_h: Option<f64>,
+    /// Young's interval √(2 · cost · MTBF) for a job on one node, seconds, when the MTBF is
+    /// known (a job on n nodes sees MTBF / n: its interval is this over √n).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub young_1node_s: Option<f64>,
 }
 
 /// Summary statistics of one run (written as `summary.json`).

@@ -435,6 +435,8 @@ mod tests {
             walltime_kill: false,
             trace_rows_skipped: Default::default(),
             controllers: Vec::new(),
+            variant: Default::default(),
+            checkpoint: None,
         };
         let s = Summary::compute(meta, &jobs, &recs);
         let rows = crate::frame::frame(&jobs, &recs);

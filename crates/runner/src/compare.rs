@@ -36,6 +36,48 @@ pub fn folder_name(spec: &str, seed: u64) -> String {
     format!("{}__seed{seed}", safe.trim_end_matches('_'))
 }
 
+/// One run of a comparison: a policy spec, a seed and the settings varied for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// The policy spec as given.
+    pub spec: String,
+    /// The master seed.
+    pub seed: u64,
+    /// The settings `--vary` gives it (empty: none).
+    pub variant: crate::vary::Variant,
+}
+
+impl Cell {
+    /// A run of `spec` with `seed` and no setting varied.
+    pub fn new(spec: &str, seed: u64) -> Self {
+        Cell { spec: spec.to_string(), seed, variant: Default::default() }
+    }
+
+    /// Its folder: [`folder_name`], with the varied settings before the seed.
+    pub fn folder(&self) -> String {
+        let plain = folder_name(&self.spec, self.seed);
+        if self.variant.is_empty() {
+            return plain;
+        }
+        let stem = plain.strip_suffix(&format!("__seed{}", self.seed)).expect("folder_name ends with the seed");
+        format!("{stem}{}__seed{}", crate::vary::folder_part(&self.variant), self.seed)
+    }
+}
+
+/// Every cell of a comparison: each spec, with each variant, with each seed, in that
+/// nesting (the first spec's runs first: it is the baseline).
+pub fn plan(specs: &[String], variants: &[crate::vary::Variant], seeds: &[u64]) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for spec in specs {
+        for v in variants {
+            for &seed in seeds {
+                out.push(Cell { spec: spec.clone(), seed, variant: v.clone() });
+            }
+        }
+    }
+    out
+}
+
 /// Checks every spec before any run starts: each builds, and no policy comes twice (the
 /// same canonical spec, or two specs that would share a run folder).
 pub fn check_specs(specs: &[String], base: &RunOptions) -> Result<(), RunError> {
@@ -67,7 +109,7 @@ pub fn check_specs(specs: &[String], base: &RunOptions) -> Result<(), RunError> 
 /// order, so nothing depends on the thread count. Then writes the report and the list of
 /// runs into `out`, and returns the runs read back.
 pub fn compare<'l>(
-    plan: &[(String, u64)],
+    plan: &[Cell],
     base: &RunOptions,
     loaded_for: &(dyn Fn(u64) -> &'l Loaded + Sync),
     out: &Path,
@@ -120,7 +162,7 @@ pub fn load_per_seed(
 }
 
 fn compare_in_pool<'l>(
-    plan: &[(String, u64)],
+    plan: &[Cell],
     base: &RunOptions,
     loaded_for: &(dyn Fn(u64) -> &'l Loaded + Sync),
     out: &Path,
@@ -128,19 +170,21 @@ fn compare_in_pool<'l>(
 ) -> Result<Vec<crate::report::RunData>, RunError> {
     let results: Vec<Result<(), RunError>> = plan
         .par_iter()
-        .map(|(spec, seed)| {
-            let o = RunOptions {
-                policy: Some(spec.clone()),
-                seed: *seed,
-                out: out.join(folder_name(spec, *seed)),
+        .map(|cell| {
+            let o = crate::vary::apply(base, &cell.variant).map(|varied| RunOptions {
+                policy: Some(cell.spec.clone()),
+                seed: cell.seed,
+                out: out.join(cell.folder()),
                 log: false,
                 jobs_format: crate::run::JobsFormat::Default,
-                ..base.clone()
-            };
-            let r = crate::run::run(&o, loaded_for(*seed), None).and_then(|done| {
-                crate::output::remove_stale(&o.out, &done.written, true)
-                    .map_err(|e| RunError::Other(format!("{}: removing stale files: {e}", o.out.display())))
+                ..varied
             });
+            let r = o.and_then(|o| crate::run::run(&o, loaded_for(cell.seed), None).map(|done| (o, done))).and_then(
+                |(o, done)| {
+                    crate::output::remove_stale(&o.out, &done.written, true)
+                        .map_err(|e| RunError::Other(format!("{}: removing stale files: {e}", o.out.display())))
+                },
+            );
             done();
             r
         })
@@ -148,12 +192,12 @@ fn compare_in_pool<'l>(
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
     // Read back in parallel, collected in plan order (the first error in that order wins).
     let read: Vec<Result<crate::report::RunData, RunError>> =
-        plan.par_iter().map(|(spec, seed)| crate::report::read_run(&out.join(folder_name(spec, *seed)))).collect();
+        plan.par_iter().map(|cell| crate::report::read_run(&out.join(cell.folder()))).collect();
     let runs: Vec<crate::report::RunData> = read.into_iter().collect::<Result<_, _>>()?;
     let written = crate::report::write_report(out, &runs)?;
     crate::output::remove_stale(out, &written, false)
         .map_err(|e| RunError::Other(format!("{}: removing an earlier report's files: {e}", out.display())))?;
-    let list: String = plan.iter().map(|(spec, seed)| folder_name(spec, *seed) + "\n").collect();
+    let list: String = plan.iter().map(|cell| cell.folder() + "\n").collect();
     let path = out.join(RUNS_LIST);
     let f = crate::output::write_finished(&path, |w| w.write_all(list.as_bytes()))
         .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;

@@ -30,6 +30,7 @@ pub mod output;
 pub mod report;
 pub mod run;
 pub mod sacct;
+pub mod vary;
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]

@@ -107,7 +107,7 @@ const REPORT_DIRS: &[(&str, &[&str])] =
 
 /// The page's tables in `tables/` (besides [`REPORT_DIRS`]' suffixes): by name, and
 /// `by_*.csv`.
-const REPORT_TABLES: &[&str] = &["summary.csv", "why.csv", "observed.csv"];
+const REPORT_TABLES: &[&str] = &["summary.csv", "why.csv", "observed.csv", "checkpoint_interval.csv"];
 
 /// Whether `name` in the report's subfolder `sub` is a file the report writes.
 fn report_file(sub: &str, suffixes: &[&str], name: &str) -> bool {

@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub checkpoint: Option<String>,
     /// A node fault log to replay (`--faults`, [`traces::faults`]).
     pub faults: Option<PathBuf>,
+    /// The settings `sim compare --vary` applied (recorded in `summary.json`).
+    pub variant: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for RunOptions {
@@ -104,6 +106,7 @@ impl Default for RunOptions {
             slurm_assoc: None,
             checkpoint: None,
             faults: None,
+            variant: Default::default(),
         }
     }
 }
@@ -233,6 +236,37 @@ pub fn checkpointing(text: &str, controllers: &[String]) -> Result<sim_core::che
     }
     let interval = interval.ok_or_else(|| bad("interval is missing (seconds, or auto)".into()))?;
     Ok(Checkpointing { interval, cost, restore })
+}
+
+/// What `summary.json` says of the run's checkpointing: Young's interval for one node
+/// where a `failures` controller gives the failure rate.
+fn checkpoint_meta(
+    c: &sim_core::checkpoint::Checkpointing,
+    o: &RunOptions,
+    l: &Loaded,
+) -> reports::summary::CheckpointMeta {
+    use sim_core::checkpoint::CheckpointInterval;
+    let secs = |d: SimDuration| d.0 as f64 / 1e6;
+    let (interval, node_mtbf) = match c.interval {
+        CheckpointInterval::Every(d) => {
+            let all = l.controllers.iter().chain(&o.controllers);
+            (format!("{}", secs(d)), all.filter_map(|s| controllers::failures::node_mtbf_of(s).ok().flatten()).next())
+        }
+        CheckpointInterval::Auto { node_mtbf } => ("auto".to_string(), Some(node_mtbf)),
+    };
+    let young = node_mtbf.map(|m| {
+        secs(
+            sim_core::checkpoint::Checkpointing { interval: CheckpointInterval::Auto { node_mtbf: m }, ..*c }
+                .interval_for(1),
+        )
+    });
+    reports::summary::CheckpointMeta {
+        interval,
+        cost_s: secs(c.cost),
+        restore_s: secs(c.restore),
+        node_mtbf_h: node_mtbf.map(|m| secs(m) / 3600.0),
+        young_1node_s: young,
+    }
 }
 
 /// Below this offered load a replay says little about the policy: the cluster idles.
@@ -377,6 +411,8 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         walltime_kill: o.walltime_kill,
         trace_rows_skipped: w.skipped.0.clone(),
         controllers: controller_specs,
+        variant: o.variant.clone(),
+        checkpoint: cfg.checkpointing.as_ref().map(|c| checkpoint_meta(c, o, l)),
     };
     // The priorities the policy computed, for sacct's `Priority` (none: the trace's).
     let priorities: Vec<Option<u64>> = if sacct {

@@ -16,6 +16,7 @@ mod headline;
 mod observed;
 mod page;
 mod policies;
+mod sweep;
 mod why;
 
 pub use observed::ks_distance;
@@ -36,9 +37,11 @@ pub struct RunData {
 }
 
 impl RunData {
-    /// Its policy spec, as its summary gives it.
+    /// Its policy spec, as its summary gives it, with the settings `sim compare --vary`
+    /// gave it (`kube checkpoint_interval=600`): each variant is compared as a policy.
     pub fn policy(&self) -> String {
-        self.summary.get("policy").and_then(Value::as_str).unwrap_or("?").to_string()
+        let spec = self.summary.get("policy").and_then(Value::as_str).unwrap_or("?");
+        spec.to_string() + &compare::variant_suffix(&self.summary)
     }
     /// Its seed.
     pub fn seed(&self) -> u64 {
@@ -46,7 +49,7 @@ impl RunData {
     }
     /// The policy as the user spelled it (`policy_given`), else its spec.
     pub fn label(&self) -> String {
-        self.summary.get("policy_given").and_then(Value::as_str).map_or_else(|| self.policy(), str::to_string)
+        compare::label_of(&self.summary, &self.policy())
     }
     /// What the comparison reads of it.
     pub fn run_summary(&self) -> RunSummary {
@@ -159,7 +162,31 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
     let pols = policies::by_policy(runs);
     let sections = Sections::of(runs, &pols, &compared);
     files.extend(sections.csv_files()?);
-    let plots = plot_list(runs, &pols, &sections);
+    let sweep = sweep::points(runs);
+    if !sweep.is_empty() {
+        files.push(ReportFile {
+            path: "tables/checkpoint_interval.csv".into(),
+            bytes: table_bytes("checkpoint_interval.csv", |v| sweep::write_csv(v, &sweep))?,
+        });
+    }
+    let mut plots = plot_list(runs, &pols, &sections);
+    if !sweep.is_empty() {
+        let series = sweep::series(&sweep);
+        plots.push(PlotJob::new(
+            "checkpoint_interval",
+            "Time lost against the checkpoint interval (auto: each job at Young's interval for its nodes)",
+            Section::Distributions,
+            move |f| {
+                let chart = Chart {
+                    title: "Time lost against the checkpoint interval",
+                    x_label: "checkpoint interval (s, log scale)",
+                    y_label: "share of time lost, 1 − ETTR",
+                    log_x: true,
+                };
+                plots::lines(&chart, &series, false, f)
+            },
+        ));
+    }
     let drawn: Vec<Result<Vec<ReportFile>, ReportError>> = plots.par_iter().map(PlotJob::draw).collect();
     let mut svgs = Vec::new();
     for (job, f) in plots.iter().zip(drawn) {

@@ -48,7 +48,7 @@ fn gpu_workloads_get_a_gpu_aware_default_with_a_note() {
 fn a_comparison_writes_every_run_and_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let loaded = load(&Input::default(), 0, &mut quiet()).unwrap();
-    let plan = vec![("fcfs".to_string(), 1), ("easy".to_string(), 1)];
+    let plan = vec![runner::compare::Cell::new("fcfs", 1), runner::compare::Cell::new("easy", 1)];
     let base = RunOptions::default();
     runner::compare::check_specs(&["fcfs".into(), "easy".into()], &base).unwrap();
     assert!(runner::compare::check_specs(&["easy".into(), "easy[pass=per-time]".into()], &base).is_err());
