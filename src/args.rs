@@ -102,6 +102,7 @@ pub fn run_options(
         slurm_qos: None,
         slurm_assoc: None,
         checkpoint: s.checkpoint.clone(),
+        restarts: s.restarts.clone(),
         faults: s.faults.clone(),
         variant: Default::default(),
     })

@@ -443,6 +443,12 @@ pub struct SimArgs {
     /// M the `failures` controller's mtbf over the job's nodes.
     #[arg(long, value_name = "interval=S|auto,cost=S,restore=S")]
     pub checkpoint: Option<String>,
+    /// What becomes of a job interrupted by a node failure, an eviction or a preemption:
+    /// `always` (requeued every time; the default, or the slurm.conf's JobRequeue and
+    /// MaxBatchRequeue with --slurm-conf), `slurm[requeue=yes,max=5]`,
+    /// `kube[backoff_limit=6,ignore_disruptions=no]`, `volcano[max_retry=3]`.
+    #[arg(long, value_name = "SPEC")]
+    pub restarts: Option<String>,
 }
 
 /// `sim run`.

@@ -291,3 +291,41 @@ fn a_spot_pool_is_reclaimed_and_the_bill_counts_what_was_present() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pool 'od': capacity: expected on-demand, spot or reserved"));
 }
+
+#[test]
+fn restart_rules_fail_or_hold_an_interrupted_job_and_bad_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload, faults) =
+        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
+    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
+    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
+    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    let (w, c, f) = (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap());
+    let run = |restarts: &str| {
+        let out = dir.path().join(format!("out-{}", restarts.len()));
+        let o = out.to_str().unwrap();
+        let args = ["run", "--quiet", "--trace", w, "--cluster", c, "--faults", f, "--out", o, "--restarts", restarts];
+        let r = sim(&args);
+        (r, out)
+    };
+    // --no-requeue: A fails when its node goes down, at 50.
+    let (r, out) = run("slurm[requeue=no]");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["restarts"], "slurm[requeue=no,max=5]");
+    assert_eq!(s["outcomes"]["failed"], 1);
+    let jobs = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert!(jobs.lines().nth(1).unwrap().contains(",50,"), "{jobs}");
+    // MaxBatchRequeue=0: held at its first requeue, unfinished.
+    let (r, out) = run("slurm[max=0]");
+    assert!(r.status.success());
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["outcomes"]["unfinished"], 1);
+    // A bad rule: exit 2, naming the flag and what was expected.
+    let (r, _) = run("slurm[max_retry=1]");
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("--restarts") && err.contains("requeue, max"), "{err}");
+}

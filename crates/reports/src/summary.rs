@@ -50,6 +50,10 @@ pub struct RunMeta {
     /// The run's checkpointing (`--checkpoint`); left out without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<CheckpointMeta>,
+    /// The restart rule of interrupted jobs (`--restarts`, e.g. `slurm[requeue=yes,max=5]`);
+    /// left out when they are requeued every time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<String>,
 }
 
 /// A run's checkpointing, with Young's interval where the failure rate is known.
@@ -315,12 +319,20 @@ impl Summary {
         let row = |s: &mut String, k: &str, v: String| s.push_str(&format!("  {k:<24} {v}\n"));
         row(&mut s, "policy", self.meta.policy.clone());
         row(&mut s, "trace", format!("{} ({} units)", self.meta.trace, self.meta.machine_units));
+        if let Some(r) = &self.meta.restarts {
+            row(&mut s, "restarts", r.clone());
+        }
         row(&mut s, "jobs", self.jobs_total.to_string());
         for (k, v) in &self.outcomes {
             if *v > 0 {
                 // `failed` is the trace's word (SWF status 0, sacct FAILED): the job ran
-                // its logged time and the log says it failed; the simulation failed nothing.
-                let label = if *k == "failed" { "failed (trace status)" } else { k };
+                // its logged time and the log says it failed; the simulation fails a job
+                // only past its restart limit (`--restarts`).
+                let label = match (*k, &self.meta.restarts) {
+                    ("failed", None) => "failed (trace status)",
+                    ("failed", Some(_)) => "failed (trace, limit)",
+                    _ => k,
+                };
                 row(&mut s, &format!("  {label}"), v.to_string());
             }
         }

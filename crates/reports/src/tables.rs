@@ -437,6 +437,7 @@ mod tests {
             controllers: Vec::new(),
             variant: Default::default(),
             checkpoint: None,
+            restarts: None,
         };
         let s = Summary::compute(meta, &jobs, &recs);
         let rows = crate::frame::frame(&jobs, &recs);

@@ -55,6 +55,9 @@ pub struct Loaded {
     pub perturb: Option<String>,
     /// Each pool's price, from the cluster configuration (empty without one).
     pub prices: Vec<traces::cluster_toml::PoolPrice>,
+    /// The restart rule of the site's `slurm.conf` (`JobRequeue`, `MaxBatchRequeue`),
+    /// when one is read.
+    pub slurm_restarts: Option<sim_core::restart::Restarts>,
 }
 
 fn bad(m: String) -> RunError {
@@ -214,7 +217,8 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     }
     let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
     let (controllers, prices) = config.map(|c| (c.controllers, c.prices)).unwrap_or_default();
-    Ok(Loaded { workload, name, controllers, prices, perturb })
+    let slurm_restarts = slurm.as_ref().map(policies::slurm::conf::SlurmConf::restarts);
+    Ok(Loaded { workload, name, controllers, prices, perturb, slurm_restarts })
 }
 
 /// Jobs of a trace with partition and QOS names (sacct) go to the `slurm.conf`

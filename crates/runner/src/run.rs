@@ -73,6 +73,9 @@ pub struct RunOptions {
     /// Periodic checkpoints of every job (`--checkpoint interval=..,cost=..,restore=..`),
     /// read by [`checkpointing`].
     pub checkpoint: Option<String>,
+    /// The restart rule (`--restarts`, [`sim_core::restart::Restarts::parse`]); `None`:
+    /// the slurm.conf's when one is read, else requeued every time.
+    pub restarts: Option<String>,
     /// A node fault log to replay (`--faults`, [`traces::faults`]).
     pub faults: Option<PathBuf>,
     /// The settings `sim compare --vary` applied (recorded in `summary.json`).
@@ -105,6 +108,7 @@ impl Default for RunOptions {
             slurm_qos: None,
             slurm_assoc: None,
             checkpoint: None,
+            restarts: None,
             faults: None,
             variant: Default::default(),
         }
@@ -322,6 +326,10 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
             .node_events(w.cluster.node_count()),
         None => Vec::new(),
     };
+    let restarts = match &o.restarts {
+        Some(s) => sim_core::restart::Restarts::parse(s).map_err(|e| RunError::BadInput(format!("--restarts {e}")))?,
+        None => l.slurm_restarts.unwrap_or_default(),
+    };
     Ok(SimConfig {
         walltime_kill: o.walltime_kill,
         horizon: o.horizon,
@@ -342,6 +350,7 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
             SimDuration(((last - first) / reports::fragmentation::SAMPLES).max(1_000_000))
         }),
         checkpointing,
+        restarts,
     })
 }
 
@@ -413,6 +422,7 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         controllers: controller_specs,
         variant: o.variant.clone(),
         checkpoint: cfg.checkpointing.as_ref().map(|c| checkpoint_meta(c, o, l)),
+        restarts: (cfg.restarts != sim_core::restart::Restarts::Always).then(|| cfg.restarts.spec()),
     };
     // The priorities the policy computed, for sacct's `Priority` (none: the trace's).
     let priorities: Vec<Option<u64>> = if sacct {

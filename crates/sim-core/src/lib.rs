@@ -71,6 +71,7 @@ pub mod log;
 pub mod outcome;
 pub mod policy;
 pub mod power;
+pub mod restart;
 pub mod rng;
 pub mod running_on_nodes;
 pub mod spec;

@@ -284,6 +284,10 @@ pub struct SlurmConf {
     /// The association tree and its limits (`--assoc`; without it one account per
     /// group and one user association per user, share 1).
     pub assoc: Option<super::fairshare::AssocFile>,
+    /// `JobRequeue`: batch jobs are requeued when their node fails (default 1).
+    pub job_requeue: bool,
+    /// `MaxBatchRequeue`: requeues of a batch job before it is held (default 5).
+    pub max_batch_requeue: u32,
     /// Keys read but not modelled, with their line, in file order.
     pub not_modelled: Vec<(usize, String)>,
 }
@@ -306,6 +310,8 @@ impl Default for SlurmConf {
             enforce_limits: false,
             qos: vec![super::qos::QosDef::normal()],
             assoc: None,
+            job_requeue: true,
+            max_batch_requeue: 5,
             not_modelled: Vec::new(),
         }
     }
@@ -377,6 +383,12 @@ fn lines(text: &str) -> Vec<Line> {
 }
 
 impl SlurmConf {
+    /// What the site's Slurm does with a job whose node failed: `JobRequeue` and
+    /// `MaxBatchRequeue` (`slurm.conf(5)`, Slurm 24.05).
+    pub fn restarts(&self) -> sim_core::restart::Restarts {
+        sim_core::restart::Restarts::Slurm { requeue: self.job_requeue, max_requeue: self.max_batch_requeue }
+    }
+
     /// Reads `text` (the contents of `file`).
     pub fn parse(text: &str, file: &str) -> Result<SlurmConf, ConfError> {
         let mut c = SlurmConf { file: file.to_string(), ..SlurmConf::default() };
@@ -511,6 +523,8 @@ impl SlurmConf {
             "accountingstorageenforce" => self.enforce(line, k, v)?,
             "defmempercpu" => self.def_mem_per_cpu = Some(self.number(line, k, v)?),
             "defmempernode" => self.def_mem_per_node = Some(self.number(line, k, v)?),
+            "jobrequeue" => self.job_requeue = self.number::<u32>(line, k, v)? != 0,
+            "maxbatchrequeue" => self.max_batch_requeue = self.number(line, k, v)?,
             _ => self.not_modelled.push((line, k.to_string())),
         }
         Ok(())
@@ -969,6 +983,17 @@ PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSu
         assert_eq!(parse_time("1:30").unwrap(), Some(SimDuration::from_secs(90)));
         assert_eq!(parse_time("UNLIMITED").unwrap(), None);
         assert_eq!(expand_hostlist("a[8-10],b").unwrap(), ["a8", "a9", "a10", "b"]);
+    }
+
+    #[test]
+    fn requeue_keys_give_the_restart_rule() {
+        use sim_core::restart::Restarts;
+        let c = SlurmConf::parse(REAL, "slurm.conf").unwrap();
+        assert_eq!(c.restarts(), Restarts::Slurm { requeue: true, max_requeue: 5 });
+        let c = SlurmConf::parse(&format!("{REAL}JobRequeue=0\nMaxBatchRequeue=2\n"), "slurm.conf").unwrap();
+        assert_eq!(c.restarts(), Restarts::Slurm { requeue: false, max_requeue: 2 });
+        let e = SlurmConf::parse(&format!("{REAL}MaxBatchRequeue=many\n"), "slurm.conf").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (10, "MaxBatchRequeue"));
     }
 
     #[test]

@@ -61,6 +61,10 @@ pub struct SimConfig {
     /// keeps the work of its last completed checkpoint. `None` (the default): jobs
     /// checkpoint only when a controller says so ([`crate::controller::Action::Checkpoint`]).
     pub checkpointing: Option<crate::checkpoint::Checkpointing>,
+    /// What becomes of a job whose attempt was interrupted (node failure, eviction,
+    /// preemption with requeue): requeued every time (the default), or as Slurm,
+    /// a Kubernetes Job or Volcano decide ([`crate::restart::Restarts`]).
+    pub restarts: crate::restart::Restarts,
 }
 
 /// What becomes of the jobs running on a node that goes down.
@@ -105,6 +109,7 @@ impl Default for SimConfig {
             node_monitor_grace: NODE_MONITOR_GRACE,
             default_toleration_secs: 300,
             checkpointing: None,
+            restarts: crate::restart::Restarts::Always,
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::ledger::TaskBinding;
 use crate::log::LogEvent;
 use crate::outcome::Outcome;
 use crate::policy::{RunningJob, StartReason};
+use crate::restart::Verdict;
 use crate::time::{Secs, SimDuration, SimTime};
 use crate::units::UnitSet;
 
@@ -458,6 +459,9 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Job `j`'s attempt was interrupted by `cause` (`why`, the decision log's words):
+    /// what it holds is given back and its restart rule ([`crate::SimConfig::restarts`])
+    /// decides: back to the queue (at once, or after a back-off), failed, or held.
     pub(super) fn requeue(
         &mut self,
         j: JobId,
@@ -467,11 +471,8 @@ impl Engine<'_> {
         if let Some(id) = self.state[j.idx()].end_event.take() {
             self.events.cancel(id);
         }
-        self.release(j);
+        let r = self.release(j);
         self.commit_saved(j, cause);
-        let st = &mut self.state[j.idx()];
-        st.phase = Phase::Waiting;
-        st.start = None;
         if let Some(b) = self.bound.get_mut(j.idx()) {
             // A new pod: placed afresh, with a kubelet back-off of its own.
             b.oom = false;
@@ -481,9 +482,56 @@ impl Engine<'_> {
             b.last_restart = None;
         }
         self.moot_kill(j);
-        self.enqueue(j);
+        let counted = self.restarts_counted.entry(j).or_default();
+        *counted += u32::from(self.cfg.restarts.counts(cause));
+        let after = match self.cfg.restarts.verdict(cause, *counted) {
+            Verdict::Requeue { after } => after,
+            Verdict::Fail(reason) => return self.end_interrupted(j, r.units, format!("{why}; {reason}"), true),
+            Verdict::Hold(reason) => return self.end_interrupted(j, r.units, format!("{why}; {reason}"), false),
+        };
+        let st = &mut self.state[j.idx()];
+        st.start = None;
+        let why = if after > SimDuration::ZERO {
+            // The Job controller re-creates the pod after its back-off.
+            st.phase = Phase::BackingOff;
+            let at = self.now + after;
+            self.events.schedule(at, EventClass::JobArrival, Ev::Retry(j));
+            format!("{why}; re-created at {} (back-off)", crate::time::secs_string(at.0))
+        } else {
+            st.phase = Phase::Waiting;
+            self.enqueue(j);
+            why
+        };
         if let Some(log) = self.log.as_deref_mut() {
             log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;
+        }
+        Ok(())
+    }
+
+    /// Interrupted job `j` runs no more: it ends `failed` now (`fail`), or is held and
+    /// ends `unfinished` with reason `why`. Its record keeps the interrupted attempt.
+    fn end_interrupted(&mut self, j: JobId, units: UnitSet, why: String, fail: bool) -> Result<(), EngineError> {
+        // It does not wait to run again: no waiting is counted.
+        self.interrupted_at.remove(&j);
+        let st = &mut self.state[j.idx()];
+        st.units = units;
+        st.phase = Phase::Done;
+        if fail {
+            st.end = Some(self.now);
+            st.outcome = Some(Outcome::Failed);
+            self.ended += 1;
+            if let Some(log) = self.log.as_deref_mut() {
+                let job = &self.jobs[j.idx()].trace_id;
+                log.record(self.now, &LogEvent::Requeue { job, reason: why })?;
+                log.record(self.now, &LogEvent::End { job, outcome: Outcome::Failed.name() })?;
+            }
+            self.observe(self.interests.ends, || Observed::Ended { job: j });
+        } else {
+            st.start = None;
+            if let Some(log) = self.log.as_deref_mut() {
+                log.record(self.now, &LogEvent::Withdraw { job: &self.jobs[j.idx()].trace_id, reason: why.clone() })?;
+            }
+            self.withdrawn.insert(j, why.into_boxed_str());
         }
         Ok(())
     }

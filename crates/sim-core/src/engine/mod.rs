@@ -87,7 +87,8 @@ macro_rules! sched_view {
             capacity: $e.capacity,
             walltime_kill: $e.cfg.walltime_kill,
             logging: $e.log.is_some(),
-            jobs_left: $e.state.len() - $e.ended,
+            // A withdrawn or held job (unfinished for good) is not left to run.
+            jobs_left: $e.state.len() - $e.ended - $e.withdrawn.len(),
         }
     };
 }
@@ -323,6 +324,8 @@ struct Engine<'a> {
     lost: BTreeMap<JobId, crate::outcome::LostTime>,
     /// Jobs interrupted and not started again yet, since when.
     interrupted_at: BTreeMap<JobId, SimTime>,
+    /// Interruptions counted toward the restart limit ([`SimConfig::restarts`]), per job.
+    restarts_counted: BTreeMap<JobId, u32>,
 }
 
 impl<'a> Engine<'a> {
@@ -413,6 +416,7 @@ impl<'a> Engine<'a> {
             stalled_at: BTreeMap::new(),
             lost: BTreeMap::new(),
             interrupted_at: BTreeMap::new(),
+            restarts_counted: BTreeMap::new(),
             ended: 0,
         })
     }

@@ -189,3 +189,61 @@ fn horizon_leaves_jobs_unfinished() {
     assert_eq!(r.records[2].outcome, Outcome::Unfinished);
     assert_eq!(r.records[2].start, None);
 }
+
+#[test]
+fn restart_rules_requeue_back_off_fail_or_hold_an_interrupted_job() {
+    use sim_core::restart::Restarts;
+    // Two 2-core nodes; a (2 cores, 10 s) is hit by every failure: node 0 down 3–4, node 1
+    // down 6–7, node 0 down 9–10. Greedy places the lowest free units.
+    let cluster = Cluster {
+        pools: vec![sim_core::NodePool {
+            name: "n".into(),
+            count: 2,
+            spec: sim_core::NodeSpec::cores_only(2),
+            sharing: sim_core::GpuSharing::Exclusive,
+        }],
+    };
+    let jobs = vec![job("a", 0, 2, 10)];
+    let run = |restarts: Restarts| {
+        let (down, up) = (NodeState::Down, NodeState::Up);
+        let cfg = SimConfig {
+            node_events: vec![
+                (secs(3), NodeId(0), down),
+                (secs(4), NodeId(0), up),
+                (secs(6), NodeId(1), down),
+                (secs(7), NodeId(1), up),
+                (secs(9), NodeId(0), down),
+                (secs(10), NodeId(0), up),
+            ],
+            restarts,
+            ..SimConfig::default()
+        };
+        let r = simulate(&cluster, &jobs, &mut Greedy, &cfg, None).unwrap();
+        let a = &r.records[0];
+        (
+            a.outcome,
+            a.start.map(|t| t.0 / 1_000_000),
+            a.end.map(|t| t.0 / 1_000_000),
+            a.attempts,
+            a.unfinished_reason.clone(),
+        )
+    };
+    // Requeued every time: started at 0, 3 (node 1), 6 (node 0), 9 (node 1), done at 19.
+    assert_eq!(run(Restarts::Always), (Outcome::Completed, Some(9), Some(19), 4, None));
+    // Slurm, MaxBatchRequeue=2: the third requeue holds it.
+    let (outcome, start, end, attempts, why) = run(Restarts::Slurm { requeue: true, max_requeue: 2 });
+    assert_eq!((outcome, start, end, attempts), (Outcome::Unfinished, None, None, 3));
+    assert!(why.unwrap().contains("JobHoldMaxRequeue"));
+    // --no-requeue: NODE_FAIL at the first failure.
+    assert_eq!(run(Restarts::Slurm { requeue: false, max_requeue: 5 }), (Outcome::Failed, Some(0), Some(3), 1, None));
+    // Kubernetes Job, backoffLimit 1: the new pod comes after the 10 s back-off (at 13,
+    // every node up again) and completes at 23; backoffLimit 0 fails the Job at once.
+    let kube = |backoff_limit| Restarts::Kube { backoff_limit, ignore_disruptions: false };
+    assert_eq!(run(kube(1)), (Outcome::Completed, Some(13), Some(23), 2, None));
+    assert_eq!(run(kube(0)), (Outcome::Failed, Some(0), Some(3), 1, None));
+    // Ignoring disruptions: replaced at once, never counted.
+    let ignore = Restarts::Kube { backoff_limit: 0, ignore_disruptions: true };
+    assert_eq!(run(ignore), (Outcome::Completed, Some(9), Some(19), 4, None));
+    // Volcano, maxRetry 1: restarted once (at 3), failed at the second interruption.
+    assert_eq!(run(Restarts::Volcano { max_retry: 1 }), (Outcome::Failed, Some(3), Some(6), 2, None));
+}
