@@ -284,6 +284,10 @@ pub struct FitFailuresArgs {
     /// covers 400 servers, of which 231 had faults).
     #[arg(long)]
     pub nodes: Option<u32>,
+    /// One `failures` controller per cause (`cause=NAME`), each with its own rate and
+    /// repair times, instead of one for all.
+    #[arg(long)]
+    pub by_cause: bool,
     /// The snippet to write (TOML).
     #[arg(long)]
     pub out: PathBuf,

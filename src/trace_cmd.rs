@@ -194,7 +194,12 @@ pub fn fit_failures(a: &crate::cli::FitFailuresArgs) -> Result<(), Failure> {
         return Err(Failure::BadInput(format!("{}: no fault events", a.file.display())));
     }
     let fit = log.fit(a.nodes.unwrap_or(0));
-    let text = fit.toml(&a.file.display().to_string());
+    let source = a.file.display().to_string();
+    let text = if a.by_cause {
+        traces::faults::FaultFit::toml_by_cause(&fit, &log.fit_by_cause(a.nodes.unwrap_or(0)), &source)
+    } else {
+        fit.toml(&source)
+    };
     write_output(&a.out, |out| out.write_all(text.as_bytes()))?;
     print!("{text}");
     Ok(())

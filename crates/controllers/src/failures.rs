@@ -19,6 +19,15 @@
 //! = 1.94). Meta's Llama 3 run (419 interruptions in 54 days on 2,048 8-GPU servers,
 //! Dubey et al. 2024, Table 5) gives 3.8e-3 per server-day (`mtbf=6316`).
 //!
+//! With `domain=rack|switch|zone|N`, what fails is a failure domain instead of a node:
+//! the nodes of a rack, a leaf switch or a zone (the cluster's topology; nodes without one
+//! at that level never fail under it), or each block of `N` consecutive nodes (a power
+//! feed, a chassis). All its nodes that are up fail together, are detected together and
+//! come back together, at the domain's own `mtbf` — the correlated failures that a gang
+//! spread over one rack meets all at once. Attach one `failures` per failure process:
+//! per-node failures and rack failures, or one per cause (`cause=GPU`, with its own rate
+//! and repair time, as `sim trace fit-failures --by-cause` writes them).
+//!
 //! While no job runs, nodes do not fail (their draws are skipped): the repairs bring the
 //! cluster back whole, so a job that needs more nodes than the failures leave up starts
 //! in the end, and every run ends.
@@ -35,6 +44,7 @@ use sim_core::policy::SchedView;
 use sim_core::rng::SimRng;
 use sim_core::spec::{Chosen, DECIMAL, OptionInfo, Spec, SpecError, canonical_values, permille_string};
 use sim_core::time::SimDuration;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `pool=<name>`.
 pub const POOL: OptionInfo =
@@ -77,6 +87,30 @@ pub const DETECT: OptionInfo = OptionInfo {
           0 under kube, whose node-lifecycle controller models detection)",
 };
 
+/// `domain=node|rack|switch|zone|<N>`.
+pub const DOMAIN: OptionInfo = OptionInfo {
+    key: "domain",
+    values: &["node", "rack", "switch", "zone", "<integer>"],
+    doc: "what fails: a node; every node of a rack, leaf switch or zone (the cluster's topology) at once; or \
+          each block of N consecutive nodes (a chassis, a power feed)",
+};
+/// `cause=<name>`.
+pub const CAUSE: OptionInfo = OptionInfo {
+    key: "cause",
+    values: &["any"],
+    doc: "the cause these failures stand for (GPU, NIC, ...; a label: one controller per cause gives each its rate and repair)",
+};
+
+/// What fails together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Domain {
+    Node,
+    Rack,
+    Switch,
+    Zone,
+    Block(u32),
+}
+
 /// What happens next to a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Next {
@@ -88,6 +122,12 @@ enum Next {
 /// Random node failures (see the module documentation).
 pub struct Failures {
     pool: Option<String>,
+    cause: Option<String>,
+    domain: Domain,
+    /// The nodes of each failure domain, by domain index (the timers' key).
+    domains: Vec<Vec<u32>>,
+    /// The nodes each domain's failure took down (those up when it failed).
+    taken: Vec<Vec<u32>>,
     /// Thousandths of the options' values.
     mtbf_h: u64,
     weibull: bool,
@@ -101,12 +141,12 @@ pub struct Failures {
 
 impl Failures {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[POOL, MTBF, DIST, SHAPE, REPAIR, REPAIR_SIGMA, DETECT];
+    pub const OPTIONS: &'static [OptionInfo] = &[POOL, CAUSE, DOMAIN, MTBF, DIST, SHAPE, REPAIR, REPAIR_SIGMA, DETECT];
 
     /// Builds it from a spec; `rng` is its own stream.
     pub fn from_spec(spec: &Spec, rng: SimRng) -> Result<Self, SpecError> {
         let mut keys_only = spec.clone();
-        keys_only.options.retain(|k, _| k != POOL.key);
+        keys_only.options.retain(|k, _| k != POOL.key && k != CAUSE.key);
         let c = Chosen::check(&keys_only, Self::OPTIONS, "controller")?;
         let positive = |o: OptionInfo| {
             let v = c.permille(o);
@@ -121,8 +161,30 @@ impl Failures {
             }
             Ok(v)
         };
+        let domain = match spec.options.get(DOMAIN.key).map(String::as_str) {
+            None | Some("node") => Domain::Node,
+            Some("rack") => Domain::Rack,
+            Some("switch") => Domain::Switch,
+            Some("zone") => Domain::Zone,
+            Some(_) => match c.number(DOMAIN) {
+                Some(n) if n > 0 && n <= u32::MAX as u64 => Domain::Block(n as u32),
+                _ => {
+                    return Err(SpecError::BadValue {
+                        kind: "controller",
+                        plugin: spec.name.clone(),
+                        key: DOMAIN.key.into(),
+                        value: spec.options[DOMAIN.key].clone(),
+                        expected: "node, rack, switch, zone or a number of nodes above 0".into(),
+                    });
+                }
+            },
+        };
         Ok(Failures {
             pool: spec.options.get(POOL.key).filter(|v| v.as_str() != "*").cloned(),
+            cause: spec.options.get(CAUSE.key).filter(|v| v.as_str() != "any").cloned(),
+            domain,
+            domains: Vec::new(),
+            taken: Vec::new(),
             mtbf_h: positive(MTBF)?,
             weibull: c.index(DIST) == 1,
             shape: positive(SHAPE)?,
@@ -214,11 +276,25 @@ impl Controller for Failures {
     }
 
     fn spec(&self) -> String {
-        let mut opts = vec![
-            ("pool", self.pool.clone().unwrap_or_else(|| "*".into())),
+        let mut opts = vec![("pool", self.pool.clone().unwrap_or_else(|| "*".into()))];
+        // Left out at their defaults, so that older specs read the same.
+        if let Some(c) = &self.cause {
+            opts.push(("cause", c.clone()));
+        }
+        let domain = match &self.domain {
+            Domain::Node => None,
+            Domain::Rack => Some("rack".to_string()),
+            Domain::Switch => Some("switch".to_string()),
+            Domain::Zone => Some("zone".to_string()),
+            Domain::Block(n) => Some(n.to_string()),
+        };
+        if let Some(d) = domain {
+            opts.push(("domain", d));
+        }
+        opts.extend([
             ("mtbf", permille_string(self.mtbf_h)),
             ("dist", if self.weibull { "weibull" } else { "exponential" }.into()),
-        ];
+        ]);
         if self.weibull {
             opts.push(("shape", permille_string(self.shape)));
         }
@@ -229,48 +305,82 @@ impl Controller for Failures {
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let nodes: Vec<u32> = view
-            .cluster()
-            .pool_nodes()
-            .filter(|(pool, _)| self.pool.as_ref().is_none_or(|p| &pool.name == p))
-            .flat_map(|(_, nodes)| nodes)
-            .collect();
-        for n in nodes {
+        let mut by_place: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut nodes: Vec<u32> = Vec::new();
+        for (pool, pool_nodes) in view.cluster().pool_nodes() {
+            if self.pool.as_ref().is_some_and(|p| &pool.name != p) {
+                continue;
+            }
+            let t = &pool.spec.topology;
+            let place = match self.domain {
+                Domain::Rack => t.rack.as_ref(),
+                Domain::Switch => t.switch.as_ref(),
+                Domain::Zone => t.zone.as_ref(),
+                Domain::Node | Domain::Block(_) => None,
+            };
+            match place {
+                Some(p) => by_place.entry(p.clone()).or_default().extend(pool_nodes),
+                None => nodes.extend(pool_nodes),
+            }
+        }
+        self.domains = match self.domain {
+            Domain::Node => nodes.into_iter().map(|n| vec![n]).collect(),
+            Domain::Block(size) => nodes.chunks(size as usize).map(<[u32]>::to_vec).collect(),
+            Domain::Rack | Domain::Switch | Domain::Zone => by_place.into_values().collect(),
+        };
+        self.taken = vec![Vec::new(); self.domains.len()];
+        for d in 0..self.domains.len() as u32 {
             let at = view.now() + self.time_to_failure();
-            self.timers.at(view, at, n, Next::Fail, out);
+            self.timers.at(view, at, d, Next::Fail, out);
         }
     }
 
     fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let Some((now, node, what)) = self.timers.fired() else { return };
-        let state = view.node_states().get(node as usize).copied().unwrap_or(NodeState::Up);
+        let Some((now, d, what)) = self.timers.fired() else { return };
+        let di = d as usize;
+        let down = |node: u32, out: &mut Vec<Action>| {
+            out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Down });
+        };
         match what {
-            // A node already down or removed (maintenance, another controller) does not
-            // fail again; its clock starts over. Nor does one while no job runs: the
-            // cluster heals by its repairs, so that jobs waiting for more nodes than the
-            // failures leave up still start and the run ends.
-            Next::Fail if !matches!(state, NodeState::Up | NodeState::Draining) || view.running_count() == 0 => {
-                let at = now + self.time_to_failure();
-                self.timers.at(view, at, node, Next::Fail, out);
-            }
             Next::Fail => {
+                // Nodes already down or removed (maintenance, another controller) do not
+                // fail again. Nor do any while no job runs: the cluster heals by its
+                // repairs, so that jobs waiting for more nodes than the failures leave up
+                // still start and the run ends. The domain's clock then starts over.
+                let up = |n: &u32| {
+                    let state = view.node_states().get(*n as usize).copied().unwrap_or(NodeState::Up);
+                    matches!(state, NodeState::Up | NodeState::Draining)
+                };
+                let taken: Vec<u32> = self.domains[di].iter().copied().filter(up).collect();
+                if taken.is_empty() || view.running_count() == 0 {
+                    let at = now + self.time_to_failure();
+                    self.timers.at(view, at, d, Next::Fail, out);
+                    return;
+                }
                 let detect = SimDuration(self.detect_s * 1000);
                 if detect.0 == 0 {
-                    out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Down });
+                    taken.iter().for_each(|&n| down(n, out));
                 } else {
-                    out.extend(jobs_on(view, node).into_iter().map(|job| Action::Stall { job }));
+                    // A job on several of its nodes stalls once, in the order the nodes
+                    // list them (their start order).
+                    let mut seen = BTreeSet::new();
+                    let jobs = taken.iter().flat_map(|&n| jobs_on(view, n)).filter(|j| seen.insert(*j));
+                    out.extend(jobs.map(|job| Action::Stall { job }).collect::<Vec<_>>());
                 }
-                self.timers.at(view, now + detect, node, Next::Detect, out);
+                self.taken[di] = taken;
+                self.timers.at(view, now + detect, d, Next::Detect, out);
             }
             Next::Detect => {
-                out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Down });
+                self.taken[di].iter().for_each(|&n| down(n, out));
                 let at = now + self.time_to_repair();
-                self.timers.at(view, at, node, Next::Repair, out);
+                self.timers.at(view, at, d, Next::Repair, out);
             }
             Next::Repair => {
-                out.push(Action::SetNodeState { node: NodeId(node), state: NodeState::Up });
+                for n in std::mem::take(&mut self.taken[di]) {
+                    out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Up });
+                }
                 let at = now + self.time_to_failure();
-                self.timers.at(view, at, node, Next::Fail, out);
+                self.timers.at(view, at, d, Next::Fail, out);
             }
         }
     }

@@ -191,3 +191,78 @@ fn a_2048_node_gang_sees_llama_3s_interruption_rate() {
     let ettr = days as f64 / life_days;
     assert!((0.84..0.9).contains(&ettr), "ETTR {ettr:.3}");
 }
+
+/// Two pools of 2 one-core nodes: `a` in rack `r1`, `c` with no rack.
+fn racked() -> Cluster {
+    let pool = |name: &str, rack: Option<&str>| {
+        let mut spec = NodeSpec::cores_only(1);
+        spec.topology.rack = rack.map(String::from);
+        NodePool { name: name.into(), count: 2, spec, sharing: GpuSharing::Exclusive }
+    };
+    Cluster { pools: vec![pool("a", Some("r1")), pool("c", None)] }
+}
+
+fn run_on(cluster: &Cluster, jobs: &[Job], spec: &str, seed: u64) -> Vec<JobRecord> {
+    let mut p = policies::build("fcfs").unwrap();
+    let hooks = Hooks { controllers: vec![controllers::build(spec, seed, 0).unwrap()], ..Hooks::default() };
+    sim_core::simulate_with(cluster, jobs, p.as_mut(), &SimConfig::default(), hooks).unwrap().records
+}
+
+/// A and B (1,000 s each) start together on the lowest free nodes: with `domain=2` the
+/// blocks {0, 1} and {2, 3} of four nodes fail as one, so the two always share a block and
+/// are interrupted together (same attempts, same end); with nodes failing alone they part
+/// for some seed. With `domain=rack`, only rack r1's nodes fail, together: C and D, on
+/// pool c without a rack, never.
+#[test]
+fn a_failure_domain_takes_its_nodes_down_together() {
+    let s = SimDuration::from_secs;
+    let two = |id: &str| Job::rigid(id, SimTime::ZERO, 1, s(1000), s(1000));
+    let four = Cluster {
+        pools: vec![NodePool {
+            name: "a".into(),
+            count: 4,
+            spec: NodeSpec::cores_only(1),
+            sharing: GpuSharing::Exclusive,
+        }],
+    };
+    let (mut together, mut parted) = (0, 0);
+    for seed in 0..40 {
+        let r = run_on(
+            &four,
+            &[two("A"), two("B")],
+            "failures[domain=2,mtbf=0.5,repair=0.5,repair_sigma=0,detect=60]",
+            seed,
+        );
+        assert_eq!((r[0].attempts, r[0].end), (r[1].attempts, r[1].end), "seed {seed}: {r:?}");
+        together += usize::from(r[0].attempts > 1);
+        let r = run_on(&four, &[two("A"), two("B")], "failures[mtbf=0.5,repair=0.5,repair_sigma=0,detect=60]", seed);
+        parted += usize::from(r[0].attempts != r[1].attempts);
+    }
+    assert!(together >= 10 && parted >= 5, "interrupted together {together}, parted {parted}");
+    let jobs = [two("A"), two("B"), two("C"), two("D")];
+    let mut hit = 0;
+    for seed in 0..20 {
+        let r = run_on(&racked(), &jobs, "failures[domain=rack,mtbf=0.5,repair=0.5,repair_sigma=0,detect=60]", seed);
+        assert_eq!((r[0].attempts, r[0].end), (r[1].attempts, r[1].end), "seed {seed}: {r:?}");
+        assert_eq!((r[2].attempts, r[3].attempts), (1, 1), "seed {seed}: {r:?}");
+        hit += usize::from(r[0].attempts > 1);
+    }
+    assert!(hit >= 5, "rack r1 failed under its jobs for {hit} seeds of 20");
+}
+
+#[test]
+fn domains_and_causes_read_back_and_bad_domains_are_refused() {
+    for spec in [
+        "failures[pool=*,cause=NIC,domain=rack,mtbf=100,dist=exponential,repair=11.8,repair_sigma=1,detect=300]",
+        "failures[pool=a,domain=16,mtbf=100,dist=exponential,repair=1,repair_sigma=0,detect=0]",
+    ] {
+        assert_eq!(controllers::build(spec, 0, 0).unwrap().spec(), spec);
+    }
+    // The defaults are left out: an older spec reads the same.
+    let plain = "failures[pool=*,mtbf=5714,dist=exponential,repair=20.4,repair_sigma=1.94,detect=300]";
+    assert_eq!(controllers::build("failures", 0, 0).unwrap().spec(), plain);
+    for bad in ["failures[domain=0]", "failures[domain=shelf]"] {
+        let e = controllers::build(bad, 0, 0).err().expect(bad).to_string();
+        assert!(e.contains("domain"), "{e}");
+    }
+}
