@@ -329,3 +329,43 @@ fn restart_rules_fail_or_hold_an_interrupted_job_and_bad_ones_are_refused() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("--restarts") && err.contains("requeue, max"), "{err}");
 }
+
+/// Placing spot capacity: the spot pool carries a `NoSchedule` taint (GKE taints Spot node
+/// pools `cloud.google.com/gke-spot=true:NoSchedule` when asked; Karpenter users taint
+/// spot NodePools the same way) and only the jobs that tolerate it — those that can lose
+/// a node — go there. od and sp have one 1-core node each; A, B (no toleration) and C
+/// (tolerates it) run 3,600 s from 0 under kube. A runs on od at 0, C on sp; B waits for
+/// od, not sp. sp's notice at 1,800 evicts C (its progress saved) at 1,920; B, first in
+/// the queue, takes od at 3,600 and C, which may run anywhere, follows at 7,200 and
+/// finishes its remaining 1,800 s at 9,000.
+#[test]
+fn a_tainted_spot_pool_takes_only_the_jobs_that_tolerate_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload, trace) =
+        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("avail.json"));
+    std::fs::write(
+        &cluster,
+        "[[pool]]\nname = \"od\"\ncount = 1\ncores = 1\n\n\
+         [[pool]]\nname = \"sp\"\ncount = 1\ncores = 1\ncapacity = \"spot\"\n\
+         taints = [{ key = \"cloud.google.com/gke-spot\", value = \"true\", effect = \"NoSchedule\" }]\n",
+    )
+    .unwrap();
+    let job = |id: &str, tolerates: bool| {
+        let t = if tolerates {
+            ",\"tolerations\":[{\"key\":\"cloud.google.com/gke-spot\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]"
+        } else {
+            ""
+        };
+        format!("{{\"id\":\"{id}\",\"submit\":0,\"runtime\":3600,\"tasks\":1{t}}}\n")
+    };
+    std::fs::write(&workload, job("A", false) + &job("B", false) + &job("C", true)).unwrap();
+    std::fs::write(&trace, r#"{"metadata": {"gap_seconds": 1800}, "data": [1, 0]}"#).unwrap();
+    let spot = format!("spot[pool=sp,trace={},notice=120]", trace.display());
+    let (w, c) = (workload.to_str().unwrap(), cluster.to_str().unwrap());
+    let (out, d) = run_into(&["--trace", w, "--cluster", c, "--policy", "kube", "--controller", &spot]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let jobs = read(&d, "jobs.csv");
+    let rows: Vec<Vec<&str>> = jobs.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let times: Vec<(&str, &str)> = rows.iter().map(|r| (r[2], r[3])).collect();
+    assert_eq!(times, [("0", "3600"), ("3600", "7200"), ("7200", "9000")], "{jobs}");
+}
