@@ -288,6 +288,11 @@ pub struct FitFailuresArgs {
     /// repair times, instead of one for all.
     #[arg(long)]
     pub by_cause: bool,
+    /// Also write the log's times between a node's faults and its repair times (hours,
+    /// one per line) beside --out (`NAME.tbf.txt`, `NAME.repairs.txt`), and a controller
+    /// that draws from them (`tbf_file`, `repair_file`) instead of fitted distributions.
+    #[arg(long, conflicts_with = "by_cause")]
+    pub samples: bool,
     /// The snippet to write (TOML).
     #[arg(long)]
     pub out: PathBuf,

@@ -197,6 +197,39 @@ pub fn fit_failures(a: &crate::cli::FitFailuresArgs) -> Result<(), Failure> {
     let source = a.file.display().to_string();
     let text = if a.by_cause {
         traces::faults::FaultFit::toml_by_cause(&fit, &log.fit_by_cause(a.nodes.unwrap_or(0)), &source)
+    } else if a.samples {
+        let (tbf, repairs) = log.samples();
+        if tbf.is_empty() || repairs.is_empty() {
+            let what = "no node has two faults or no fault ends: nothing to draw from";
+            return Err(Failure::BadInput(format!("{}: {what}", a.file.display())));
+        }
+        let (tbf_path, repair_path) = (a.out.with_extension("tbf.txt"), a.out.with_extension("repairs.txt"));
+        for (path, what, values) in
+            [(&tbf_path, "times between a node's faults", &tbf), (&repair_path, "repair times", &repairs)]
+        {
+            write_output(path, |out| {
+                writeln!(out, "# {what}, hours, from {source}")?;
+                values.iter().try_for_each(|v| writeln!(out, "{v:.4}"))
+            })?;
+        }
+        // The repairs are every repair of the log; the times between faults only those of
+        // nodes that failed twice or more, which lean short (the others' are censored):
+        // the rate stays the fitted one unless the user chooses tbf_file.
+        let mean_tbf = tbf.iter().sum::<f64>() / tbf.len() as f64;
+        let fitted = fit.spec();
+        let spec = format!("{},repair_file={}]", fitted.trim_end_matches(']'), repair_path.display());
+        let header: String =
+            fit.toml(&source).lines().filter(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+        format!(
+            "{header}# Repairs drawn from the log's own {} repair times (paths from the working directory).\n\
+             # {} times between one node's faults are in {} (mean {mean_tbf:.0} h: only nodes that failed\n\
+             # twice or more, so shorter than the fleet's MTBF); tbf_file={} draws from them instead of mtbf.\n\
+             [[controller]]\nspec = \"{spec}\"\n",
+            repairs.len(),
+            tbf.len(),
+            tbf_path.display(),
+            tbf_path.display()
+        )
     } else {
         fit.toml(&source)
     };

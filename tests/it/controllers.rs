@@ -236,6 +236,29 @@ fn fit_failures_reads_infinitehbd_rates() {
         text.ends_with("[[controller]]\nspec = \"failures[mtbf=5672.619,repair=20.414,repair_sigma=1.935]\"\n"),
         "{text}"
     );
+    // By cause: GPU's own rate (158 faults) and repairs (median 16.8 h); the rates add up.
+    let log = crate::data("infinitehbd-faults.csv");
+    let o = sim(&["trace", "fit-failures", &log, "--nodes", "400", "--by-cause", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("spec = \"failures[cause=GPU,mtbf=20967.147,repair=16.789,repair_sigma=2.11]\""), "{text}");
+    let rate: f64 = text
+        .lines()
+        .filter_map(|l| l.split("mtbf=").nth(1))
+        .map(|m| 24.0 / m.split(',').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!((rate - 4.231e-3).abs() < 2e-6, "{rate}");
+    // Samples: the repairs file holds the log's 584 repairs, and the controller it
+    // writes runs.
+    let o = sim(&["trace", "fit-failures", &log, "--nodes", "400", "--samples", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let repairs = std::fs::read_to_string(dir.path().join("failures.repairs.txt")).unwrap();
+    assert_eq!(repairs.lines().filter(|l| !l.starts_with('#')).count(), 584);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let spec = text.lines().last().unwrap().trim_start_matches("spec = \"").trim_end_matches('"');
+    assert!(spec.contains("repair_file="), "{spec}");
+    let (run, _) = crate::run_into(&["--controller", spec]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
 }
 
 /// Spot capacity and the bill. Pool `od` (1 node, 3 per hour) and pool `sp` (1 spot node,

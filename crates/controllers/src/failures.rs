@@ -28,6 +28,11 @@
 //! per-node failures and rack failures, or one per cause (`cause=GPU`, with its own rate
 //! and repair time, as `sim trace fit-failures --by-cause` writes them).
 //!
+//! **Empirical distributions.** `tbf_file=FILE` and `repair_file=FILE` replace the
+//! exponential or Weibull time between failures and the lognormal repair by draws, with
+//! replacement, from the hours a file lists (one per line, `#` comments), as
+//! `sim trace fit-failures --samples` writes them from a fault log.
+//!
 //! While no job runs, nodes do not fail (their draws are skipped): the repairs bring the
 //! cluster back whole, so a job that needs more nodes than the failures leave up starts
 //! in the end, and every run ends.
@@ -41,7 +46,7 @@ use rand_distr::{Distribution, Exp1, StandardNormal};
 use sim_core::cluster::{NodeId, NodeState};
 use sim_core::controller::{Action, Controller};
 use sim_core::policy::SchedView;
-use sim_core::rng::SimRng;
+use sim_core::rng::{SimRng, uniform_index};
 use sim_core::spec::{Chosen, DECIMAL, OptionInfo, Spec, SpecError, canonical_values, permille_string};
 use sim_core::time::SimDuration;
 use std::collections::{BTreeMap, BTreeSet};
@@ -101,6 +106,45 @@ pub const CAUSE: OptionInfo = OptionInfo {
     doc: "the cause these failures stand for (GPU, NIC, ...; a label: one controller per cause gives each its rate and repair)",
 };
 
+/// `tbf_file=<path>`.
+pub const TBF_FILE: OptionInfo = OptionInfo {
+    key: "tbf_file",
+    values: &["none"],
+    doc: "a file of times between one node's failures, hours, one per line: drawn from instead of dist and mtbf",
+};
+/// `repair_file=<path>`.
+pub const REPAIR_FILE: OptionInfo = OptionInfo {
+    key: "repair_file",
+    values: &["none"],
+    doc: "a file of repair times, hours, one per line: drawn from instead of the lognormal",
+};
+
+/// Hours read from a samples file, with its path.
+type Samples = Option<(String, Vec<f64>)>;
+
+/// Reads a samples file: one non-negative number of hours per line; blank lines and `#`
+/// comments skipped; at least one value.
+fn read_samples(path: &str) -> Result<Vec<f64>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("a readable file of hours ({e})"))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v: f64 = line
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("hours, one non-negative number per line; line {} has '{line}'", i + 1))?;
+        out.push(v);
+    }
+    if out.is_empty() {
+        return Err("at least one number of hours".into());
+    }
+    Ok(out)
+}
+
 /// What fails together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Domain {
@@ -124,6 +168,8 @@ pub struct Failures {
     pool: Option<String>,
     cause: Option<String>,
     domain: Domain,
+    tbf_samples: Samples,
+    repair_samples: Samples,
     /// The nodes of each failure domain, by domain index (the timers' key).
     domains: Vec<Vec<u32>>,
     /// The nodes each domain's failure took down (those up when it failed).
@@ -141,12 +187,14 @@ pub struct Failures {
 
 impl Failures {
     /// The options it takes.
-    pub const OPTIONS: &'static [OptionInfo] = &[POOL, CAUSE, DOMAIN, MTBF, DIST, SHAPE, REPAIR, REPAIR_SIGMA, DETECT];
+    pub const OPTIONS: &'static [OptionInfo] =
+        &[POOL, CAUSE, DOMAIN, MTBF, DIST, SHAPE, REPAIR, REPAIR_SIGMA, DETECT, TBF_FILE, REPAIR_FILE];
 
     /// Builds it from a spec; `rng` is its own stream.
     pub fn from_spec(spec: &Spec, rng: SimRng) -> Result<Self, SpecError> {
         let mut keys_only = spec.clone();
-        keys_only.options.retain(|k, _| k != POOL.key && k != CAUSE.key);
+        let free_text = [POOL.key, CAUSE.key, TBF_FILE.key, REPAIR_FILE.key];
+        keys_only.options.retain(|k, _| !free_text.contains(&k.as_str()));
         let c = Chosen::check(&keys_only, Self::OPTIONS, "controller")?;
         let positive = |o: OptionInfo| {
             let v = c.permille(o);
@@ -179,8 +227,22 @@ impl Failures {
                 }
             },
         };
+        let samples = |o: OptionInfo| -> Result<Samples, SpecError> {
+            let Some(path) = spec.options.get(o.key).filter(|p| p.as_str() != "none") else { return Ok(None) };
+            let values = read_samples(path).map_err(|expected| SpecError::BadValue {
+                kind: "controller",
+                plugin: spec.name.clone(),
+                key: o.key.into(),
+                value: path.clone(),
+                expected,
+            })?;
+            Ok(Some((path.clone(), values)))
+        };
+        let (tbf_samples, repair_samples) = (samples(TBF_FILE)?, samples(REPAIR_FILE)?);
         Ok(Failures {
             pool: spec.options.get(POOL.key).filter(|v| v.as_str() != "*").cloned(),
+            tbf_samples,
+            repair_samples,
             cause: spec.options.get(CAUSE.key).filter(|v| v.as_str() != "any").cloned(),
             domain,
             domains: Vec::new(),
@@ -196,13 +258,19 @@ impl Failures {
         })
     }
 
-    /// The mean time between failures of one node.
+    /// The mean time between failures of one node (of the samples, when drawn from them).
     pub fn node_mtbf(&self) -> SimDuration {
-        SimDuration(self.mtbf_h * 3_600_000)
+        match &self.tbf_samples {
+            Some((_, v)) => secs_duration(v.iter().sum::<f64>() / v.len() as f64 * 3600.0),
+            None => SimDuration(self.mtbf_h * 3_600_000),
+        }
     }
 
     /// The time to a node's next failure.
     fn time_to_failure(&mut self) -> SimDuration {
+        if let Some((_, v)) = &self.tbf_samples {
+            return secs_duration(v[uniform_index(&mut self.rng, v.len())] * 3600.0);
+        }
         let mean = self.mtbf_h as f64 * 3600.0 / 1000.0;
         let e: f64 = Exp1.sample(&mut self.rng);
         let secs = if self.weibull {
@@ -218,6 +286,9 @@ impl Failures {
 
     /// A repair time.
     fn time_to_repair(&mut self) -> SimDuration {
+        if let Some((_, v)) = &self.repair_samples {
+            return secs_duration(v[uniform_index(&mut self.rng, v.len())] * 3600.0);
+        }
         let median = self.repair_h as f64 * 3600.0 / 1000.0;
         let z: f64 = StandardNormal.sample(&mut self.rng);
         secs_duration(median * (z * self.repair_sigma as f64 / 1000.0).exp())
@@ -301,6 +372,11 @@ impl Controller for Failures {
         opts.push(("repair", permille_string(self.repair_h)));
         opts.push(("repair_sigma", permille_string(self.repair_sigma)));
         opts.push(("detect", permille_string(self.detect_s)));
+        for (key, samples) in [("tbf_file", &self.tbf_samples), ("repair_file", &self.repair_samples)] {
+            if let Some((path, _)) = samples {
+                opts.push((key, path.clone()));
+            }
+        }
         canonical_values("failures", &opts)
     }
 

@@ -106,6 +106,30 @@ impl FaultLog {
         out
     }
 
+    /// The log's times between one node's successive faults (from start to start) and its
+    /// repair times, in hours, in log order: the samples of an empirical `failures`
+    /// (`tbf_file`, `repair_file`). Only nodes with two faults or more give times between
+    /// faults, so these lean short: a node's first fault is not counted from the log's start.
+    pub fn samples(&self) -> (Vec<f64>, Vec<f64>) {
+        let mut last: Vec<Option<SimTime>> = vec![None; self.nodes.len()];
+        let mut opened: Vec<Vec<SimTime>> = vec![Vec::new(); self.nodes.len()];
+        let (mut tbf, mut repairs) = (Vec::new(), Vec::new());
+        for e in &self.events {
+            let n = e.node as usize;
+            if e.start {
+                if let Some(t) = last[n] {
+                    tbf.push((e.time.0 - t.0) as f64 / 3600e6);
+                }
+                last[n] = Some(e.time);
+                opened[n].push(e.time);
+            } else if !opened[n].is_empty() {
+                let began = opened[n].remove(0);
+                repairs.push((e.time.0 - began.0) as f64 / 3600e6);
+            }
+        }
+        (tbf, repairs)
+    }
+
     /// What the log says of its fleet of `fleet` nodes (at least the nodes it names).
     pub fn fit(&self, fleet: u32) -> FaultFit {
         self.fit_where(fleet, None, "")
@@ -424,6 +448,17 @@ mod tests {
         assert_eq!(f.causes.get("NIC"), Some(&2));
         assert_eq!(f.spec(), "failures[mtbf=120,repair=2,repair_sigma=1.177]");
         assert!(f.toml("f.csv").contains("[[controller]]\nspec = \"failures[mtbf=120,"));
+    }
+
+    /// Node a fails at 0 and 10 h (repairs 1 h and 2 h); node b once (3 h): one time
+    /// between faults (10 h), three repairs.
+    #[test]
+    fn samples_are_the_logs_own_times() {
+        let csv = "time,node,event,cause\n0,a,down,GPU\n3600,a,up,GPU\n3600,b,down,NIC\n14400,b,up,NIC\n\
+                   36000,a,down,GPU\n43200,a,up,GPU\n";
+        let (tbf, repairs) = read_str(csv, "f.csv").unwrap().samples();
+        assert_eq!(tbf, [10.0]);
+        assert_eq!(repairs, [1.0, 3.0, 2.0]);
     }
 
     /// By cause, over the whole log's 2 days and fleet of 10: GPU's 5 faults (repairs

@@ -266,3 +266,29 @@ fn domains_and_causes_read_back_and_bad_domains_are_refused() {
         assert!(e.contains("domain"), "{e}");
     }
 }
+
+/// Empirical draws: with every time between failures 1 h and every repair 2 h, node 0
+/// fails at 3,600 s whatever the seed; its job is requeued at detection (3,900) onto pool
+/// b's node and runs its 10,000 s again: it ends at 13,900.
+#[test]
+fn empirical_samples_are_drawn_from_and_bad_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tbf, repairs, bad) = (dir.path().join("tbf.txt"), dir.path().join("rep.txt"), dir.path().join("bad.txt"));
+    std::fs::write(&tbf, "# hours\n1\n1.0\n").unwrap();
+    std::fs::write(&repairs, "2\n").unwrap();
+    std::fs::write(&bad, "1\n-3\n").unwrap();
+    let spec = format!(
+        "failures[pool=a,mtbf=5714,dist=exponential,repair=20.4,repair_sigma=1.94,detect=300,tbf_file={},repair_file={}]",
+        tbf.display(),
+        repairs.display()
+    );
+    assert_eq!(controllers::build(&spec, 0, 0).unwrap().spec(), spec);
+    let s = SimDuration::from_secs;
+    for seed in 0..4 {
+        let job = Job::rigid("A", SimTime::ZERO, 1, s(10_000), s(10_000));
+        let a = run(1, &[job], &[spec.as_str()], seed, None)[0].clone();
+        assert_eq!((a.attempts, secs(a.start), secs(a.end)), (2, 3900.0, 13_900.0), "seed {seed}: {a:?}");
+    }
+    let e = controllers::build(&format!("failures[repair_file={}]", bad.display()), 0, 0).err().unwrap().to_string();
+    assert!(e.contains("repair_file") && e.contains("line 2 has '-3'"), "{e}");
+}
