@@ -136,5 +136,47 @@ pub fn series(points: &[Point]) -> Vec<crate::plots::Series> {
             });
         }
     }
+    // Young's optimum for a one-node job, √(2·C·M), marked where the curves are: the
+    // interval to compare the curves' floor with (wider jobs see their nodes fail more
+    // often, and their optimum is shorter).
+    let top = out.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0f64, f64::max);
+    if let Some(y) = points.iter().find_map(|p| p.young_1node_s)
+        && y > 0.0
+        && top > 0.0
+    {
+        out.push(crate::plots::Series { name: format!("Young, 1 node: {y:.0} s"), points: vec![(y, 0.0), (y, top)] });
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(interval: &str, ettr: f64) -> Point {
+        Point {
+            policy: "easy".into(),
+            interval: interval.into(),
+            runs: 1,
+            ettr,
+            lost_gpu_hours: 0.0,
+            lost_core_hours: 0.0,
+            young_1node_s: Some(150.0),
+        }
+    }
+
+    /// The curve, `auto` as a level across its intervals, and Young's one-node interval
+    /// as a vertical mark up to the highest point.
+    #[test]
+    fn the_curve_auto_and_youngs_interval() {
+        let s = series(&[point("100", 0.8), point("200", 0.9), point("auto", 0.95)]);
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["easy", "easy, auto", "Young, 1 node: 150 s"]);
+        let near = |a: &[(f64, f64)], b: &[(f64, f64)]| {
+            a.iter().zip(b).all(|(x, y)| (x.0 - y.0).abs() + (x.1 - y.1).abs() < 1e-9)
+        };
+        assert!(near(&s[0].points, &[(100.0, 0.2), (200.0, 0.1)]), "{:?}", s[0].points);
+        assert!(near(&s[1].points, &[(100.0, 0.05), (200.0, 0.05)]), "{:?}", s[1].points);
+        assert!(near(&s[2].points, &[(150.0, 0.0), (150.0, 0.2)]), "{:?}", s[2].points);
+    }
 }
