@@ -102,6 +102,7 @@ impl<E> EventQueue<E> {
         self.cancelled.insert(id.0);
     }
 
+    #[inline]
     fn skip_cancelled(&mut self) {
         while let Some(Reverse((k, _))) = self.heap.peek() {
             if self.cancelled.is_empty() || !self.cancelled.remove(&k.seq) {
@@ -111,7 +112,9 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// The key of the next event, if any.
+    /// The key of the next event, if any. Inlined: the run loop asks for it at every
+    /// event.
+    #[inline]
     pub fn peek_key(&mut self) -> Option<EventKey> {
         self.skip_cancelled();
         self.heap.peek().map(|Reverse((k, _))| *k)

@@ -194,7 +194,10 @@ impl Engine<'_> {
         // Jobs that may have left the queue (started, or withdrawn).
         let mut left = std::mem::take(&mut self.leaving);
         left.clear();
-        for d in decisions.drain(..) {
+        // In the policy's order, popped from the back (cheaper than a drain, and the
+        // buffer is kept for the next pass).
+        decisions.reverse();
+        while let Some(d) = decisions.pop() {
             let job = match &d {
                 Decision::Start { job, .. }
                 | Decision::Bind { job, .. }
