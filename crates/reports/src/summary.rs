@@ -495,7 +495,9 @@ impl Totals {
         }
         let again = u64::from(rec.attempts.saturating_sub(1));
         self.restarts += again;
-        self.interrupted += u64::from(again > 0);
+        // A job failed or held at its first interruption (`--restarts`) ran once.
+        let l = &rec.lost;
+        self.interrupted += u64::from(again > 0 || l.failure + l.eviction + l.preemption + l.oom > 0);
         if let (Outcome::Completed, Some(f), Some(e)) = (rec.outcome, rec.first_start, rec.end) {
             let (work, life) = (job.runtime.unwrap_or_default().0 as u128, (e - f).0 as u128);
             self.work_all += work;

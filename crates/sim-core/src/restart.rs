@@ -87,9 +87,9 @@ impl Restarts {
         match self {
             Restarts::Always => now,
             Restarts::Slurm { requeue: false, .. } => Verdict::Fail("NODE_FAIL: not requeueable (--no-requeue)".into()),
+            // Slurm's reason code first: `squeue` and `sacct` show the job pending for it.
             Restarts::Slurm { max_requeue, .. } if counted > max_requeue => Verdict::Hold(format!(
-                "held: requeued {} times, more than MaxBatchRequeue={max_requeue} (JobHoldMaxRequeue)",
-                counted
+                "JobHoldMaxRequeue: held, requeued {counted} times, more than MaxBatchRequeue={max_requeue}"
             )),
             Restarts::Slurm { .. } => now,
             Restarts::Kube { backoff_limit, .. } if counted > backoff_limit => {

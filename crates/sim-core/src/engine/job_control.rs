@@ -487,7 +487,7 @@ impl Engine<'_> {
         let after = match self.cfg.restarts.verdict(cause, *counted) {
             Verdict::Requeue { after } => after,
             Verdict::Fail(reason) => return self.end_interrupted(j, r.units, format!("{why}; {reason}"), true),
-            Verdict::Hold(reason) => return self.end_interrupted(j, r.units, format!("{why}; {reason}"), false),
+            Verdict::Hold(reason) => return self.end_interrupted(j, r.units, format!("{reason}; last: {why}"), false),
         };
         let st = &mut self.state[j.idx()];
         st.start = None;
