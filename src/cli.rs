@@ -455,7 +455,8 @@ pub struct SimArgs {
     /// What becomes of a job interrupted by a node failure, an eviction or a preemption:
     /// `always` (requeued every time; the default, or the slurm.conf's JobRequeue and
     /// MaxBatchRequeue with --slurm-conf), `slurm[requeue=yes,max=5]`,
-    /// `kube[backoff_limit=6,ignore_disruptions=no]`, `volcano[max_retry=3]`.
+    /// `kube[backoff_limit=6,ignore_disruptions=no]`, `volcano[max_retry=3]`,
+    /// `torchrun[max_restarts=0]` (elastic jobs go on with the nodes left).
     #[arg(long, value_name = "SPEC")]
     pub restarts: Option<String>,
 }

@@ -392,3 +392,37 @@ fn a_tainted_spot_pool_takes_only_the_jobs_that_tolerate_it() {
     let times: Vec<(&str, &str)> = rows.iter().map(|r| (r[2], r[3])).collect();
     assert_eq!(times, [("0", "3600"), ("3600", "7200"), ("7200", "9000")], "{jobs}");
 }
+
+/// torchrun's elastic restart. Three 1-core nodes; A (3 tasks, 3,000 s) runs one task on
+/// each under kube. Node x (node 0) fails at 1,000 for good (until 20,000); the node
+/// lifecycle controller taints it unreachable 50 s later and A's pod there is evicted after
+/// its 300 s toleration, at 1,350. With `min_tasks` 2 and max_restarts 1, torchrun restarts
+/// A at once on the two tasks left: 3,000 × 3/2 = 4,500 s from scratch, ending at 5,850.
+/// With torchrun's default max_restarts 0 it fails at 1,350; a job that needs all three
+/// tasks cannot go on and is requeued, to start when node 0 is back, at 20,000.
+#[test]
+fn torchrun_continues_an_elastic_job_on_the_nodes_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, faults) = (dir.path().join("c.toml"), dir.path().join("faults.csv"));
+    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 3\ncores = 1\n").unwrap();
+    std::fs::write(&faults, "time,node,event,cause\n1000,x,fault_start,GPU\n20000,x,fault_end,GPU\n").unwrap();
+    let run = |min_tasks: u32, restarts: &str| {
+        let workload = dir.path().join(format!("w{min_tasks}.jsonl"));
+        let a = format!("{{\"id\":\"A\",\"submit\":0,\"runtime\":3000,\"tasks\":3,\"min_tasks\":{min_tasks}}}\n");
+        std::fs::write(&workload, a).unwrap();
+        let (w, c, f) = (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap());
+        let args = ["--trace", w, "--cluster", c, "--faults", f, "--policy", "kube", "--restarts", restarts, "--log"];
+        let (out, d) = run_into(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let jobs = read(&d, "jobs.csv");
+        let row: Vec<String> = jobs.lines().nth(1).unwrap().split(',').map(String::from).collect();
+        (row[2].clone(), row[3].clone(), row[8].clone(), read(&d, "decisions.jsonl"))
+    };
+    let (start, end, outcome, log) = run(2, "torchrun[max_restarts=1]");
+    assert_eq!((start.as_str(), end.as_str(), outcome.as_str()), ("1350", "5850", "completed"));
+    assert!(log.contains("torchrun restarts it on the 2 of its 3 tasks left"), "{log}");
+    let (_, end, outcome, _) = run(2, "torchrun");
+    assert_eq!((end.as_str(), outcome.as_str()), ("1350", "failed"));
+    let (start, end, outcome, _) = run(0, "torchrun[max_restarts=1]");
+    assert_eq!((start.as_str(), end.as_str(), outcome.as_str()), ("20000", "23000", "completed"));
+}

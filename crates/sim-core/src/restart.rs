@@ -50,6 +50,19 @@ pub enum Restarts {
         /// `maxRetry`.
         max_retry: u32,
     },
+    /// PyTorch elastic (`torchrun --nnodes=MIN:MAX --max-restarts=N`, PyTorch 2.5
+    /// `torch.distributed.elastic`): a node lost (failed, reclaimed) is a membership change;
+    /// the agents on the nodes left restart the whole worker group at once, from its last
+    /// checkpoint, on those nodes, as long as at least MIN tasks are left (the job's
+    /// `min_tasks`; its work is then shared by fewer workers). Each such restart counts
+    /// toward `max_restarts` (default 0, torchrun's) and the one past it fails the job. A job
+    /// that cannot go on (not elastic, fewer than MIN left, not bound to nodes) or that was
+    /// preempted goes back to the workload manager's queue, where a new launch starts
+    /// torchrun's count again.
+    Torchrun {
+        /// `--max-restarts`.
+        max_restarts: u32,
+    },
 }
 
 /// What becomes of an interrupted job.
@@ -64,6 +77,8 @@ pub enum Verdict {
     Fail(String),
     /// It is held and runs no more: it ends `unfinished` with this reason.
     Hold(String),
+    /// It goes on at once on the tasks whose nodes are left ([`Restarts::Torchrun`]).
+    Continue,
 }
 
 impl Restarts {
@@ -74,6 +89,7 @@ impl Restarts {
             Restarts::Slurm { .. } => matches!(cause, Interruption::Failure | Interruption::Eviction),
             Restarts::Kube { ignore_disruptions, .. } => !ignore_disruptions,
             Restarts::Volcano { .. } => true,
+            Restarts::Torchrun { .. } => matches!(cause, Interruption::Failure | Interruption::Eviction),
         }
     }
 
@@ -100,6 +116,10 @@ impl Restarts {
                 Verdict::Fail(format!("Failed: {counted} restarts, maxRetry={max_retry}"))
             }
             Restarts::Volcano { .. } => now,
+            Restarts::Torchrun { max_restarts } if counted > max_restarts => {
+                Verdict::Fail(format!("torchrun: {counted} restarts, more than max_restarts={max_restarts}"))
+            }
+            Restarts::Torchrun { .. } => Verdict::Continue,
         }
     }
 
@@ -113,11 +133,13 @@ impl Restarts {
                 format!("kube[backoff_limit={backoff_limit},ignore_disruptions={}]", yes(ignore_disruptions))
             }
             Restarts::Volcano { max_retry } => format!("volcano[max_retry={max_retry}]"),
+            Restarts::Torchrun { max_restarts } => format!("torchrun[max_restarts={max_restarts}]"),
         }
     }
 
-    /// Reads `always`, `slurm[requeue=yes|no,max=N]`, `kube[backoff_limit=N,ignore_disruptions=yes|no]`
-    /// or `volcano[max_retry=N]`; options left out take the real system's defaults.
+    /// Reads `always`, `slurm[requeue=yes|no,max=N]`, `kube[backoff_limit=N,ignore_disruptions=yes|no]`,
+    /// `volcano[max_retry=N]` or `torchrun[max_restarts=N]`; options left out take the real
+    /// system's defaults.
     pub fn parse(spec: &str) -> Result<Restarts, String> {
         let spec = spec.trim();
         let (name, opts) = match spec.split_once('[') {
@@ -132,7 +154,8 @@ impl Restarts {
             "slurm" => Restarts::Slurm { requeue: true, max_requeue: 5 },
             "kube" => Restarts::Kube { backoff_limit: 6, ignore_disruptions: false },
             "volcano" => Restarts::Volcano { max_retry: 3 },
-            _ => return Err(format!("'{name}': expected always, slurm, kube or volcano")),
+            "torchrun" => Restarts::Torchrun { max_restarts: 0 },
+            _ => return Err(format!("'{name}': expected always, slurm, kube, volcano or torchrun")),
         };
         for kv in opts.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("'{kv}': expected KEY=VALUE"))?;
@@ -149,6 +172,7 @@ impl Restarts {
                 (Restarts::Kube { backoff_limit, .. }, "backoff_limit") => *backoff_limit = count()?,
                 (Restarts::Kube { ignore_disruptions, .. }, "ignore_disruptions") => *ignore_disruptions = flag()?,
                 (Restarts::Volcano { max_retry }, "max_retry") => *max_retry = count()?,
+                (Restarts::Torchrun { max_restarts }, "max_restarts") => *max_restarts = count()?,
                 _ => return Err(format!("'{k}': not an option of {name} ({})", Restarts::options(name))),
             }
         }
@@ -160,6 +184,7 @@ impl Restarts {
             "slurm" => "requeue, max",
             "kube" => "backoff_limit, ignore_disruptions",
             "volcano" => "max_retry",
+            "torchrun" => "max_restarts",
             _ => "none",
         }
     }
@@ -179,6 +204,7 @@ mod tests {
             "slurm[requeue=no,max=2]",
             "kube[backoff_limit=0,ignore_disruptions=yes]",
             "volcano[max_retry=1]",
+            "torchrun[max_restarts=3]",
         ] {
             assert_eq!(Restarts::parse(s).unwrap().spec(), s);
         }
@@ -210,5 +236,16 @@ mod tests {
         assert_eq!(ignore.verdict(Interruption::Eviction, 7), Verdict::Requeue { after: SimDuration::ZERO });
         let v = Restarts::Volcano { max_retry: 1 };
         assert!(matches!(v.verdict(Interruption::Preemption, 2), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn torchrun_goes_on_until_max_restarts_and_leaves_preemption_to_the_scheduler() {
+        let t = Restarts::Torchrun { max_restarts: 1 };
+        assert_eq!(t.verdict(Interruption::Failure, 1), Verdict::Continue);
+        assert_eq!(t.verdict(Interruption::Eviction, 1), Verdict::Continue);
+        assert!(matches!(t.verdict(Interruption::Failure, 2), Verdict::Fail(_)));
+        assert!(!t.counts(Interruption::Preemption));
+        assert_eq!(t.verdict(Interruption::Preemption, 5), Verdict::Requeue { after: SimDuration::ZERO });
+        assert_eq!(Restarts::parse("torchrun").unwrap(), Restarts::Torchrun { max_restarts: 0 });
     }
 }

@@ -3,6 +3,7 @@
 
 use super::describe::{describe_binding, describe_start};
 use super::{Engine, EngineError, Ev};
+use crate::cluster::NodeState;
 use crate::controller::Observed;
 use crate::event::{EventClass, EventId};
 use crate::job::{JobId, TraceStatus};
@@ -482,10 +483,17 @@ impl Engine<'_> {
             b.last_restart = None;
         }
         self.moot_kill(j);
+        let survivors = self.elastic_survivors(j, &r.binding);
+        // torchrun counts only the restarts it makes itself, on the nodes left.
+        let torchrun = matches!(self.cfg.restarts, crate::restart::Restarts::Torchrun { .. });
         let counted = self.restarts_counted.entry(j).or_default();
-        *counted += u32::from(self.cfg.restarts.counts(cause));
+        *counted += u32::from(self.cfg.restarts.counts(cause) && (!torchrun || survivors.is_some()));
         let after = match self.cfg.restarts.verdict(cause, *counted) {
             Verdict::Requeue { after } => after,
+            Verdict::Continue => match survivors {
+                Some(left) => return self.continue_on(j, left, why),
+                None => SimDuration::ZERO,
+            },
             Verdict::Fail(reason) => return self.end_interrupted(j, r.units, format!("{why}; {reason}"), true),
             Verdict::Hold(reason) => return self.end_interrupted(j, r.units, format!("{reason}; last: {why}"), false),
         };
@@ -506,6 +514,35 @@ impl Engine<'_> {
             log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason: why })?;
         }
         Ok(())
+    }
+
+    /// The tasks of elastic job `j` (`min_tasks`) whose nodes are up, from its binding
+    /// `binding`, when they are enough for it to go on; `None` otherwise (not elastic, not
+    /// bound to nodes, too few left) or under a rule other than torchrun's.
+    fn elastic_survivors(&self, j: JobId, binding: &[TaskBinding]) -> Option<Vec<TaskBinding>> {
+        let job = &self.jobs[j.idx()];
+        if !matches!(self.cfg.restarts, crate::restart::Restarts::Torchrun { .. }) || job.min_tasks == 0 {
+            return None;
+        }
+        let up = |b: &&TaskBinding| self.node_state.get(b.node.0 as usize).is_none_or(|s| *s == NodeState::Up);
+        let left: Vec<TaskBinding> = binding.iter().filter(up).cloned().collect();
+        (!left.is_empty() && left.len() >= job.needed_tasks() as usize).then_some(left)
+    }
+
+    /// torchrun's elastic agents restart interrupted job `j`'s worker group at once on
+    /// `survivors`, the tasks whose nodes are left, from its last checkpoint: held again
+    /// and started, without going back to the queue.
+    fn continue_on(&mut self, j: JobId, survivors: Vec<TaskBinding>, why: String) -> Result<(), EngineError> {
+        let (n, tasks) = (survivors.len(), self.jobs[j.idx()].tasks);
+        let st = &mut self.state[j.idx()];
+        st.phase = Phase::Waiting;
+        st.start = None;
+        let what = format!("torchrun restarts it on the {n} of its {tasks} tasks left");
+        if let Some(log) = self.log.as_deref_mut() {
+            let reason = format!("{why}; {what}");
+            log.record(self.now, &LogEvent::Requeue { job: &self.jobs[j.idx()].trace_id, reason })?;
+        }
+        self.hold_tasks(j, survivors, None, true, StartReason::Other { why: what })
     }
 
     /// Interrupted job `j` runs no more: it ends `failed` now (`fail`), or is held and
