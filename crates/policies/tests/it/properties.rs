@@ -170,3 +170,88 @@ fn reservations_hold(spec: &str, procs: u32, jobs: &[Job]) -> Result<(), TestCas
     }
     Ok(())
 }
+
+/// Each restart rule of `--restarts` but torchrun's (no elastic jobs here).
+const RESTARTS: &[&str] =
+    &["always", "slurm[max=1]", "slurm[requeue=no]", "kube[backoff_limit=1]", "volcano[max_retry=1]"];
+
+/// Nodes going down in the first minute and all back by 100 s (each node at most once).
+fn outages(procs: u32) -> impl Strategy<Value = Vec<(u64, u32, u64)>> {
+    prop::collection::vec((0u64..60, 0..procs, 100u64..160), 0..6).prop_map(|mut v| {
+        v.sort_by_key(|&(_, n, _)| n);
+        v.dedup_by_key(|&mut (_, n, _)| n);
+        v
+    })
+}
+
+/// Under node failures and every restart rule: one outcome per job, only the outcomes the
+/// rule allows, a completed job's last attempt its whole run time, no unit held twice at
+/// once, and the same records again from the same inputs.
+fn check_restarts(
+    spec: &str,
+    rule: &str,
+    procs: u32,
+    jobs: &[Job],
+    down: &[(u64, u32, u64)],
+) -> Result<(), TestCaseError> {
+    use sim_core::{NodeId, NodeState, Outcome};
+    let mut node_events = Vec::new();
+    for &(at, node, back) in down {
+        node_events.push((SimTime::from_secs(at), NodeId(node), NodeState::Down));
+        node_events.push((SimTime::from_secs(back), NodeId(node), NodeState::Up));
+    }
+    node_events.sort_by_key(|e| e.0);
+    let restarts = sim_core::restart::Restarts::parse(rule).unwrap();
+    let cfg = SimConfig { node_events, restarts, ..SimConfig::default() };
+    let run = || {
+        let mut p = policies::build(spec).unwrap();
+        sim_core::simulate(&Cluster::processor_pool(procs), jobs, p.as_mut(), &cfg, None)
+            .map_err(|e| TestCaseError::fail(format!("{spec} {rule}: {e}")))
+    };
+    let r = run()?;
+    prop_assert_eq!(r.records.len(), jobs.len());
+    let mut spans = Vec::new();
+    for (j, rec) in jobs.iter().zip(&r.records) {
+        match rec.outcome {
+            Outcome::Completed => {
+                let (s, e) = (rec.start.unwrap(), rec.end.unwrap());
+                prop_assert_eq!(e - s, j.runtime.unwrap(), "{} {}: job {}", spec, rule, j.trace_id);
+                spans.push((s, e, rec.units.clone()));
+            }
+            Outcome::Failed => prop_assert!(rule != "always" && rec.end.is_some(), "{} {}: {:?}", spec, rule, rec),
+            Outcome::Unfinished => {
+                prop_assert!(rule.starts_with("slurm[max"), "{} {}: {:?}", spec, rule, rec);
+                prop_assert!(rec.unfinished_reason.as_deref().unwrap_or("").starts_with("JobHoldMaxRequeue"));
+            }
+            Outcome::Rejected(_) => prop_assert!(rec.start.is_none()),
+            other => prop_assert!(false, "{} {}: unexpected outcome {:?}", spec, rule, other),
+        }
+    }
+    for (a, (s1, e1, u1)) in spans.iter().enumerate() {
+        for (s2, e2, u2) in &spans[a + 1..] {
+            if s1 < e2 && s2 < e1 {
+                prop_assert!(u1.iter().all(|u| !u2.contains(u)), "{} {}: a unit held twice", spec, rule);
+            }
+        }
+    }
+    let again = run()?;
+    for (x, y) in r.records.iter().zip(&again.records) {
+        prop_assert_eq!((x.outcome, x.start, x.end, x.attempts), (y.outcome, y.start, y.end, y.attempts));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn restart_rules_keep_one_outcome_per_job(
+        (procs, jobs, down) in workload(true).prop_flat_map(|(p, j)| (Just(p), Just(j), outages(p)))
+    ) {
+        for spec in ["fcfs", "easy", "conservative"] {
+            for rule in RESTARTS {
+                check_restarts(spec, rule, procs, &jobs, &down)?;
+            }
+        }
+    }
+}
