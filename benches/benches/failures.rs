@@ -8,43 +8,15 @@
 //!
 //! `cargo bench -p benches --bench failures`
 
+use benches::FailuresScenario;
 use criterion::{Criterion, criterion_group, criterion_main};
-use sim_core::checkpoint::{CheckpointInterval, Checkpointing};
-use sim_core::{Hooks, SimConfig, SimDuration};
 use std::time::Duration;
-use traces::synthetic::GangWorkload;
 
 fn bench(c: &mut Criterion) {
-    let w = GangWorkload::default();
-    let (cluster, jobs) = (w.cluster(), w.jobs());
-    let spot_pool = cluster.pools.last().expect("pools").name.clone();
-    let failures = "failures[mtbf=5714,detect=300]".to_string();
-    let spot = format!("spot[pool={spot_pool},reclaim=2,back=1,notice=120]");
-    let node_mtbf = controllers::failures::node_mtbf_of(&failures).expect("spec").expect("failures");
-    let s = SimDuration::from_secs;
-    let cfg = SimConfig {
-        checkpointing: Some(Checkpointing {
-            interval: CheckpointInterval::Auto { node_mtbf },
-            cost: s(60),
-            restore: s(120),
-        }),
-        ..SimConfig::default()
-    };
+    let sc = FailuresScenario::new();
     let mut g = c.benchmark_group("failures_spot_checkpoints_100k_jobs_2000_nodes");
     g.sample_size(10).measurement_time(Duration::from_secs(60)).warm_up_time(Duration::from_secs(1));
-    g.bench_function("kube", |b| {
-        b.iter(|| {
-            let mut p = policies::build("kube").expect("known policy");
-            let controllers = [&failures, &spot]
-                .iter()
-                .enumerate()
-                .map(|(i, spec)| controllers::build(spec, 1, i).expect("known controller"))
-                .collect();
-            let hooks = Hooks { controllers, ..Hooks::default() };
-            let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &cfg, hooks).expect("run");
-            r.records.iter().map(|r| u64::from(r.attempts)).sum::<u64>()
-        })
-    });
+    g.bench_function("kube", |b| b.iter(|| sc.replay(&[&sc.failures, &sc.spot], true).1));
     g.finish();
 }
 

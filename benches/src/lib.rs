@@ -114,3 +114,60 @@ pub fn kube_scale_workload(jobs: usize) -> (sim_core::Cluster, Vec<sim_core::Job
     let jobs = traces::generator::Generator::new(&model, 3).take(jobs).collect();
     (kube_scale_cluster(), jobs)
 }
+
+/// Issue 19's scale check (the `failures` bench, the `failure_times` example): the
+/// synthetic gang-and-affinity workload ([`traces::synthetic::GangWorkload`]: 100,000 jobs
+/// on 2,000 nodes × 8 GPUs), the controller specs of random node failures at InfiniteHBD's
+/// rate (detected after 300 s) and of the last rack's pool as spot capacity (reclaimed
+/// every 2 h on average, 120 s notice), and checkpoints at Young's interval (60 s to
+/// write, 120 s to restore).
+pub struct FailuresScenario {
+    /// The cluster.
+    pub cluster: sim_core::Cluster,
+    /// The jobs.
+    pub jobs: Vec<sim_core::Job>,
+    /// The `failures` controller spec.
+    pub failures: String,
+    /// The `spot` controller spec.
+    pub spot: String,
+    /// The checkpoints.
+    pub checkpoints: sim_core::checkpoint::Checkpointing,
+}
+
+impl FailuresScenario {
+    /// Builds it.
+    pub fn new() -> Self {
+        use sim_core::checkpoint::{CheckpointInterval, Checkpointing};
+        let w = traces::synthetic::GangWorkload::default();
+        let (cluster, jobs) = (w.cluster(), w.jobs());
+        let spot_pool = cluster.pools.last().expect("pools").name.clone();
+        let failures = "failures[mtbf=5714,detect=300]".to_string();
+        let spot = format!("spot[pool={spot_pool},reclaim=2,back=1,notice=120]");
+        let node_mtbf = controllers::failures::node_mtbf_of(&failures).expect("spec").expect("failures");
+        let s = sim_core::SimDuration::from_secs;
+        let checkpoints =
+            Checkpointing { interval: CheckpointInterval::Auto { node_mtbf }, cost: s(60), restore: s(120) };
+        FailuresScenario { cluster, jobs, failures, spot, checkpoints }
+    }
+
+    /// One replay under `kube` with the controllers `specs` and, with `checkpoints`, the
+    /// checkpoints: its scheduling passes and the attempts of all jobs.
+    pub fn replay(&self, specs: &[&String], checkpoints: bool) -> (u64, u64) {
+        let cfg = sim_core::SimConfig { checkpointing: checkpoints.then_some(self.checkpoints), ..Default::default() };
+        let mut p = policies::build("kube").expect("known policy");
+        let controllers = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| controllers::build(spec, 1, i).expect("known controller"))
+            .collect();
+        let hooks = sim_core::Hooks { controllers, ..sim_core::Hooks::default() };
+        let r = sim_core::simulate_with(&self.cluster, &self.jobs, p.as_mut(), &cfg, hooks).expect("run");
+        (r.passes, r.records.iter().map(|r| u64::from(r.attempts)).sum())
+    }
+}
+
+impl Default for FailuresScenario {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,6 +1,7 @@
 //! Controllers from the command line and the cluster configuration.
 
 use crate::{read, run_into, sim};
+use std::path::PathBuf;
 
 const CLUSTER: &str = "[[pool]]\nname = \"r1\"\ncount = 2\ncores = 4\ntopology = { rack = \"r1\" }\n\n\
 [[pool]]\nname = \"r2\"\ncount = 2\ncores = 4\ntopology = { rack = \"r2\" }\n";
@@ -101,6 +102,18 @@ fn a_rack_down_under_kube_evicts_its_pods_after_grace_and_toleration() {
     assert_eq!(span(&["--node-lifecycle", "requeue"]), ("100".into(), "1100".into()));
 }
 
+/// Two 4-core nodes, A (4 tasks of 100 s at 0: all on node 0) and a fault log in which
+/// node 0 (the log's first node, `x`) fails at 50 and is back at 200, written into `dir`:
+/// the cluster configuration, the workload and the log.
+fn one_fault(dir: &tempfile::TempDir) -> (PathBuf, PathBuf, PathBuf) {
+    let (cluster, workload, faults) =
+        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
+    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
+    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
+    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    (cluster, workload, faults)
+}
+
 /// A fault log replayed with `--faults`: node 0 (the log's first node, `x`) fails at 50
 /// and is back at 200. A (4 tasks of 100 s at 0, on node 0) is requeued at 50 and starts
 /// again at once on node 1. Without checkpoints it runs its 100 s again: 50–150. With a
@@ -109,11 +122,7 @@ fn a_rack_down_under_kube_evicts_its_pods_after_grace_and_toleration() {
 #[test]
 fn a_fault_log_interrupts_jobs_and_checkpoints_keep_their_work() {
     let dir = tempfile::tempdir().unwrap();
-    let (cluster, workload, faults) =
-        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
-    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
-    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
-    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    let (cluster, workload, faults) = one_fault(&dir);
     let (w, c, f) = (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap());
     let base = ["--trace", w, "--cluster", c, "--policy", "fcfs", "--faults", f];
     let times = |csv: &str| -> Vec<String> {
@@ -150,11 +159,7 @@ fn a_fault_log_interrupts_jobs_and_checkpoints_keep_their_work() {
 #[test]
 fn a_checkpoint_interval_sweep_compares_each_interval() {
     let dir = tempfile::tempdir().unwrap();
-    let (cluster, workload, faults) =
-        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
-    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
-    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
-    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    let (cluster, workload, faults) = one_fault(&dir);
     let out = dir.path().join("sweep");
     let (w, c, f, o) =
         (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap(), out.to_str().unwrap());
@@ -318,11 +323,7 @@ fn a_spot_pool_is_reclaimed_and_the_bill_counts_what_was_present() {
 #[test]
 fn restart_rules_fail_or_hold_an_interrupted_job_and_bad_ones_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let (cluster, workload, faults) =
-        (dir.path().join("c.toml"), dir.path().join("w.jsonl"), dir.path().join("faults.csv"));
-    std::fs::write(&cluster, "[[pool]]\nname = \"n\"\ncount = 2\ncores = 4\n").unwrap();
-    std::fs::write(&workload, "{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4}\n").unwrap();
-    std::fs::write(&faults, "time,node,event,cause\n50,x,fault_start,GPU\n200,x,fault_end,GPU\n").unwrap();
+    let (cluster, workload, faults) = one_fault(&dir);
     let (w, c, f) = (workload.to_str().unwrap(), cluster.to_str().unwrap(), faults.to_str().unwrap());
     let run = |restarts: &str| {
         let out = dir.path().join(format!("out-{}", restarts.len()));

@@ -79,18 +79,23 @@ fn explicit_placements_are_honoured_and_checked() {
     assert!(err.to_string().contains("job a needs 3 units, decision gives 2"), "{err}");
 }
 
-#[test]
-fn node_failure_requeues_its_jobs_and_recovery_restores_capacity() {
-    // Two 2-core nodes. a runs on node 0 (units 0-1) from 0; node 0 fails at 5 and comes
-    // back at 20. a restarts from scratch on node 1 at 5 (b holds nothing yet).
-    let cluster = Cluster {
+/// Two 2-core nodes (units 0-1 and 2-3).
+fn two_nodes_of_two_cores() -> Cluster {
+    Cluster {
         pools: vec![sim_core::NodePool {
             name: "n".into(),
             count: 2,
             spec: sim_core::NodeSpec::cores_only(2),
             sharing: sim_core::GpuSharing::Exclusive,
         }],
-    };
+    }
+}
+
+#[test]
+fn node_failure_requeues_its_jobs_and_recovery_restores_capacity() {
+    // Two 2-core nodes. a runs on node 0 (units 0-1) from 0; node 0 fails at 5 and comes
+    // back at 20. a restarts from scratch on node 1 at 5 (b holds nothing yet).
+    let cluster = two_nodes_of_two_cores();
     let jobs = vec![job("a", 0, 2, 10), job("b", 1, 4, 10)];
     let cfg = SimConfig {
         node_events: vec![(secs(5), NodeId(0), NodeState::Down), (secs(20), NodeId(0), NodeState::Up)],
@@ -195,14 +200,7 @@ fn restart_rules_requeue_back_off_fail_or_hold_an_interrupted_job() {
     use sim_core::restart::Restarts;
     // Two 2-core nodes; a (2 cores, 10 s) is hit by every failure: node 0 down 3–4, node 1
     // down 6–7, node 0 down 9–10. Greedy places the lowest free units.
-    let cluster = Cluster {
-        pools: vec![sim_core::NodePool {
-            name: "n".into(),
-            count: 2,
-            spec: sim_core::NodeSpec::cores_only(2),
-            sharing: sim_core::GpuSharing::Exclusive,
-        }],
-    };
+    let cluster = two_nodes_of_two_cores();
     let jobs = vec![job("a", 0, 2, 10)];
     let run = |restarts: Restarts| {
         let (down, up) = (NodeState::Down, NodeState::Up);
