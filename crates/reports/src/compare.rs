@@ -24,22 +24,56 @@ pub struct Metric {
     pub label: &'static str,
     /// Whether a lower value is better (waits) or a higher one (utilization).
     pub lower_is_better: bool,
+    /// Left out of a comparison where no run has it (interruptions, the bill).
+    pub optional: bool,
 }
 
 /// The compared metrics, in report order.
-pub const METRICS: [Metric; 11] = [
-    Metric { key: "wait_mean", label: "mean wait (s)", lower_is_better: true },
-    Metric { key: "wait_median", label: "median wait (s)", lower_is_better: true },
-    Metric { key: "wait_p95", label: "p95 wait (s)", lower_is_better: true },
-    Metric { key: "wait_max", label: "max wait (s)", lower_is_better: true },
-    Metric { key: "bounded_slowdown_mean", label: "mean bounded slowdown", lower_is_better: true },
-    Metric { key: "utilization", label: "utilization", lower_is_better: false },
-    Metric { key: "makespan", label: "makespan (s)", lower_is_better: true },
-    Metric { key: "gpu_hours", label: "GPU-hours", lower_is_better: false },
-    Metric { key: "gpu_energy_kwh", label: "GPU energy (kWh)", lower_is_better: true },
-    Metric { key: "oom_kills", label: "OOM kills", lower_is_better: true },
-    Metric { key: "gang_held_gpu_hours", label: "GPU-hours held by partial gangs", lower_is_better: true },
+pub const METRICS: [Metric; 16] = [
+    Metric { key: "wait_mean", label: "mean wait (s)", lower_is_better: true, optional: false },
+    Metric { key: "wait_median", label: "median wait (s)", lower_is_better: true, optional: false },
+    Metric { key: "wait_p95", label: "p95 wait (s)", lower_is_better: true, optional: false },
+    Metric { key: "wait_max", label: "max wait (s)", lower_is_better: true, optional: false },
+    Metric { key: "bounded_slowdown_mean", label: "mean bounded slowdown", lower_is_better: true, optional: false },
+    Metric { key: "utilization", label: "utilization", lower_is_better: false, optional: false },
+    Metric { key: "makespan", label: "makespan (s)", lower_is_better: true, optional: false },
+    Metric { key: "gpu_hours", label: "GPU-hours", lower_is_better: false, optional: false },
+    Metric { key: "gpu_energy_kwh", label: "GPU energy (kWh)", lower_is_better: true, optional: false },
+    Metric { key: "oom_kills", label: "OOM kills", lower_is_better: true, optional: false },
+    Metric {
+        key: "gang_held_gpu_hours",
+        label: "GPU-hours held by partial gangs",
+        lower_is_better: true,
+        optional: false,
+    },
+    Metric { key: "ettr", label: "ETTR", lower_is_better: false, optional: true },
+    Metric { key: "lost_gpu_hours", label: "GPU-hours lost", lower_is_better: true, optional: true },
+    Metric { key: "lost_core_hours", label: "core-hours lost", lower_is_better: true, optional: true },
+    Metric { key: "cost_total", label: "bill", lower_is_better: true, optional: true },
+    Metric {
+        key: "cost_per_useful_gpu_hour",
+        label: "cost per useful GPU-hour",
+        lower_is_better: true,
+        optional: true,
+    },
 ];
+
+/// A metric's value in a run's `summary.json`: a top-level number, or for the optional
+/// ones the figure of its `interruptions` (`ettr`; `lost_gpu_hours`, `lost_core_hours`
+/// summed over their causes) or `cost` (`cost_total`, `cost_per_useful_gpu_hour`) object.
+pub fn metric_value(summary: &Value, key: &str) -> Option<f64> {
+    let sum = |path: &str| {
+        summary.pointer(path).and_then(Value::as_object).map(|o| o.values().filter_map(Value::as_f64).sum())
+    };
+    match key {
+        "ettr" => summary.pointer("/interruptions/ettr").and_then(Value::as_f64),
+        "lost_gpu_hours" => sum("/interruptions/lost_gpu_hours"),
+        "lost_core_hours" => sum("/interruptions/lost_core_hours"),
+        "cost_total" => summary.pointer("/cost/total").and_then(Value::as_f64),
+        "cost_per_useful_gpu_hour" => summary.pointer("/cost/per_useful_gpu_hour").and_then(Value::as_f64),
+        _ => summary.get(key).and_then(Value::as_f64),
+    }
+}
 
 /// One run: its policy spec, seed and `summary.json`.
 #[derive(Debug, Clone)]
@@ -165,7 +199,7 @@ pub fn policies(runs: &[RunSummary]) -> Vec<String> {
 /// seed varied, only the first (and `true`).
 fn runs_of<'a>(runs: &'a [RunSummary], p: &str) -> (Vec<&'a RunSummary>, bool) {
     let mine: Vec<&RunSummary> = runs.iter().filter(|r| r.policy == p).collect();
-    let figures = |r: &RunSummary| METRICS.map(|m| r.summary.get(m.key).and_then(Value::as_f64));
+    let figures = |r: &RunSummary| METRICS.map(|m| metric_value(&r.summary, m.key));
     let alike =
         mine.len() > 1 && mine.iter().all(|r| !r.perturbed()) && mine.iter().all(|r| figures(r) == figures(mine[0]));
     if alike { (mine[..1].to_vec(), true) } else { (mine, false) }
@@ -177,7 +211,10 @@ pub fn compare(runs: &[RunSummary]) -> Vec<Compared> {
     let of: Vec<(Vec<&RunSummary>, bool)> = pols.iter().map(|p| runs_of(runs, p)).collect();
     let mut out = Vec::new();
     for m in METRICS {
-        let value = |r: &RunSummary| r.summary.get(m.key).and_then(Value::as_f64);
+        let value = |r: &RunSummary| metric_value(&r.summary, m.key);
+        if m.optional && runs.iter().all(|r| value(r).is_none()) {
+            continue;
+        }
         let base_runs = &of[0].0;
         let mut base: Option<f64> = None;
         for (k, p) in pols.iter().enumerate() {
@@ -289,6 +326,33 @@ mod tests {
             seed,
             summary: serde_json::json!({ "wait_mean": wait, "utilization": 0.5 }),
         }
+    }
+
+    /// The interruptions' and the bill's figures are read from their objects, and left out
+    /// of a comparison whose runs have none.
+    #[test]
+    fn optional_metrics_come_from_interruptions_and_cost() {
+        let s = serde_json::json!({
+            "wait_mean": 1.0,
+            "interruptions": { "ettr": 0.9, "lost_gpu_hours": { "failure": 2.0, "waiting": 1.5 } },
+            "cost": { "total": 10.0, "per_useful_gpu_hour": 2.5 }
+        });
+        assert_eq!(metric_value(&s, "ettr"), Some(0.9));
+        assert_eq!(metric_value(&s, "lost_gpu_hours"), Some(3.5));
+        assert_eq!(metric_value(&s, "lost_core_hours"), None);
+        assert_eq!(
+            (metric_value(&s, "cost_total"), metric_value(&s, "cost_per_useful_gpu_hour")),
+            (Some(10.0), Some(2.5))
+        );
+        let keys = |runs: &[RunSummary]| {
+            let mut k: Vec<&str> = compare(runs).iter().map(|c| c.metric.key).collect();
+            k.dedup();
+            k
+        };
+        assert!(!keys(&[run("a", 0, 1.0)]).contains(&"ettr"));
+        let with = RunSummary { policy: "b".into(), seed: 0, summary: s };
+        let k = keys(&[run("a", 0, 1.0), with]);
+        assert!(k.contains(&"ettr") && k.contains(&"cost_total") && !k.contains(&"lost_core_hours"), "{k:?}");
     }
 
     #[test]

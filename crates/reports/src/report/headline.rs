@@ -11,8 +11,19 @@ use std::fmt::Write as _;
 
 /// Metrics always shown, in order.
 const ALWAYS: [&str; 5] = ["wait_mean", "wait_p95", "bounded_slowdown_mean", "utilization", "makespan"];
-/// Metrics shown only when some run has a non-zero value.
-const WHEN_NONZERO: [&str; 4] = ["gpu_hours", "oom_kills", "gang_held_gpu_hours", "gpu_energy_kwh"];
+/// Metrics shown only when some run has a non-zero value (the interruptions' and the
+/// bill's only where runs report them).
+const WHEN_NONZERO: [&str; 9] = [
+    "gpu_hours",
+    "oom_kills",
+    "gang_held_gpu_hours",
+    "gpu_energy_kwh",
+    "ettr",
+    "lost_gpu_hours",
+    "lost_core_hours",
+    "cost_total",
+    "cost_per_useful_gpu_hour",
+];
 
 /// The headline metrics of these runs, with the label the table gives each
 /// (`utilization` reads "GPU allocation" on a cluster with GPUs).
@@ -28,8 +39,7 @@ pub fn shown(runs: &[RunData]) -> Vec<(Metric, String)> {
         })
         .collect();
     for k in WHEN_NONZERO {
-        let nonzero =
-            runs.iter().any(|r| r.summary.get(k).and_then(serde_json::Value::as_f64).is_some_and(|v| v != 0.0));
+        let nonzero = runs.iter().any(|r| crate::compare::metric_value(&r.summary, k).is_some_and(|v| v != 0.0));
         if nonzero {
             let m = metric(k);
             out.push((m, m.label.to_string()));
