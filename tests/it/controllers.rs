@@ -427,3 +427,37 @@ fn torchrun_continues_an_elastic_job_on_the_nodes_left() {
     let (start, end, outcome, _) = run(0, "torchrun[max_restarts=1]");
     assert_eq!((start.as_str(), end.as_str(), outcome.as_str()), ("20000", "23000", "completed"));
 }
+
+/// A job's own checkpoints (native `checkpoint`) take the place of the run's. The run
+/// checkpoints every 20 s (5 s restores): A, interrupted at 50, keeps 40 s and ends at
+/// 115. With its own `{"interval": 30, "restore": 5}` it keeps 30 s: 50 + 5 + 70 = 125;
+/// with `"none"` it starts over: 150. `auto` needs a failures controller.
+#[test]
+fn a_jobs_own_checkpoints_replace_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload, faults) = one_fault(&dir);
+    let (c, f) = (cluster.to_str().unwrap(), faults.to_str().unwrap());
+    let run = |own: &str| {
+        let a = format!("{{\"id\":\"A\",\"submit\":0,\"runtime\":100,\"tasks\":4{own}}}\n");
+        std::fs::write(&workload, a).unwrap();
+        let w = workload.to_str().unwrap();
+        let args =
+            ["--trace", w, "--cluster", c, "--policy", "fcfs", "--faults", f, "--checkpoint", "interval=20,restore=5"];
+        let (out, d) = run_into(&args);
+        let end = if out.status.success() {
+            read(&d, "jobs.csv").lines().nth(1).unwrap().split(',').nth(3).unwrap().to_string()
+        } else {
+            String::from_utf8_lossy(&out.stderr).to_string()
+        };
+        (out.status.code(), end)
+    };
+    assert_eq!(run(""), (Some(0), "115".into()));
+    assert_eq!(run(",\"checkpoint\":{\"interval\":30,\"restore\":5}"), (Some(0), "125".into()));
+    assert_eq!(run(",\"checkpoint\":\"none\""), (Some(0), "150".into()));
+    let (code, err) = run(",\"checkpoint\":{\"interval\":\"auto\",\"cost\":10}");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("job A: checkpoint interval \"auto\" needs a failures controller"), "{err}");
+    let (code, err) = run(",\"checkpoint\":{\"every\":30}");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("w.jsonl:1: field 'checkpoint'"), "{err}");
+}

@@ -326,6 +326,24 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
             .node_events(w.cluster.node_count()),
         None => Vec::new(),
     };
+    // The first `failures` controller's node MTBF: Young's interval of the jobs whose own
+    // checkpoints say `auto`.
+    let node_mtbf = all
+        .iter()
+        .find_map(|s| controllers::failures::node_mtbf_of(s).transpose())
+        .transpose()
+        .map_err(|e| RunError::BadInput(e.to_string()))?;
+    if node_mtbf.is_none()
+        && let Some(j) = w
+            .jobs
+            .iter()
+            .find(|j| matches!(j.checkpoint, Some(sim_core::checkpoint::JobCheckpoint::Every { interval: None, .. })))
+    {
+        return Err(RunError::BadInput(format!(
+            "{}: job {}: checkpoint interval \"auto\" needs a failures controller (its mtbf)",
+            l.name, j.trace_id
+        )));
+    }
     let restarts = match &o.restarts {
         Some(s) => sim_core::restart::Restarts::parse(s).map_err(|e| RunError::BadInput(format!("--restarts {e}")))?,
         None => l.slurm_restarts.unwrap_or_default(),
@@ -351,6 +369,7 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
         }),
         checkpointing,
         restarts,
+        node_mtbf,
     })
 }
 

@@ -52,6 +52,43 @@ pub enum CheckpointInterval {
     },
 }
 
+/// A job's own checkpoints, in place of the run's (`--checkpoint`): the native format's
+/// `checkpoint` field, for workloads whose jobs or job classes checkpoint differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobCheckpoint {
+    /// It writes none: an interrupted attempt starts over, whatever the run says.
+    Never,
+    /// A checkpoint after each `interval` of compute (`None`: Young's interval for the
+    /// node failure rate the run knows, [`crate::SimConfig::node_mtbf`]), written in
+    /// `cost`, read back in `restore`.
+    Every {
+        /// Compute between checkpoints; `None` for Young's interval.
+        interval: Option<SimDuration>,
+        /// Writing one.
+        cost: SimDuration,
+        /// Reading one back.
+        restore: SimDuration,
+    },
+}
+
+impl JobCheckpoint {
+    /// Its checkpointing, given the run's node MTBF (`None` when unknown: an `auto`
+    /// interval then writes none).
+    pub fn checkpointing(self, node_mtbf: Option<SimDuration>) -> Option<Checkpointing> {
+        match self {
+            JobCheckpoint::Never => None,
+            JobCheckpoint::Every { interval, cost, restore } => {
+                let interval = match interval {
+                    Some(d) => CheckpointInterval::Every(d),
+                    None => CheckpointInterval::Auto { node_mtbf: node_mtbf? },
+                };
+                Some(Checkpointing { interval, cost, restore })
+            }
+        }
+    }
+}
+
 /// Periodic checkpoints (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checkpointing {

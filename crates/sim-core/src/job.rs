@@ -190,6 +190,9 @@ pub struct Job {
     /// What becomes of its pod when its container is killed for running out of GPU memory.
     #[serde(default)]
     pub restart_policy: RestartPolicy,
+    /// Its own checkpoints, in place of the run's (`None`: the run's `--checkpoint`).
+    #[serde(default)]
+    pub checkpoint: Option<crate::checkpoint::JobCheckpoint>,
 }
 
 impl Job {
@@ -220,6 +223,7 @@ impl Job {
             min_tasks: 0,
             observed_start: None,
             restart_policy: RestartPolicy::Never,
+            checkpoint: None,
         }
     }
 

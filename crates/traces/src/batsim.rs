@@ -144,6 +144,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             min_tasks: 0,
             observed_start: None,
             restart_policy: Default::default(),
+            checkpoint: None,
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

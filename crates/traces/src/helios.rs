@@ -182,6 +182,7 @@ impl JobReader for HeliosReader {
                 min_tasks: 0,
                 observed_start: Some(SimTime::from_secs(started)),
                 restart_policy: Default::default(),
+                checkpoint: None,
             }));
         }
     }

@@ -28,6 +28,7 @@
 //! | `required` | node affinity terms (ORed), each a list of `{key, operator, values}` (ANDed); operators `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt` | none |
 //! | `preferred` | `[[weight, term], ...]`, weight 1–100 | none |
 //! | `tolerations` | `{key, exists, value, effect, toleration_seconds}`; effect `NoSchedule`, `PreferNoSchedule`, `NoExecute` or absent (all); `toleration_seconds` (also `tolerationSeconds`): how long a NoExecute taint is tolerated, absent = for ever | none |
+//! | `checkpoint` | the job's own periodic checkpoints, in place of the run's `--checkpoint`: `{"interval": SECONDS or "auto", "cost": SECONDS, "restore": SECONDS}` (`auto`: Young's interval for the run's failure rate; cost and restore default to 0), or `"none"` | the run's |
 //! | `restart_policy` | `Never` (the Job controller re-creates a failed pod) or `OnFailure` (the kubelet restarts it in place, on its GPUs, after CrashLoopBackOff) | `Never` |
 //! | `labels` | the pod's own labels `{key: value}` | none |
 //! | `pod_affinity` | `{selector: [requirements], topology_key, weight, anti}`: weight 0 = required, 1–100 preferred; `anti: true` for anti-affinity; keys `node`, `rack`, `zone`, `switch` or a node label | none |
@@ -96,6 +97,8 @@ struct Line<'a> {
     status: Option<String>,
     #[serde(default)]
     restart_policy: Option<String>,
+    #[serde(default)]
+    checkpoint: Option<serde_json::Value>,
     #[serde(default)]
     node_selector: BTreeMap<String, String>,
     #[serde(default)]
@@ -174,6 +177,7 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
         Some("OnFailure") => RestartPolicy::OnFailure,
         Some(o) => return Err(bad("restart_policy", "Never or OnFailure", o.to_string())),
     };
+    let checkpoint = j.checkpoint.as_ref().map(|c| checkpoint(c, &bad)).transpose()?;
     let constraints = PodConstraints {
         node_selector: j.node_selector,
         required: j.required.into_iter().map(|requirements| SelectorTerm { requirements }).collect(),
@@ -212,7 +216,43 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
         min_tasks: j.min_tasks,
         observed_start,
         restart_policy,
+        checkpoint,
     })
+}
+
+/// A line's `checkpoint`: `"none"`, or `{interval, cost, restore}` (seconds; `interval`
+/// may be `"auto"`, cost and restore default to 0).
+fn checkpoint(
+    v: &serde_json::Value,
+    bad: &dyn Fn(&str, &str, String) -> TraceError,
+) -> Result<sim_core::checkpoint::JobCheckpoint, TraceError> {
+    use sim_core::checkpoint::JobCheckpoint;
+    let expected = "\"none\" or {\"interval\": seconds or \"auto\", \"cost\": seconds, \"restore\": seconds}";
+    if v.as_str() == Some("none") {
+        return Ok(JobCheckpoint::Never);
+    }
+    let o = v.as_object().ok_or_else(|| bad("checkpoint", expected, v.to_string()))?;
+    if let Some(k) = o.keys().find(|k| !["interval", "cost", "restore"].contains(&k.as_str())) {
+        return Err(bad("checkpoint", expected, format!("key '{k}'")));
+    }
+    let secs = |key: &str, x: &serde_json::Value| {
+        let text = x.to_string();
+        parse_secs_micros(&text)
+            .map(SimDuration)
+            .map_err(|e| bad(&format!("checkpoint.{key}"), &format!("seconds ({e})"), text))
+    };
+    let interval = match o.get("interval") {
+        Some(x) if x.as_str() == Some("auto") => None,
+        Some(x) => Some(secs("interval", x)?)
+            .filter(|d| d.0 > 0)
+            .map(Some)
+            .ok_or_else(|| bad("checkpoint.interval", "seconds above 0, or \"auto\"", x.to_string()))?,
+        None => return Err(bad("checkpoint.interval", "seconds, or \"auto\"", "nothing".into())),
+    };
+    let zero = serde_json::Value::from(0);
+    let cost = secs("cost", o.get("cost").unwrap_or(&zero))?;
+    let restore = secs("restore", o.get("restore").unwrap_or(&zero))?;
+    Ok(JobCheckpoint::Every { interval, cost, restore })
 }
 
 /// The rules of a line that its types do not hold: GPU shares and utilization at most
@@ -260,6 +300,8 @@ pub fn write(out: &mut dyn Write, jobs: &[Job]) -> std::io::Result<()> {
 /// `serde_json::Map`, kept so that files written before and after compare equal.
 #[derive(Serialize)]
 struct LineOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint: Option<CheckpointOut>,
     #[serde(skip_serializing_if = "is_one")]
     cores: u32,
     #[serde(skip_serializing_if = "is_default")]
@@ -323,6 +365,36 @@ struct LineOut<'a> {
     user: u32,
 }
 
+/// A job's own checkpoints as written: `"none"` or `{cost, interval, restore}`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum CheckpointOut {
+    Never(&'static str),
+    Every { cost: Secs, interval: IntervalOut, restore: Secs },
+}
+
+/// A checkpoint interval as written: seconds or `"auto"`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum IntervalOut {
+    Auto(&'static str),
+    Every(Secs),
+}
+
+impl CheckpointOut {
+    fn of(c: sim_core::checkpoint::JobCheckpoint) -> Self {
+        use sim_core::checkpoint::JobCheckpoint;
+        match c {
+            JobCheckpoint::Never => CheckpointOut::Never("none"),
+            JobCheckpoint::Every { interval, cost, restore } => CheckpointOut::Every {
+                cost: Secs(cost.0),
+                interval: interval.map_or(IntervalOut::Auto("auto"), |d| IntervalOut::Every(Secs(d.0))),
+                restore: Secs(restore.0),
+            },
+        }
+    }
+}
+
 /// Microseconds written as their exact decimal seconds (never through an f64, which
 /// would lose microseconds past 2^53 µs): a raw JSON number.
 struct Secs(u64);
@@ -366,6 +438,7 @@ impl<'a> LineOut<'a> {
         let c = j.constraints.as_deref().unwrap_or(&NONE);
         let t = &j.task;
         LineOut {
+            checkpoint: j.checkpoint.map(CheckpointOut::of),
             cores: t.cores,
             cpu_milli: t.cpu_milli,
             gpu_memory_mib: t.gpu_memory_mib,
@@ -415,6 +488,33 @@ mod tests {
     const TEXT: &str = r#"{"id":"train-1","submit":0.5,"runtime":3600,"requested":7200,"tasks":4,"cores":8,"memory_mib":65536,"gpus":8,"gpu_memory_mib":60000,"gpu_peak_mib":70000,"gpu_models":["A100"],"kind":"dl_train","priority":5,"node_selector":{"pool":"train"},"required":[[{"key":"rack","operator":"In","values":["r1","r2"]}]],"preferred":[[20,[{"key":"zone","operator":"Exists"}]]],"tolerations":[{"key":"nvidia.com/gpu","exists":true,"effect":"NoSchedule"}]}
 {"id":"infer-1","submit":10,"runtime":60,"gpus":1,"gpu_milli":250,"cpu_milli":500}
 "#;
+
+    /// A job's own checkpoints: read, and written back the same.
+    #[test]
+    fn checkpoints_read_and_write_back() {
+        use sim_core::checkpoint::JobCheckpoint;
+        let text = "{\"checkpoint\":{\"cost\":60,\"interval\":600.5,\"restore\":120},\"id\":\"a\",\"runtime\":10,\"submit\":0}\n\
+                    {\"checkpoint\":{\"cost\":0,\"interval\":\"auto\",\"restore\":0},\"id\":\"b\",\"runtime\":10,\"submit\":0}\n\
+                    {\"checkpoint\":\"none\",\"id\":\"c\",\"runtime\":10,\"submit\":0}\n";
+        let jobs = parse("w.jsonl", text).unwrap();
+        let s = SimDuration::from_secs;
+        assert_eq!(
+            jobs[0].checkpoint,
+            Some(JobCheckpoint::Every { interval: Some(SimDuration(600_500_000)), cost: s(60), restore: s(120) })
+        );
+        assert_eq!(jobs[1].checkpoint, Some(JobCheckpoint::Every { interval: None, cost: s(0), restore: s(0) }));
+        assert_eq!(jobs[2].checkpoint, Some(JobCheckpoint::Never));
+        let mut out = Vec::new();
+        write(&mut out, &jobs).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        for bad in
+            [r#""always""#, r#"{"interval":0}"#, r#"{"cost":5}"#, r#"{"interval":5,"every":1}"#, r#"{"interval":-1}"#]
+        {
+            let line = format!("{{\"id\":\"a\",\"submit\":0,\"checkpoint\":{bad}}}");
+            let e = parse("w.jsonl", &line).unwrap_err().to_string();
+            assert!(e.contains("w.jsonl:1: field 'checkpoint"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn reads_every_field_and_writes_it_back() {

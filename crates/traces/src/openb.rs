@@ -291,6 +291,7 @@ impl OpenbPod {
             min_tasks: 0,
             observed_start: self.scheduled.map(SimTime::from_secs),
             restart_policy: Default::default(),
+            checkpoint: None,
         }
     }
 }

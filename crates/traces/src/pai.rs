@@ -215,6 +215,7 @@ impl PaiReader {
             min_tasks: 0,
             observed_start,
             restart_policy: Default::default(),
+            checkpoint: None,
         }))
     }
 }

@@ -110,6 +110,7 @@ impl JobReader for PhillyReader {
                 min_tasks: 0,
                 observed_start: None,
                 restart_policy: Default::default(),
+                checkpoint: None,
             }));
         }
     }

@@ -394,6 +394,7 @@ impl SacctReader {
             min_tasks: 0,
             observed_start: Some(start),
             restart_policy: Default::default(),
+            checkpoint: None,
         })
     }
 }

@@ -116,6 +116,7 @@ impl JobReader for SiaReader {
             min_tasks: 0,
             observed_start: None,
             restart_policy: Default::default(),
+            checkpoint: None,
         }))
     }
 

@@ -104,6 +104,7 @@ impl SwfRecord {
             min_tasks: 0,
             observed_start: self.wait.map(|w| SimTime(self.submit.saturating_add(w))),
             restart_policy: Default::default(),
+            checkpoint: None,
         }
     }
 }

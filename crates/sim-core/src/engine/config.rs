@@ -65,6 +65,10 @@ pub struct SimConfig {
     /// preemption with requeue): requeued every time (the default), or as Slurm,
     /// a Kubernetes Job or Volcano decide ([`crate::restart::Restarts`]).
     pub restarts: crate::restart::Restarts,
+    /// The mean time between failures of one node, when the run knows it (its `failures`
+    /// controllers): Young's interval of the jobs whose own checkpoints say `auto`
+    /// ([`crate::checkpoint::JobCheckpoint`]).
+    pub node_mtbf: Option<SimDuration>,
 }
 
 /// What becomes of the jobs running on a node that goes down.
@@ -110,6 +114,7 @@ impl Default for SimConfig {
             default_toleration_secs: 300,
             checkpointing: None,
             restarts: crate::restart::Restarts::Always,
+            node_mtbf: None,
         }
     }
 }

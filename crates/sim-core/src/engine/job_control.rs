@@ -75,7 +75,7 @@ impl Engine<'_> {
         oom: bool,
         reason: StartReason,
     ) -> Result<(), EngineError> {
-        if let Some(c) = self.cfg.checkpointing {
+        if let Some(c) = self.checkpointing_of(j) {
             let nodes = RunningJob::nodes_of(self.cluster, &set, &binding).len().max(1) as u32;
             self.checkpoint_tau.insert(j, c.interval_for(nodes));
         }
@@ -232,7 +232,7 @@ impl Engine<'_> {
 
     /// Under periodic checkpoints, how the attempt of `j` spent its time until `stopped`.
     fn attempt_spent(&self, j: JobId, stopped: SimTime) -> Option<crate::checkpoint::Spent> {
-        let (c, tau, start) = (self.cfg.checkpointing?, *self.checkpoint_tau.get(&j)?, self.state[j.idx()].start?);
+        let (c, tau, start) = (self.checkpointing_of(j)?, *self.checkpoint_tau.get(&j)?, self.state[j.idx()].start?);
         let (work, restoring) = self.attempt_work(j);
         Some(c.spent(tau, work, restoring, stopped.saturating_since(start)))
     }
@@ -270,7 +270,7 @@ impl Engine<'_> {
 
     /// A completed attempt's checkpoint writes and restore: its run beyond its work.
     fn count_overheads(&mut self, j: JobId) {
-        if let (Some(c), Some(&tau)) = (self.cfg.checkpointing, self.checkpoint_tau.get(&j)) {
+        if let (Some(c), Some(&tau)) = (self.checkpointing_of(j), self.checkpoint_tau.get(&j)) {
             let (work, restoring) = self.attempt_work(j);
             let restore = if restoring { c.restore.0 } else { 0 };
             let writes = c.wall(tau, work, restoring).0.saturating_sub(work.0 + restore);
@@ -282,16 +282,26 @@ impl Engine<'_> {
         }
     }
 
+    /// Job `j`'s periodic checkpoints: its own ([`crate::job::Job::checkpoint`]), else the
+    /// run's.
+    pub(super) fn checkpointing_of(&self, j: JobId) -> Option<crate::checkpoint::Checkpointing> {
+        match self.jobs[j.idx()].checkpoint {
+            None => self.cfg.checkpointing,
+            Some(own) => own.checkpointing(self.cfg.node_mtbf),
+        }
+    }
+
     /// How long this attempt runs (before any time limit): the effective run time, less
     /// the share of it that checkpoints of earlier attempts saved. With periodic
     /// checkpoints, it also writes them, and reads the last one first when it resumes from
     /// one.
     pub(super) fn attempt_runtime(&self, j: JobId) -> SimDuration {
-        if self.saved.is_empty() && self.cfg.checkpointing.is_none() {
+        let checkpointing = self.checkpointing_of(j);
+        if self.saved.is_empty() && checkpointing.is_none() {
             return self.effective_runtime(j);
         }
         let (work, restoring) = self.attempt_work(j);
-        match self.cfg.checkpointing {
+        match checkpointing {
             Some(c) => {
                 let tau = self.checkpoint_tau.get(&j).copied().unwrap_or_else(|| c.interval_for(1));
                 c.wall(tau, work, restoring)

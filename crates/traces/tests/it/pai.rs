@@ -104,6 +104,7 @@ fn with_the_job_table() {
         min_tasks: 0,
         observed_start: Some(secs(1_739_162)),
         restart_policy: Default::default(),
+        checkpoint: None,
     };
     assert_eq!(*j, want);
 

@@ -93,6 +93,7 @@ fn sample_fields() {
         min_tasks: 0,
         observed_start: Some(secs(8 * 3600 + 2 * 60 + 13)),
         restart_policy: Default::default(),
+        checkpoint: None,
     };
     assert_eq!(*j, want);
 
