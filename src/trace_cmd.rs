@@ -218,8 +218,7 @@ pub fn fit_failures(a: &crate::cli::FitFailuresArgs) -> Result<(), Failure> {
         let mean_tbf = tbf.iter().sum::<f64>() / tbf.len() as f64;
         let fitted = fit.spec();
         let spec = format!("{},repair_file={}]", fitted.trim_end_matches(']'), repair_path.display());
-        let header: String =
-            fit.toml(&source).lines().filter(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+        let header = fit.comments(&source);
         format!(
             "{header}# Repairs drawn from the log's own {} repair times (paths from the working directory).\n\
              # {} times between one node's faults are in {} (mean {mean_tbf:.0} h: only nodes that failed\n\

@@ -32,8 +32,12 @@ pub fn split_specs(s: &str) -> Vec<String> {
 
 /// A run folder's name: the policy spec with its punctuation made safe, and the seed.
 pub fn folder_name(spec: &str, seed: u64) -> String {
-    let safe: String = spec.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-    format!("{}__seed{seed}", safe.trim_end_matches('_'))
+    format!("{}__seed{seed}", safe_name(spec).trim_end_matches('_'))
+}
+
+/// `text` for a file name: letters, digits and `-` kept, the rest `_`.
+pub fn safe_name(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
 
 /// One run of a comparison: a policy spec, a seed and the settings varied for it.
@@ -55,12 +59,8 @@ impl Cell {
 
     /// Its folder: [`folder_name`], with the varied settings before the seed.
     pub fn folder(&self) -> String {
-        let plain = folder_name(&self.spec, self.seed);
-        if self.variant.is_empty() {
-            return plain;
-        }
-        let stem = plain.strip_suffix(&format!("__seed{}", self.seed)).expect("folder_name ends with the seed");
-        format!("{stem}{}__seed{}", crate::vary::folder_part(&self.variant), self.seed)
+        let stem = safe_name(&self.spec);
+        format!("{}{}__seed{}", stem.trim_end_matches('_'), crate::vary::folder_part(&self.variant), self.seed)
     }
 }
 

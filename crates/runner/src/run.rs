@@ -203,9 +203,12 @@ pub fn controllers(
 
 /// `--checkpoint interval=SECONDS|auto,cost=SECONDS,restore=SECONDS` (cost and restore
 /// default to 0): every job writes a checkpoint after each interval of compute. `auto` is
-/// Young's optimum for the failure rate of the run's `failures` controller (its `mtbf`,
-/// over the nodes a job runs on); `controllers` are the run's controller specs.
-pub fn checkpointing(text: &str, controllers: &[String]) -> Result<sim_core::checkpoint::Checkpointing, RunError> {
+/// Young's optimum for the failure rate of the run's `failures` controller (`node_mtbf`,
+/// [`node_mtbf`], over the nodes a job runs on).
+pub fn checkpointing(
+    text: &str,
+    node_mtbf: Option<SimDuration>,
+) -> Result<sim_core::checkpoint::Checkpointing, RunError> {
     use sim_core::checkpoint::{CheckpointInterval, Checkpointing};
     let bad = |what: String| RunError::BadInput(format!("--checkpoint '{text}': {what}"));
     let secs = |k: &str, v: &str| {
@@ -218,12 +221,8 @@ pub fn checkpointing(text: &str, controllers: &[String]) -> Result<sim_core::che
         let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("'{part}' is not key=value")))?;
         match k.trim() {
             "interval" if v.trim() == "auto" => {
-                let mtbf = controllers
-                    .iter()
-                    .find_map(|s| controllers::failures::node_mtbf_of(s).transpose())
-                    .transpose()
-                    .map_err(|e| bad(e.to_string()))?
-                    .ok_or_else(|| bad("interval=auto needs a failures controller (its mtbf)".into()))?;
+                let mtbf =
+                    node_mtbf.ok_or_else(|| bad("interval=auto needs a failures controller (its mtbf)".into()))?;
                 interval = Some(CheckpointInterval::Auto { node_mtbf: mtbf });
             }
             "interval" => {
@@ -242,21 +241,27 @@ pub fn checkpointing(text: &str, controllers: &[String]) -> Result<sim_core::che
     Ok(Checkpointing { interval, cost, restore })
 }
 
+/// The node MTBF of the first `failures` controller among `controllers` (the run's
+/// failure rate, for Young's interval), if any.
+pub fn node_mtbf(controllers: &[String]) -> Result<Option<SimDuration>, RunError> {
+    controllers
+        .iter()
+        .find_map(|s| controllers::failures::node_mtbf_of(s).transpose())
+        .transpose()
+        .map_err(|e| RunError::BadInput(e.to_string()))
+}
+
 /// What `summary.json` says of the run's checkpointing: Young's interval for one node
-/// where a `failures` controller gives the failure rate.
+/// where the run knows its node MTBF (`node_mtbf`, [`SimConfig::node_mtbf`]).
 fn checkpoint_meta(
     c: &sim_core::checkpoint::Checkpointing,
-    o: &RunOptions,
-    l: &Loaded,
+    node_mtbf: Option<SimDuration>,
 ) -> reports::summary::CheckpointMeta {
     use sim_core::checkpoint::CheckpointInterval;
     let secs = |d: SimDuration| d.0 as f64 / 1e6;
-    let (interval, node_mtbf) = match c.interval {
-        CheckpointInterval::Every(d) => {
-            let all = l.controllers.iter().chain(&o.controllers);
-            (format!("{}", secs(d)), all.filter_map(|s| controllers::failures::node_mtbf_of(s).ok().flatten()).next())
-        }
-        CheckpointInterval::Auto { node_mtbf } => ("auto".to_string(), Some(node_mtbf)),
+    let interval = match c.interval {
+        CheckpointInterval::Every(d) => format!("{}", secs(d)),
+        CheckpointInterval::Auto { .. } => "auto".to_string(),
     };
     let young = node_mtbf.map(|m| {
         secs(
@@ -319,20 +324,16 @@ pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
 fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
     let w = &l.workload;
     let all: Vec<String> = l.controllers.iter().chain(&o.controllers).cloned().collect();
-    let checkpointing = o.checkpoint.as_deref().map(|c| checkpointing(c, &all)).transpose()?;
+    // The first `failures` controller's node MTBF: Young's interval of `auto` checkpoints,
+    // the run's and the jobs' own.
+    let node_mtbf = node_mtbf(&all)?;
+    let checkpointing = o.checkpoint.as_deref().map(|c| checkpointing(c, node_mtbf)).transpose()?;
     let node_events = match &o.faults {
         Some(f) => traces::faults::read(f)
             .map_err(|e| RunError::BadInput(format!("--faults: {e}")))?
             .node_events(w.cluster.node_count()),
         None => Vec::new(),
     };
-    // The first `failures` controller's node MTBF: Young's interval of the jobs whose own
-    // checkpoints say `auto`.
-    let node_mtbf = all
-        .iter()
-        .find_map(|s| controllers::failures::node_mtbf_of(s).transpose())
-        .transpose()
-        .map_err(|e| RunError::BadInput(e.to_string()))?;
     if node_mtbf.is_none()
         && let Some(j) = w
             .jobs
@@ -440,7 +441,7 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         trace_rows_skipped: w.skipped.0.clone(),
         controllers: controller_specs,
         variant: o.variant.clone(),
-        checkpoint: cfg.checkpointing.as_ref().map(|c| checkpoint_meta(c, o, l)),
+        checkpoint: cfg.checkpointing.as_ref().map(|c| checkpoint_meta(c, cfg.node_mtbf)),
         restarts: (cfg.restarts != sim_core::restart::Restarts::Always).then(|| cfg.restarts.spec()),
     };
     // The priorities the policy computed, for sacct's `Priority` (none: the trace's).

@@ -95,9 +95,8 @@ pub fn apply(base: &RunOptions, v: &Variant) -> Result<RunOptions, RunError> {
 
 /// What a variant adds to a run folder's name (`__checkpoint_interval_600`; empty for none).
 pub fn folder_part(v: &Variant) -> String {
-    let safe =
-        |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>();
-    v.iter().map(|(k, x)| format!("__{}_{}", safe(k), safe(x))).collect()
+    use crate::compare::safe_name;
+    v.iter().map(|(k, x)| format!("__{}_{}", safe_name(k), safe_name(x))).collect()
 }
 
 #[cfg(test)]

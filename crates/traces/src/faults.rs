@@ -112,22 +112,29 @@ impl FaultLog {
     /// faults, so these lean short: a node's first fault is not counted from the log's start.
     pub fn samples(&self) -> (Vec<f64>, Vec<f64>) {
         let mut last: Vec<Option<SimTime>> = vec![None; self.nodes.len()];
-        let mut opened: Vec<Vec<SimTime>> = vec![Vec::new(); self.nodes.len()];
-        let (mut tbf, mut repairs) = (Vec::new(), Vec::new());
-        for e in &self.events {
-            let n = e.node as usize;
-            if e.start {
-                if let Some(t) = last[n] {
-                    tbf.push((e.time.0 - t.0) as f64 / 3600e6);
-                }
-                last[n] = Some(e.time);
-                opened[n].push(e.time);
-            } else if !opened[n].is_empty() {
-                let began = opened[n].remove(0);
-                repairs.push((e.time.0 - began.0) as f64 / 3600e6);
+        let mut tbf = Vec::new();
+        for e in self.events.iter().filter(|e| e.start) {
+            if let Some(t) = last[e.node as usize].replace(e.time) {
+                tbf.push((e.time.0 - t.0) as f64 / 3600e6);
             }
         }
-        (tbf, repairs)
+        (tbf, self.repair_hours(|_| true))
+    }
+
+    /// The durations, in hours and log order, of the faults of the events `keep` keeps that
+    /// ended in the log (a node's faults end in the order they began).
+    fn repair_hours(&self, keep: impl Fn(&FaultEvent) -> bool) -> Vec<f64> {
+        let mut opened: Vec<Vec<SimTime>> = vec![Vec::new(); self.nodes.len()];
+        let mut repairs = Vec::new();
+        for e in self.events.iter().filter(|e| keep(e)) {
+            let open = &mut opened[e.node as usize];
+            if e.start {
+                open.push(e.time);
+            } else if !open.is_empty() {
+                repairs.push((e.time.0 - open.remove(0).0) as f64 / 3600e6);
+            }
+        }
+        repairs
     }
 
     /// What the log says of its fleet of `fleet` nodes (at least the nodes it names).
@@ -162,21 +169,13 @@ impl FaultLog {
             _ => 0,
         };
         let days = span_us as f64 / 86_400e6;
+        let kept = |e: &FaultEvent| only.is_none_or(|c| c.contains(&e.cause.as_str()));
         let mut causes: BTreeMap<String, u64> = BTreeMap::new();
-        let mut opened: Vec<Vec<SimTime>> = vec![Vec::new(); self.nodes.len()];
-        let mut repairs: Vec<f64> = Vec::new();
-        let mut faults = 0u64;
-        for e in self.events.iter().filter(|e| only.is_none_or(|c| c.contains(&e.cause.as_str()))) {
-            if e.start {
-                faults += 1;
-                *causes.entry(e.cause.clone()).or_default() += 1;
-                opened[e.node as usize].push(e.time);
-            } else if !opened[e.node as usize].is_empty() {
-                // Faults of one node end in the order they began.
-                let began = opened[e.node as usize].remove(0);
-                repairs.push((e.time.0 - began.0) as f64 / 3600e6);
-            }
+        for e in self.events.iter().filter(|e| e.start && kept(e)) {
+            *causes.entry(e.cause.clone()).or_default() += 1;
         }
+        let faults: u64 = causes.values().sum();
+        let mut repairs = self.repair_hours(kept);
         repairs.sort_by(f64::total_cmp);
         let median = match repairs.len() {
             0 => 0.0,
@@ -256,6 +255,11 @@ impl FaultFit {
     /// The fit as a cluster-configuration snippet: comments with the figures, and the
     /// `[[controller]]` table that attaches it.
     pub fn toml(&self, source: &str) -> String {
+        format!("{}[[controller]]\nspec = \"{}\"\n", self.comments(source), self.spec())
+    }
+
+    /// The fit's figures as TOML comments: faults, fleet and span, rate, repairs, causes.
+    pub fn comments(&self, source: &str) -> String {
         let mut s = format!(
             "# Fitted by `sim trace fit-failures` from {source}: {} faults on a fleet of {} nodes over {:.1} days.\n\
              # {:.3e} faults per node-day (a node's MTBF {:.0} h); repairs: {} ended, median {:.1} h, mean {:.1} h\n\
@@ -273,15 +277,13 @@ impl FaultFit {
         for (cause, n) in &self.causes {
             s.push_str(&format!("#   {cause}: {n} ({:.1} %)\n", 100.0 * *n as f64 / self.faults.max(1) as f64));
         }
-        s.push_str(&format!("[[controller]]\nspec = \"{}\"\n", self.spec()));
         s
     }
 
     /// The fits of [`FaultLog::fit_by_cause`] as one snippet: the whole log's figures
     /// (`all`) in comments, then one `[[controller]]` per cause with its rate and repairs.
     pub fn toml_by_cause(all: &FaultFit, by_cause: &[FaultFit], source: &str) -> String {
-        let whole = all.toml(source);
-        let mut s: String = whole.lines().filter(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+        let mut s = all.comments(source);
         s.push_str("# One failure process per cause, each with its own rate and repair times:\n");
         for f in by_cause {
             s.push_str(&format!(

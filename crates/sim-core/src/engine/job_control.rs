@@ -284,19 +284,11 @@ impl Engine<'_> {
 
     /// Job `j`'s periodic checkpoints: its own ([`crate::job::Job::checkpoint`]), else the
     /// run's.
-    #[inline]
     pub(super) fn checkpointing_of(&self, j: JobId) -> Option<crate::checkpoint::Checkpointing> {
         match self.jobs[j.idx()].checkpoint {
             None => self.cfg.checkpointing,
-            Some(own) => self.own_checkpointing(own),
+            Some(own) => own.checkpointing(self.cfg.node_mtbf),
         }
-    }
-
-    // Out of line, as the rest of the interruption paths below: the start and end of every
-    // job stay small (the instruction counts of scripts/bench-gate.sh).
-    #[inline(never)]
-    fn own_checkpointing(&self, own: crate::checkpoint::JobCheckpoint) -> Option<crate::checkpoint::Checkpointing> {
-        own.checkpointing(self.cfg.node_mtbf)
     }
 
     /// How long this attempt runs (before any time limit): the effective run time, less
@@ -481,7 +473,6 @@ impl Engine<'_> {
     /// Job `j`'s attempt was interrupted by `cause` (`why`, the decision log's words):
     /// what it holds is given back and its restart rule ([`crate::SimConfig::restarts`])
     /// decides: back to the queue (at once, or after a back-off), failed, or held.
-    #[inline(never)]
     pub(super) fn requeue(
         &mut self,
         j: JobId,
@@ -538,7 +529,6 @@ impl Engine<'_> {
     /// The tasks of elastic job `j` (`min_tasks`) whose nodes are up, from its binding
     /// `binding`, when they are enough for it to go on; `None` otherwise (not elastic, not
     /// bound to nodes, too few left) or under a rule other than torchrun's.
-    #[inline(never)]
     fn elastic_survivors(&self, j: JobId, binding: &[TaskBinding]) -> Option<Vec<TaskBinding>> {
         let job = &self.jobs[j.idx()];
         if !matches!(self.cfg.restarts, crate::restart::Restarts::Torchrun { .. }) || job.min_tasks == 0 {
@@ -552,7 +542,6 @@ impl Engine<'_> {
     /// torchrun's elastic agents restart interrupted job `j`'s worker group at once on
     /// `survivors`, the tasks whose nodes are left, from its last checkpoint: held again
     /// and started, without going back to the queue.
-    #[inline(never)]
     fn continue_on(&mut self, j: JobId, survivors: Vec<TaskBinding>, why: String) -> Result<(), EngineError> {
         let (n, tasks) = (survivors.len(), self.jobs[j.idx()].tasks);
         let st = &mut self.state[j.idx()];
@@ -568,7 +557,6 @@ impl Engine<'_> {
 
     /// Interrupted job `j` runs no more: it ends `failed` now (`fail`), or is held and
     /// ends `unfinished` with reason `why`. Its record keeps the interrupted attempt.
-    #[inline(never)]
     fn end_interrupted(&mut self, j: JobId, units: UnitSet, why: String, fail: bool) -> Result<(), EngineError> {
         // It does not wait to run again: no waiting is counted.
         self.interrupted_at.remove(&j);
