@@ -26,6 +26,7 @@ fn ettr(interval: CheckpointInterval, seeds: u64) -> f64 {
             count: 4,
             spec: NodeSpec::cores_only(1),
             sharing: GpuSharing::Exclusive,
+            group: None,
         }],
     };
     let cfg = SimConfig {

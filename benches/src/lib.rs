@@ -55,6 +55,7 @@ pub fn gpu_cluster(nodes: u32) -> sim_core::Cluster {
             count: nodes,
             spec: NodeSpec { memory_mib: 1 << 20, gpus: vec![gpu; 8], ..NodeSpec::cores_only(96) },
             sharing: GpuSharing::Shared,
+            group: None,
         }],
     }
 }

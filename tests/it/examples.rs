@@ -125,3 +125,39 @@ fn policy_parts_compose_on_the_command_line() {
     let (out, _d) = run_into(&["--policy", "easy", "--gang", "sometimes"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The `controller` events of a run's decision log: (time, what, reason).
+fn controller_events(d: &tempfile::TempDir) -> Vec<(f64, String, String)> {
+    read(d, "decisions.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["event"] == "controller")
+        .map(|v| (v["t"].as_f64().unwrap(), v["what"].as_str().unwrap().into(), v["reason"].as_str().unwrap().into()))
+        .collect()
+}
+
+#[test]
+fn gpu_autoscaling_overprovisions_without_the_gpu_label() {
+    let base = root().join("examples/gpu-autoscaling");
+    let trace = base.join("workload.jsonl");
+    let run = |cluster: &str| {
+        let c = base.join(cluster);
+        let args = ["--cluster", c.to_str().unwrap(), "--trace", trace.to_str().unwrap(), "--policy", "kube", "--log"];
+        let (out, d) = run_into(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let s: serde_json::Value = serde_json::from_str(&read(&d, "summary.json")).unwrap();
+        (controller_events(&d), s)
+    };
+    // Without the label: a scale-up at 30 (the GPU pod's 30 s), then one at each loop that
+    // finds the newest node Ready without GPUs (120, 210, 300): 4 nodes for one pod.
+    let (ev, s) = run("cluster.toml");
+    let ups: Vec<f64> = ev.iter().filter(|e| e.1 == "scale-up").map(|e| e.0).collect();
+    assert_eq!(ups, [30.0, 120.0, 210.0, 300.0], "{ev:#?}");
+    assert!(ev.iter().filter(|e| e.1 == "scale-down").count() == 4, "{ev:#?}");
+    // Nodes present 930 + 900 + 900 + 4260 s at 32.77 an hour.
+    assert_eq!(s["cost"]["node_hours"]["on-demand"].as_f64().map(|h| (h * 3600.0).round()), Some(6990.0));
+    // With it: one node, present from 30 until the pod ends at 3930.
+    let (ev, s) = run("cluster-labelled.toml");
+    assert_eq!(ev.iter().filter(|e| e.1 == "scale-up").count(), 1, "{ev:#?}");
+    assert_eq!(s["cost"]["node_hours"]["on-demand"].as_f64().map(|h| (h * 3600.0).round()), Some(3900.0));
+}

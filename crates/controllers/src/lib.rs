@@ -16,6 +16,7 @@
 //! |---|---|---|
 //! | `maintenance` | [`Maintenance`]: drain (or take down) a rack or pool at a time, resume it later | `scontrol update nodename=… state=drain reason=maintenance`, `kubectl drain` |
 //! | `spot` | [`Spot`]: spot capacity reclaimed after a notice (cordon, checkpoint, evict) and given back, by a hazard or a real availability trace | EC2 spot interruption notice (120 s), GCP Spot preemption (30 s); `skypilot-org/spot-traces` |
+//! | `cluster-autoscaler` | [`ClusterAutoscaler`]: grows node groups for pods that fit no node, removes unneeded nodes; GPU nodes Ready before their GPUs | Kubernetes Cluster Autoscaler 1.36 (`kubernetes/autoscaler`) |
 //! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
 //! To write one, read the [controller section of the policy guide][guide]; its worked
@@ -29,11 +30,13 @@
 //!
 //! [guide]: https://docs.rs/policies/latest/policies/guide/index.html#controllers
 
+pub mod cluster_autoscaler;
 pub mod failures;
 pub mod maintenance;
 pub mod spot;
 mod timers;
 
+pub use cluster_autoscaler::ClusterAutoscaler;
 pub use failures::Failures;
 pub use maintenance::Maintenance;
 pub use spot::Spot;
@@ -78,6 +81,13 @@ pub const REGISTRY: &[ControllerEntry] = &[
                   hazard or a spot-traces availability file",
         options: Spot::OPTIONS,
         build: |s, rng| Ok(Box::new(Spot::from_spec(s, rng)?)),
+    },
+    ControllerEntry {
+        name: "cluster-autoscaler",
+        summary: "Kubernetes' Cluster Autoscaler over the node groups (pools with an autoscale table): scale-up for \
+                  pods that fit no node, Ready or upcoming, by an expander; scale-down of unneeded nodes",
+        options: ClusterAutoscaler::OPTIONS,
+        build: |s, rng| Ok(Box::new(ClusterAutoscaler::from_spec(s, rng)?)),
     },
 ];
 

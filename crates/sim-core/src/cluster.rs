@@ -99,6 +99,47 @@ pub struct NodePool {
     /// How its GPUs are shared.
     #[serde(default)]
     pub sharing: GpuSharing,
+    /// When autoscalers may resize it: its size range and how its nodes come up
+    /// (`count` is then the group's maximum size).
+    #[serde(default)]
+    pub group: Option<NodeGroup>,
+}
+
+/// A pool that autoscalers resize: a Cluster Autoscaler node group, a Karpenter instance
+/// type. Its pool's `count` nodes are its maximum size; those past `initial` start
+/// absent (not in the cluster, not billed) and an autoscaler adds and removes them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeGroup {
+    /// The fewest nodes it keeps (`--nodes=min:max:group` of the Cluster Autoscaler).
+    pub min: u32,
+    /// Nodes present at the start.
+    pub initial: u32,
+    /// From the cloud's create request until the node is Ready (boot, kubelet
+    /// registration).
+    pub ready: Delay,
+    /// From the create request until its GPUs are allocatable (driver install and the
+    /// device plugin's registration), never before Ready. Until then the node takes no
+    /// pods: GPU nodes carry a NoSchedule GPU taint that only GPU pods tolerate.
+    pub gpus_ready: Delay,
+    /// Price of one node-hour in millionths of the currency (the expanders' and the
+    /// provisioners' view; the bill reads `price_per_hour` itself).
+    pub price_micros: u64,
+    /// Spot (preemptible) capacity.
+    pub spot: bool,
+    /// Its priority for the Cluster Autoscaler's `priority` expander (higher first).
+    pub priority: i32,
+}
+
+/// A provisioning delay: fixed, uniform, or lognormal (median and shape σ in thousandths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Delay {
+    /// Always this long.
+    Fixed(crate::time::SimDuration),
+    /// Uniform between the two.
+    Uniform(crate::time::SimDuration, crate::time::SimDuration),
+    /// Lognormal: the median and σ (thousandths).
+    LogNormal(crate::time::SimDuration, u32),
 }
 
 /// A node's administrative/health state, as Slurm's node states.
@@ -139,6 +180,7 @@ impl Cluster {
                 count: procs,
                 spec: NodeSpec::cores_only(1),
                 sharing: GpuSharing::Exclusive,
+                group: None,
             }],
         }
     }
@@ -151,6 +193,7 @@ impl Cluster {
                 count: n,
                 spec: NodeSpec::cores_only(1),
                 sharing: GpuSharing::Exclusive,
+                group: None,
             }],
         }
     }
@@ -206,6 +249,14 @@ impl Cluster {
         None
     }
 
+    /// The nodes of autoscaled pools past their group's initial size: absent at the start.
+    pub fn initially_absent(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.pool_nodes().flat_map(|(p, nodes)| {
+            let present = p.group.as_ref().map_or(p.count, |g| g.initial.min(p.count));
+            (nodes.start + present..nodes.end).map(NodeId)
+        })
+    }
+
     /// Every node's spec and sharing mode, in node-id order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &NodeSpec, GpuSharing)> + '_ {
         self.pools
@@ -239,8 +290,20 @@ mod tests {
     fn units_map_to_nodes() {
         let c = Cluster {
             pools: vec![
-                NodePool { name: "a".into(), count: 2, spec: NodeSpec::cores_only(4), sharing: GpuSharing::Exclusive },
-                NodePool { name: "b".into(), count: 3, spec: NodeSpec::cores_only(2), sharing: GpuSharing::Exclusive },
+                NodePool {
+                    name: "a".into(),
+                    count: 2,
+                    spec: NodeSpec::cores_only(4),
+                    sharing: GpuSharing::Exclusive,
+                    group: None,
+                },
+                NodePool {
+                    name: "b".into(),
+                    count: 3,
+                    spec: NodeSpec::cores_only(2),
+                    sharing: GpuSharing::Exclusive,
+                    group: None,
+                },
             ],
         };
         assert_eq!(c.total_units(), 14);

@@ -152,6 +152,14 @@ pub enum Action {
         /// The job (its `submit` is set to now).
         job: Box<Job>,
     },
+    /// Record one of the controller's decisions in the decision log (`decisions.jsonl`,
+    /// event `controller`), e.g. a scale-up and why. It changes nothing.
+    Note {
+        /// What it decided (`scale-up`, `scale-down`, ...).
+        what: String,
+        /// The details and the reason.
+        reason: String,
+    },
 }
 
 /// What a controller can observe happening in the engine.

@@ -78,7 +78,7 @@ pub mod spec;
 pub mod time;
 pub mod units;
 
-pub use cluster::{Cluster, GpuSharing, GpuSpec, NodeId, NodePool, NodeSpec, NodeState};
+pub use cluster::{Cluster, Delay, GpuSharing, GpuSpec, NodeGroup, NodeId, NodePool, NodeSpec, NodeState};
 pub use engine::{
     Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, RunResult, SimConfig, Stall, simulate,
     simulate_with,

@@ -92,6 +92,15 @@ pub enum LogEvent<'a> {
         /// Why.
         reason: String,
     },
+    /// A controller's decision ([`crate::controller::Action::Note`]).
+    Controller {
+        /// The controller's name.
+        by: &'a str,
+        /// What it decided.
+        what: &'a str,
+        /// Details and reason.
+        reason: &'a str,
+    },
     /// A node changed state.
     Node {
         /// Node index.

@@ -22,6 +22,10 @@
 //! labels = { "nvidia.com/gpu.product" = "A100", pool = "train" }
 //! taints = [{ key = "nvidia.com/gpu", value = "", effect = "NoSchedule" }]
 //! topology = { zone = "z1", rack = "r1", switch = "leaf1" }
+//! price_per_hour = 32.77      # the bill; capacity = "on-demand" (default), "spot" or "reserved"
+//! # a node group of at most `count` nodes for the autoscalers (delays: S, uniform:LO,HI,
+//! # lognormal:MEDIAN,SIGMA seconds from the create request):
+//! autoscale = { min = 0, initial = 0, ready = "lognormal:90,0.25", gpus_ready = "lognormal:300,0.25" }
 //!
 //! [[controller]]             # attached to every run on this cluster (see `sim controllers`)
 //! spec = "maintenance[rack=r1,at=86400,until=93600]"
@@ -89,6 +93,64 @@ struct Pool {
     price_per_hour: Option<f64>,
     #[serde(default)]
     capacity: Option<String>,
+    #[serde(default)]
+    autoscale: Option<Autoscale>,
+}
+
+/// A pool's `autoscale` table: it is a node group of at most `count` nodes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Autoscale {
+    #[serde(default)]
+    min: u32,
+    #[serde(default)]
+    initial: Option<u32>,
+    #[serde(default)]
+    ready: Option<String>,
+    #[serde(default)]
+    gpus_ready: Option<String>,
+    #[serde(default)]
+    priority: i32,
+}
+
+/// Default time from a node's create request to Ready when the pool says nothing.
+pub const DEFAULT_READY: &str = "lognormal:90,0.25";
+/// Default time from a GPU node's create request to allocatable GPUs.
+pub const DEFAULT_GPUS_READY: &str = "lognormal:300,0.25";
+
+/// Parses a provisioning delay: `S` (seconds), `uniform:LO,HI` or `lognormal:MEDIAN,SIGMA`.
+pub fn parse_delay(text: &str) -> Result<sim_core::Delay, String> {
+    let secs = |x: &str| -> Result<sim_core::SimDuration, String> {
+        let v: f64 = x.trim().parse().map_err(|_| format!("seconds, found '{x}'"))?;
+        if !(0.0..=1e9).contains(&v) {
+            return Err(format!("seconds from 0 to 1e9, found '{x}'"));
+        }
+        Ok(sim_core::SimDuration((v * 1e6).round() as u64))
+    };
+    let expected = "S (seconds), uniform:LO,HI or lognormal:MEDIAN,SIGMA";
+    match text.split_once(':') {
+        None => secs(text).map(sim_core::Delay::Fixed).map_err(|e| format!("{expected}: {e}")),
+        Some((kind, args)) => {
+            let (a, b) = args.split_once(',').ok_or_else(|| format!("{expected}, found '{text}'"))?;
+            match kind {
+                "uniform" => {
+                    let (lo, hi) = (secs(a)?, secs(b)?);
+                    if hi < lo {
+                        return Err(format!("uniform:LO,HI with LO <= HI, found '{text}'"));
+                    }
+                    Ok(sim_core::Delay::Uniform(lo, hi))
+                }
+                "lognormal" => {
+                    let sigma: f64 = b.trim().parse().map_err(|_| format!("a σ from 0 to 10, found '{b}'"))?;
+                    if !(0.0..=10.0).contains(&sigma) {
+                        return Err(format!("a σ from 0 to 10, found '{b}'"));
+                    }
+                    Ok(sim_core::Delay::LogNormal(secs(a)?, (sigma * 1000.0).round() as u32))
+                }
+                _ => Err(format!("{expected}, found '{text}'")),
+            }
+        }
+    }
 }
 
 /// How a pool's nodes are bought.
@@ -239,6 +301,37 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
                 vec![spec; g.count as usize]
             }
         };
+        let group = match &p.autoscale {
+            None => None,
+            Some(a) => {
+                let initial = a.initial.unwrap_or(a.min);
+                if a.min > p.count || initial < a.min || initial > p.count {
+                    return Err(at(&format!(
+                        "autoscale: expected min <= initial <= count (the group's maximum), found min {}, initial {initial}, count {}",
+                        a.min, p.count
+                    )));
+                }
+                let delay = |key: &str, v: &Option<String>, default: &str| {
+                    parse_delay(v.as_deref().unwrap_or(default))
+                        .map_err(|e| at(&format!("autoscale.{key}: expected {e}")))
+                };
+                let ready = delay("ready", &a.ready, DEFAULT_READY)?;
+                let gpus_ready = if p.gpus.as_ref().is_some_and(|g| g.count > 0) {
+                    delay("gpus_ready", &a.gpus_ready, DEFAULT_GPUS_READY)?
+                } else {
+                    ready
+                };
+                Some(sim_core::NodeGroup {
+                    min: a.min,
+                    initial,
+                    ready,
+                    gpus_ready,
+                    price_micros: (per_hour * 1e6).round() as u64,
+                    spot: capacity == Capacity::Spot,
+                    priority: a.priority,
+                })
+            }
+        };
         let topology = p.topology.map_or_else(Default::default, |t| sim_core::cluster::TopologyPath {
             zone: t.zone,
             rack: t.rack,
@@ -262,6 +355,7 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
                 topology,
             },
             sharing,
+            group,
         });
     }
     let cluster = Cluster { pools };
@@ -291,6 +385,29 @@ pub fn load_with(path: &std::path::Path, resolve: ProfileResolver<'_>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_autoscale_table_makes_a_node_group() {
+        let text = "[[pool]]\nname = \"g\"\ncount = 8\ncores = 4\ngpus = { count = 2, model = \"T4\", memory_mib = 15000 }\n\
+                    price_per_hour = 1.5\ncapacity = \"spot\"\n\
+                    autoscale = { min = 1, ready = \"uniform:60,120\", gpus_ready = \"300\", priority = 5 }\n";
+        let c = parse("c.toml", text).unwrap();
+        let g = c.cluster.pools[0].group.clone().unwrap();
+        let s = sim_core::SimDuration::from_secs;
+        assert_eq!((g.min, g.initial, g.price_micros, g.spot, g.priority), (1, 1, 1_500_000, true, 5));
+        assert_eq!((g.ready, g.gpus_ready), (sim_core::Delay::Uniform(s(60), s(120)), sim_core::Delay::Fixed(s(300))));
+        assert_eq!(c.cluster.initially_absent().map(|n| n.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(parse_delay("lognormal:90,0.25"), Ok(sim_core::Delay::LogNormal(s(90), 250)));
+        for (bad, says) in [
+            ("autoscale = { min = 9 }", "min <= initial <= count"),
+            ("autoscale = { ready = \"soon\" }", "autoscale.ready: expected S (seconds)"),
+            ("autoscale = { ready = \"uniform:9,1\" }", "LO <= HI"),
+            ("autoscale = { maximum = 3 }", "unknown field"),
+        ] {
+            let e = parse("c.toml", &format!("[[pool]]\nname = \"g\"\ncount = 8\ncores = 4\n{bad}\n")).unwrap_err();
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
+    }
 
     const EXAMPLE: &str = r#"
 [[switch]]

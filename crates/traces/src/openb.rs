@@ -240,7 +240,7 @@ pub fn cluster(nodes: &[OpenbNode], sharing: GpuSharing, default_gpu_mib: u64) -
         };
         match pools.last_mut() {
             Some(p) if p.spec == spec => p.count += 1,
-            _ => pools.push(NodePool { name: n.name.clone(), count: 1, spec, sharing }),
+            _ => pools.push(NodePool { name: n.name.clone(), count: 1, spec, sharing, group: None }),
         }
     }
     Cluster { pools }

@@ -94,6 +94,7 @@ impl GangWorkload {
                         },
                     },
                     sharing: GpuSharing::Exclusive,
+                    group: None,
                 }
             })
             .collect();

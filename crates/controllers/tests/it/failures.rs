@@ -13,6 +13,7 @@ fn cluster(nodes: u32) -> Cluster {
         count,
         spec: NodeSpec::cores_only(1),
         sharing: GpuSharing::Exclusive,
+        group: None,
     };
     Cluster { pools: vec![pool("a", nodes), pool("b", 1)] }
 }
@@ -168,6 +169,7 @@ fn a_2048_node_gang_sees_llama_3s_interruption_rate() {
             count: 2304,
             spec: NodeSpec::cores_only(8),
             sharing: GpuSharing::Exclusive,
+            group: None,
         }],
     };
     let days = 60;
@@ -197,7 +199,7 @@ fn racked() -> Cluster {
     let pool = |name: &str, rack: Option<&str>| {
         let mut spec = NodeSpec::cores_only(1);
         spec.topology.rack = rack.map(String::from);
-        NodePool { name: name.into(), count: 2, spec, sharing: GpuSharing::Exclusive }
+        NodePool { name: name.into(), count: 2, spec, sharing: GpuSharing::Exclusive, group: None }
     };
     Cluster { pools: vec![pool("a", Some("r1")), pool("c", None)] }
 }
@@ -223,6 +225,7 @@ fn a_failure_domain_takes_its_nodes_down_together() {
             count: 4,
             spec: NodeSpec::cores_only(1),
             sharing: GpuSharing::Exclusive,
+            group: None,
         }],
     };
     let (mut together, mut parted) = (0, 0);

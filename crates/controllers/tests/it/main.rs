@@ -1,5 +1,6 @@
 //! The controllers crate's tests: each controller in tiny hand-computed scenarios.
 
+mod cluster_autoscaler;
 mod failures;
 mod maintenance;
 mod spot;

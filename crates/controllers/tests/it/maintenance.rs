@@ -7,7 +7,7 @@ fn cluster() -> Cluster {
     let rack = |name: &str| {
         let mut spec = NodeSpec::cores_only(4);
         spec.topology = TopologyPath { zone: None, rack: Some(name.into()), switch: None };
-        NodePool { name: format!("pool-{name}"), count: 2, spec, sharing: GpuSharing::Exclusive }
+        NodePool { name: format!("pool-{name}"), count: 2, spec, sharing: GpuSharing::Exclusive, group: None }
     };
     Cluster { pools: vec![rack("r1"), rack("r2")] }
 }

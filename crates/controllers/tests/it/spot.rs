@@ -10,6 +10,7 @@ fn cluster(od: u32) -> Cluster {
         count,
         spec: NodeSpec::cores_only(1),
         sharing: GpuSharing::Exclusive,
+        group: None,
     };
     let mut pools = vec![pool("spot", 1)];
     if od > 0 {

@@ -810,6 +810,7 @@ impl SlurmConf {
                     count: 1,
                     spec,
                     sharing: sim_core::GpuSharing::Exclusive,
+                    group: None,
                 }),
             }
         }

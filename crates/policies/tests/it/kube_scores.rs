@@ -21,7 +21,7 @@ fn pool(name: &str, count: u32, cores: u32, memory_mib: u64, taints: Vec<Taint>)
         taints,
         topology: Default::default(),
     };
-    NodePool { name: name.into(), count, spec, sharing: GpuSharing::Exclusive }
+    NodePool { name: name.into(), count, spec, sharing: GpuSharing::Exclusive, group: None }
 }
 
 /// A pod of `cpu_milli` milli-CPU (0: none requested) and `memory_mib` MiB (0: none).

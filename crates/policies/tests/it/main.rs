@@ -54,6 +54,7 @@ pub fn gpu_nodes(count: u32, gpus: usize) -> Cluster {
         taints: Vec::new(),
         topology: Default::default(),
     };
-    let pool = sim_core::NodePool { name: "gpu".into(), count, spec, sharing: sim_core::GpuSharing::Exclusive };
+    let pool =
+        sim_core::NodePool { name: "gpu".into(), count, spec, sharing: sim_core::GpuSharing::Exclusive, group: None };
     Cluster { pools: vec![pool] }
 }

@@ -30,7 +30,7 @@ fn node(cores: u32, gpus: usize, sharing: GpuSharing) -> Cluster {
         taints: Vec::new(),
         topology: Default::default(),
     };
-    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing }] }
+    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing, group: None }] }
 }
 
 fn shape(cpu_milli: u32, gpus: u32, milli: u32) -> TaskShape {
@@ -174,6 +174,7 @@ fn cluster(pools: &[(u32, u32, u64)]) -> Cluster {
                     topology: Default::default(),
                 },
                 sharing: GpuSharing::Shared,
+                group: None,
             })
             .collect(),
     }

@@ -39,7 +39,7 @@ fn pool(count: u32, cores: u32, zone: Option<&str>, rack: Option<&str>, node_lab
     };
     spec.topology.zone = zone.map(String::from);
     spec.topology.rack = rack.map(String::from);
-    NodePool { name: format!("{zone:?}{rack:?}"), count, spec, sharing: GpuSharing::Exclusive }
+    NodePool { name: format!("{zone:?}{rack:?}"), count, spec, sharing: GpuSharing::Exclusive, group: None }
 }
 
 fn cpu(milli: u32) -> TaskShape {

@@ -78,7 +78,7 @@ impl Engine<'_> {
             f(c.as_mut(), &view, &mut actions);
         }
         std::mem::swap(&mut self.controllers[i], &mut c);
-        let acted = !actions.is_empty();
+        let acted = actions.iter().any(|a| !matches!(a, Action::Note { .. }));
         for a in actions {
             self.apply_action(i, a)?;
         }
@@ -230,6 +230,13 @@ impl Engine<'_> {
                 None => return Err(self.bad_action(i, format!("restart of job index {}, not killed", job.0))),
             },
             Action::Submit { job } => self.submit(*job)?,
+            Action::Note { what, reason } => {
+                if let Some(log) = self.log.as_deref_mut() {
+                    let spec = self.controllers[i].spec();
+                    let by = spec.split('[').next().unwrap_or_default();
+                    log.record(self.now, &LogEvent::Controller { by, what: &what, reason: &reason })?;
+                }
+            }
             Action::WakeAt { .. }
             | Action::SetNodeState { .. }
             | Action::SetTaint { .. }

@@ -344,11 +344,15 @@ impl<'a> Engine<'a> {
         let (arrival_order, rank) = arrival_order(jobs);
         let events = EventQueue::new();
         // Anything that may change nodes: node events given as input, or controllers.
-        let dynamic = !cfg.node_events.is_empty() || !attached.is_empty();
+        // Autoscaled pools' nodes past their initial size leave at once.
+        let mut node_events: Vec<_> =
+            cluster.initially_absent().map(|n| (SimTime::ZERO, n, NodeState::Absent)).collect();
+        node_events.extend(cfg.node_events.iter().copied());
+        let dynamic = !node_events.is_empty() || !attached.is_empty();
         let kube_nodes = binds && cfg.node_lifecycle != NodeLifecycle::Requeue;
         let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
-        if !cfg.node_events.is_empty() {
-            controllers.push(Box::new(NodeEvents::new(cfg.node_events.clone())));
+        if !node_events.is_empty() {
+            controllers.push(Box::new(NodeEvents::new(node_events)));
         }
         if kube_nodes && dynamic {
             controllers.push(Box::new(NodeLifecycleController::new(cfg.node_monitor_grace)));

@@ -87,6 +87,7 @@ fn two_nodes_of_two_cores() -> Cluster {
             count: 2,
             spec: sim_core::NodeSpec::cores_only(2),
             sharing: sim_core::GpuSharing::Exclusive,
+            group: None,
         }],
     }
 }

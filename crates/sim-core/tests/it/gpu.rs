@@ -17,7 +17,7 @@ fn node(gpus: usize, sharing: GpuSharing) -> Cluster {
         taints: Vec::new(),
         topology: Default::default(),
     };
-    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing }] }
+    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing, group: None }] }
 }
 
 /// A one-task job on `milli` of one GPU, declaring `declared` MiB and peaking at `peak`.

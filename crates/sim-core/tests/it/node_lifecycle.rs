@@ -57,7 +57,7 @@ fn nodes(n: u32) -> Cluster {
         taints: Vec::new(),
         topology: Default::default(),
     };
-    Cluster { pools: vec![NodePool { name: "n".into(), count: n, spec, sharing: GpuSharing::Exclusive }] }
+    Cluster { pools: vec![NodePool { name: "n".into(), count: n, spec, sharing: GpuSharing::Exclusive, group: None }] }
 }
 
 /// A one-GPU job submitted at `submit` that runs `run` seconds.

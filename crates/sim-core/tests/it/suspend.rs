@@ -19,7 +19,7 @@ fn node() -> Cluster {
         taints: Vec::new(),
         topology: Default::default(),
     };
-    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing: GpuSharing::Exclusive }] }
+    Cluster { pools: vec![NodePool { name: "n".into(), count: 1, spec, sharing: GpuSharing::Exclusive, group: None }] }
 }
 
 /// A job of one task on the whole node's CPUs and its GPU, with `mem` MiB of memory.
