@@ -19,6 +19,9 @@
 //! | `cluster-autoscaler` | [`ClusterAutoscaler`]: grows node groups for pods that fit no node, removes unneeded nodes; GPU nodes Ready before their GPUs | Kubernetes Cluster Autoscaler 1.36 (`kubernetes/autoscaler`) |
 //! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
+//! [`hpa`] is the Horizontal Pod Autoscaler's algorithm (replicas for a metric, its
+//! stabilization and rate limits), for the controllers that scale services.
+//!
 //! To write one, read the [controller section of the policy guide][guide]; its worked
 //! example is [`maintenance`].
 //!
@@ -32,6 +35,7 @@
 
 pub mod cluster_autoscaler;
 pub mod failures;
+pub mod hpa;
 pub mod maintenance;
 pub mod spot;
 mod timers;

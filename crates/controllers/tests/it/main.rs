@@ -2,5 +2,6 @@
 
 mod cluster_autoscaler;
 mod failures;
+mod hpa;
 mod maintenance;
 mod spot;
