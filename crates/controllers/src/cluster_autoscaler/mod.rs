@@ -53,13 +53,13 @@
 //! Every scale-up, scale-down and give-up is in `decisions.jsonl` (event `controller`)
 //! with its reason.
 
-mod room;
+pub(crate) mod fleet;
+pub(crate) mod room;
 
-use crate::timers::NodeTimers;
+use fleet::{Fleet, Next, Phase};
 use rand::RngExt;
-use rand_distr::{Distribution, StandardNormal};
 use room::Room;
-use sim_core::cluster::{Delay, NodeGroup, NodeId, NodeState};
+use sim_core::cluster::NodeId;
 use sim_core::controller::{Action, Controller, Interests, Observed};
 use sim_core::job::JobId;
 use sim_core::policy::SchedView;
@@ -118,80 +118,28 @@ pub const GPU_LABEL: OptionInfo = OptionInfo {
           k8s.amazonaws.com/accelerator); a GPU node without it counts as Ready before its GPUs are",
 };
 
-/// Kubernetes' default `terminationGracePeriodSeconds`.
-const POD_GRACE: SimDuration = SimDuration::from_secs(30);
 /// `--max-scale-down-parallelism`: nodes removed in one loop.
 const MAX_SCALE_DOWN: usize = 10;
 /// No scale-up while the oldest pending pod is younger, or the oldest pending GPU pod
 /// (`unschedulablePodTimeBuffer`, `unschedulablePodWithGpuTimeBuffer`).
 const NEW_POD: SimDuration = SimDuration::from_secs(2);
 const NEW_GPU_POD: SimDuration = SimDuration::from_secs(30);
-/// Node group backoff after a failed scale-up: initial and longest
-/// (`--initial-node-group-backoff-duration`, `--max-node-group-backoff-duration`).
-const BACKOFF: (SimDuration, SimDuration) = (SimDuration::from_secs(300), SimDuration::from_secs(1800));
-
-/// Where a node of a group is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Not in the cluster.
-    Absent,
-    /// Asked for at `asked`; Ready at `ready`, GPUs allocatable at `gpus`.
-    Booting { asked: SimTime, gpus: SimTime },
-    /// Ready, its GPUs not yet allocatable (cordoned): upstream's GPU processor calls a
-    /// GPU-labelled one not ready, and while it starts (`max-node-startup-time`, 15 min)
-    /// not started, so upcoming.
-    NoGpus { asked: SimTime, gpus: SimTime },
-    /// Ready and schedulable.
-    Ready,
-    /// Being removed: its pods evicted, it leaves at the end of their grace.
-    Leaving,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Next {
-    Scan,
-    Ready,
-    Gpus,
-    GiveUp,
-    Gone,
-}
-
-/// One node group as the autoscaler sees it.
-struct Group {
-    name: String,
-    spec: NodeGroup,
-    /// Its nodes, by id.
-    nodes: std::ops::Range<u32>,
-    /// The empty template node.
-    template: Room,
-    /// Whether its template carries the GPU label (and has GPUs).
-    gpu_labelled: bool,
-    /// No scale-up before this (after a node was given up), and the next backoff.
-    backoff_until: SimTime,
-    backoff: SimDuration,
-}
-
 /// The Cluster Autoscaler (see the module documentation).
 pub struct ClusterAutoscaler {
     scan: SimDuration,
     expander: usize,
-    max_provision: SimDuration,
     scale_down: bool,
     threshold_permille: u64,
     gpu_threshold_permille: u64,
     unneeded_time: SimDuration,
     delay_after_add: SimDuration,
-    gpu_label: String,
-    rng: SimRng,
-    groups: Vec<Group>,
-    /// Each group node's phase, by node id.
-    phase: BTreeMap<u32, Phase>,
+    /// The node groups and their nodes.
+    fleet: Fleet,
     /// Since when each node has been unneeded.
     unneeded: BTreeMap<u32, SimTime>,
     last_scale_up: Option<SimTime>,
     /// Whether a scan timer is pending.
     scanning: bool,
-    timers: NodeTimers<Next>,
 }
 
 impl ClusterAutoscaler {
@@ -229,34 +177,20 @@ impl ClusterAutoscaler {
         Ok(ClusterAutoscaler {
             scan,
             expander: c.index(EXPANDER),
-            max_provision: secs(MAX_PROVISION),
             scale_down: c.index(SCALE_DOWN) == 0,
             threshold_permille: c.permille(THRESHOLD),
             gpu_threshold_permille: c.permille(GPU_THRESHOLD),
             unneeded_time: secs(UNNEEDED),
             delay_after_add: secs(DELAY_AFTER_ADD),
-            gpu_label: spec.options.get(GPU_LABEL.key).cloned().unwrap_or_else(|| GPU_LABEL.values[0].to_string()),
-            rng,
-            groups: Vec::new(),
-            phase: BTreeMap::new(),
+            fleet: Fleet::new(
+                rng,
+                secs(MAX_PROVISION),
+                spec.options.get(GPU_LABEL.key).cloned().unwrap_or_else(|| GPU_LABEL.values[0].to_string()),
+            ),
             unneeded: BTreeMap::new(),
             last_scale_up: None,
             scanning: false,
-            timers: NodeTimers::new(),
         })
-    }
-
-    /// A draw of `d`.
-    fn draw(&mut self, d: Delay) -> SimDuration {
-        match d {
-            Delay::Fixed(x) => x,
-            Delay::Uniform(lo, hi) => SimDuration(self.rng.random_range(lo.0..=hi.0)),
-            Delay::LogNormal(median, sigma_milli) => {
-                let z: f64 = StandardNormal.sample(&mut self.rng);
-                let x = median.0 as f64 * (z * f64::from(sigma_milli) / 1000.0).exp();
-                SimDuration(x.round().min(1e15) as u64)
-            }
-        }
     }
 
     /// The next scan after `now`, asked for unless one is pending.
@@ -267,7 +201,7 @@ impl ClusterAutoscaler {
         let e = self.scan.0;
         let next = SimTime((view.now().0 / e + 1) * e);
         self.scanning = true;
-        self.timers.at(view, next, u32::MAX, Next::Scan, out);
+        self.fleet.timers.at(view, next, u32::MAX, Next::Tick(0), out);
         if view.jobs_left() == 0 {
             self.scanning = false;
         }
@@ -287,8 +221,8 @@ impl ClusterAutoscaler {
         // Keep scanning while there is anything to do: pods waiting, nodes that may
         // become unneeded, nodes on their way.
         let busy = !view.queue().is_empty()
-            || self.groups.iter().any(|g| self.present(g) > g.spec.min)
-            || self.phase.values().any(|p| !matches!(p, Phase::Absent | Phase::Ready));
+            || self.fleet.groups.iter().any(|g| self.fleet.present(g) > g.spec.min)
+            || self.fleet.busy();
         if busy {
             self.plan_scan(view, out);
         }
@@ -302,30 +236,17 @@ impl ClusterAutoscaler {
         oldest.is_some_and(|t| t + NEW_POD > now) || oldest_gpu.is_some_and(|t| t + NEW_GPU_POD > now)
     }
 
-    /// Nodes of `g` present or on their way.
-    fn present(&self, g: &Group) -> u32 {
-        g.nodes.clone().filter(|n| !matches!(self.phase[n], Phase::Absent | Phase::Leaving)).count() as u32
-    }
-
     /// The pending pods (job, tasks) that fit neither a Ready node nor an upcoming one.
     fn unschedulable(&self, view: &SchedView<'_>) -> Vec<(JobId, u32)> {
         let now = view.now();
-        let ledger = view.ledger();
-        let states = view.node_states();
-        let mut rooms: Vec<Room> = ledger
-            .nodes()
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| states.get(*i).is_none_or(|s| *s == NodeState::Up))
-            .map(|(_, n)| Room::of(n))
-            .collect();
-        for g in &self.groups {
+        let mut rooms = self.fleet.ready_rooms(view, &[]);
+        for g in &self.fleet.groups {
             for n in g.nodes.clone() {
-                let upcoming = match self.phase[&n] {
-                    Phase::Booting { asked, .. } => now < asked + self.max_provision,
+                let upcoming = match self.fleet.phase[&n] {
+                    Phase::Booting { asked, .. } => now < asked + self.fleet.max_provision,
                     // Upstream's GPU processor: a GPU-labelled node without allocatable GPUs is
                     // not ready; while it starts it counts as upcoming.
-                    Phase::NoGpus { asked, .. } => g.gpu_labelled && now < asked + self.max_provision,
+                    Phase::NoGpus { asked, .. } => g.gpu_labelled && now < asked + self.fleet.max_provision,
                     _ => false,
                 };
                 if upcoming {
@@ -356,8 +277,8 @@ impl ClusterAutoscaler {
         let now = view.now();
         // Per group: (group, nodes, pods helped, waste score ‰, price of the nodes).
         let mut options: Vec<(usize, u32, u32, u64, u64)> = Vec::new();
-        for (gi, g) in self.groups.iter().enumerate() {
-            let room_left = g.nodes.len() as u32 - self.present(g);
+        for (gi, g) in self.fleet.groups.iter().enumerate() {
+            let room_left = g.nodes.len() as u32 - self.fleet.present(g);
             if room_left == 0 || now < g.backoff_until {
                 continue;
             }
@@ -403,30 +324,14 @@ impl ClusterAutoscaler {
         }
         let chosen = self.expand(&options);
         let (gi, count, pods, _, _) = options[chosen];
-        let ids: Vec<u32> = {
-            let g = &self.groups[gi];
-            g.nodes.clone().filter(|n| self.phase[n] == Phase::Absent).take(count as usize).collect()
-        };
-        let spec = self.groups[gi].spec.clone();
-        for &n in &ids {
-            let ready = now + self.draw(spec.ready);
-            let gpus = (now + self.draw(spec.gpus_ready)).max(ready);
-            self.phase.insert(n, Phase::Booting { asked: now, gpus });
-            // Billed from the request; cordoned until it takes pods.
-            out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Draining });
-            if ready > now + self.max_provision {
-                self.timers.at(view, now + self.max_provision, n, Next::GiveUp, out);
-            } else {
-                self.timers.at(view, ready, n, Next::Ready, out);
-            }
-        }
+        let ids = self.fleet.launch(view, gi, count, out);
         let name = EXPANDER.values[self.expander];
         out.push(Action::Note {
             what: "scale-up".into(),
             reason: format!(
                 "group {}: +{} node(s) {:?} for {pods} pending pod(s) that fit no node, Ready or upcoming \
                  ({} pod(s) waiting in all; expander {name} from {} option(s))",
-                self.groups[gi].name,
+                self.fleet.groups[gi].name,
                 ids.len(),
                 ids,
                 pending.iter().map(|p| p.1).sum::<u32>(),
@@ -439,7 +344,7 @@ impl ClusterAutoscaler {
     /// The expander's choice among `options` (index): the best by its measure (lower is
     /// better), then one at random among those tied, as the expanders' chain ends.
     fn expand(&mut self, options: &[(usize, u32, u32, u64, u64)]) -> usize {
-        let groups = &self.groups;
+        let groups = &self.fleet.groups;
         let expander = EXPANDER.values[self.expander];
         let measure = |o: &(usize, u32, u32, u64, u64)| -> i128 {
             let (gi, _, pods, waste, price) = *o;
@@ -453,7 +358,7 @@ impl ClusterAutoscaler {
         };
         let best = options.iter().map(measure).min().expect("options");
         let tied: Vec<usize> = (0..options.len()).filter(|&i| measure(&options[i]) == best).collect();
-        if tied.len() == 1 { tied[0] } else { tied[self.rng.random_range(0..tied.len())] }
+        if tied.len() == 1 { tied[0] } else { tied[self.fleet.rng.random_range(0..tied.len())] }
     }
 
     /// Removes unneeded nodes: empty ones in bulk, else one whose pods fit elsewhere.
@@ -461,9 +366,9 @@ impl ClusterAutoscaler {
         let now = view.now();
         let ledger = view.ledger();
         let mut candidates: Vec<(u32, usize)> = Vec::new();
-        for (gi, g) in self.groups.iter().enumerate() {
+        for (gi, g) in self.fleet.groups.iter().enumerate() {
             for n in g.nodes.clone() {
-                if self.phase[&n] != Phase::Ready {
+                if self.fleet.phase[&n] != Phase::Ready {
                     self.unneeded.remove(&n);
                     continue;
                 }
@@ -488,22 +393,22 @@ impl ClusterAutoscaler {
         if candidates.is_empty() || self.last_scale_up.is_some_and(|t| now < t + self.delay_after_add) {
             return;
         }
-        let mut left: Vec<u32> = self.groups.iter().map(|g| self.present(g)).collect();
+        let mut left: Vec<u32> = self.fleet.groups.iter().map(|g| self.fleet.present(g)).collect();
         let mut removed = 0;
         // Empty nodes first, then at most one whose pods move (`budgets.go`, `CropNodes`).
         let (empty, busy): (Vec<_>, Vec<_>) =
             candidates.into_iter().partition(|c| view.jobs_on(NodeId(c.0)).is_empty());
         for (n, gi) in empty {
-            if removed < MAX_SCALE_DOWN && left[gi] > self.groups[gi].spec.min {
+            if removed < MAX_SCALE_DOWN && left[gi] > self.fleet.groups[gi].spec.min {
                 self.remove(view, n, gi, &[], "empty", out);
                 left[gi] -= 1;
                 removed += 1;
             }
         }
         for (n, gi) in busy {
-            if removed < MAX_SCALE_DOWN && left[gi] > self.groups[gi].spec.min {
+            if removed < MAX_SCALE_DOWN && left[gi] > self.fleet.groups[gi].spec.min {
                 let jobs = view.jobs_on(NodeId(n));
-                if self.movable(view, n, &jobs) {
+                if self.fleet.movable(view, n, &jobs) {
                     self.remove(view, n, gi, &jobs, "its pods fit on other nodes", out);
                     break;
                 }
@@ -511,98 +416,25 @@ impl ClusterAutoscaler {
         }
     }
 
-    /// Whether each pod of `jobs` on node `n` fits on another Ready node.
-    fn movable(&self, view: &SchedView<'_>, n: u32, jobs: &[JobId]) -> bool {
-        let states = view.node_states();
-        let mut rooms: Vec<Room> = view
-            .ledger()
-            .nodes()
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i as u32 != n && states.get(*i).is_none_or(|s| *s == NodeState::Up))
-            .filter(|(i, _)| self.phase.get(&(*i as u32)).is_none_or(|p| *p == Phase::Ready))
-            .map(|(_, u)| Room::of(u))
-            .collect();
-        for &j in jobs {
-            let job = view.job(j);
-            let (task, models, c) = (job.task(), job.gpu_models(), job.constraints());
-            let here = view.running_job(j).map_or(0, |r| r.binding.iter().filter(|b| b.node.0 == n).count());
-            for _ in 0..here {
-                match rooms.iter_mut().find(|r| r.fits(&task, models, c)) {
-                    Some(r) => r.take(&task),
-                    None => return false,
-                }
-            }
-        }
-        true
-    }
-
     /// Starts removing node `n` of group `gi`: cordoned, its pods evicted; it leaves when
     /// their grace is over.
     fn remove(&mut self, view: &SchedView<'_>, n: u32, gi: usize, jobs: &[JobId], why: &str, out: &mut Vec<Action>) {
         let now = view.now();
         let since = self.unneeded.remove(&n).unwrap_or(now);
-        self.phase.insert(n, Phase::Leaving);
-        out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Draining });
-        for &job in jobs {
-            out.push(Action::Evict { job, grace: POD_GRACE, reason: format!("node {n} scaled down") });
-        }
-        let grace = if jobs.is_empty() { SimDuration::ZERO } else { POD_GRACE };
-        self.timers.at(view, now + grace, n, Next::Gone, out);
+        self.fleet.retire(view, n, jobs, out);
         out.push(Action::Note {
             what: "scale-down".into(),
             reason: format!(
                 "group {}: node {n} unneeded since {} s (requests at most the threshold), {why}",
-                self.groups[gi].name,
+                self.fleet.groups[gi].name,
                 since.0 / 1_000_000
             ),
         });
     }
 
-    /// The group of node `n`.
-    fn group_of(&self, n: u32) -> usize {
-        self.groups.iter().position(|g| g.nodes.contains(&n)).expect("a group node")
-    }
-
-    /// A node's timer.
+    /// A node's timer; then the loop resumes if it had stopped.
     fn on_node(&mut self, view: &SchedView<'_>, n: u32, what: Next, out: &mut Vec<Action>) {
-        let now = view.now();
-        let gi = self.group_of(n);
-        match (what, self.phase[&n]) {
-            (Next::Ready, Phase::Booting { asked, gpus }) => {
-                if gpus > now {
-                    self.phase.insert(n, Phase::NoGpus { asked, gpus });
-                    self.timers.at(view, gpus, n, Next::Gpus, out);
-                } else {
-                    self.phase.insert(n, Phase::Ready);
-                    out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Up });
-                }
-            }
-            (Next::Gpus, Phase::NoGpus { .. }) => {
-                self.phase.insert(n, Phase::Ready);
-                out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Up });
-            }
-            (Next::GiveUp, Phase::Booting { .. }) => {
-                self.phase.insert(n, Phase::Absent);
-                out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Absent });
-                let g = &mut self.groups[gi];
-                g.backoff_until = now + g.backoff;
-                g.backoff = SimDuration((g.backoff.0 * 2).min(BACKOFF.1.0));
-                out.push(Action::Note {
-                    what: "scale-up-timeout".into(),
-                    reason: format!(
-                        "group {}: node {n} not Ready within max-node-provision-time, removed; group backed off until {} s",
-                        g.name,
-                        g.backoff_until.0 / 1_000_000
-                    ),
-                });
-            }
-            (Next::Gone, Phase::Leaving) => {
-                self.phase.insert(n, Phase::Absent);
-                out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Absent });
-            }
-            _ => {}
-        }
+        self.fleet.on_node(view, n, what, out);
         if !self.scanning {
             self.plan_scan(view, out);
         }
@@ -617,13 +449,13 @@ impl Controller for ClusterAutoscaler {
             &[
                 ("scan_interval", secs(self.scan)),
                 ("expander", EXPANDER.values[self.expander].to_string()),
-                ("max_node_provision_time", secs(self.max_provision)),
+                ("max_node_provision_time", secs(self.fleet.max_provision)),
                 ("scale_down", if self.scale_down { "yes" } else { "no" }.to_string()),
                 ("scale_down_utilization_threshold", permille_string(self.threshold_permille)),
                 ("scale_down_gpu_utilization_threshold", permille_string(self.gpu_threshold_permille)),
                 ("scale_down_unneeded_time", secs(self.unneeded_time)),
                 ("scale_down_delay_after_add", secs(self.delay_after_add)),
-                ("gpu_label", self.gpu_label.clone()),
+                ("gpu_label", self.fleet.gpu_label.clone()),
             ],
         )
     }
@@ -633,31 +465,15 @@ impl Controller for ClusterAutoscaler {
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        for (pool, nodes) in view.cluster().pool_nodes() {
-            let Some(spec) = pool.group.clone() else { continue };
-            for n in nodes.clone() {
-                let present = n - nodes.start < spec.initial;
-                self.phase.insert(n, if present { Phase::Ready } else { Phase::Absent });
-            }
-            let gpu_labelled = !pool.spec.gpus.is_empty() && pool.spec.labels.contains_key(&self.gpu_label);
-            self.groups.push(Group {
-                name: pool.name.clone(),
-                template: Room::template(pool),
-                gpu_labelled,
-                spec,
-                nodes,
-                backoff_until: SimTime::ZERO,
-                backoff: BACKOFF.0,
-            });
-        }
-        if !self.groups.is_empty() {
+        self.fleet.start(view);
+        if !self.fleet.groups.is_empty() {
             self.plan_scan(view, out);
         }
     }
 
     fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let Some((_, node, what)) = self.timers.fired() else { return };
-        if what == Next::Scan {
+        let Some((_, node, what)) = self.fleet.timers.fired() else { return };
+        if what == Next::Tick(0) {
             self.scanning = false;
             self.run_once(view, out);
         } else {
@@ -666,7 +482,7 @@ impl Controller for ClusterAutoscaler {
     }
 
     fn on_event(&mut self, view: &SchedView<'_>, _event: &Observed, out: &mut Vec<Action>) {
-        if !self.groups.is_empty() {
+        if !self.fleet.groups.is_empty() {
             self.plan_scan(view, out);
         }
     }

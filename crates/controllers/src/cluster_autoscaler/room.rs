@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// One node's room (a real node's, or an empty template's).
 #[derive(Clone, Debug)]
-pub(super) struct Room {
+pub(crate) struct Room {
     /// Milli-CPU left and capacity.
     pub cpu: u64,
     pub cpu_capacity: u64,
