@@ -17,6 +17,7 @@
 //! | `maintenance` | [`Maintenance`]: drain (or take down) a rack or pool at a time, resume it later | `scontrol update nodename=… state=drain reason=maintenance`, `kubectl drain` |
 //! | `spot` | [`Spot`]: spot capacity reclaimed after a notice (cordon, checkpoint, evict) and given back, by a hazard or a real availability trace | EC2 spot interruption notice (120 s), GCP Spot preemption (30 s); `skypilot-org/spot-traces` |
 //! | `cluster-autoscaler` | [`ClusterAutoscaler`]: grows node groups for pods that fit no node, removes unneeded nodes; GPU nodes Ready before their GPUs | Kubernetes Cluster Autoscaler 1.36 (`kubernetes/autoscaler`) |
+//! | `karpenter` | [`Karpenter`]: launches the cheapest node groups' nodes for batches of pending pods; consolidates empty and underutilized nodes within a disruption budget | Karpenter v1 (`kubernetes-sigs/karpenter`) |
 //! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
 //! [`hpa`] is the Horizontal Pod Autoscaler's algorithm (replicas for a metric, its
@@ -36,12 +37,14 @@
 pub mod cluster_autoscaler;
 pub mod failures;
 pub mod hpa;
+pub mod karpenter;
 pub mod maintenance;
 pub mod spot;
 mod timers;
 
 pub use cluster_autoscaler::ClusterAutoscaler;
 pub use failures::Failures;
+pub use karpenter::Karpenter;
 pub use maintenance::Maintenance;
 pub use spot::Spot;
 
@@ -92,6 +95,13 @@ pub const REGISTRY: &[ControllerEntry] = &[
                   pods that fit no node, Ready or upcoming, by an expander; scale-down of unneeded nodes",
         options: ClusterAutoscaler::OPTIONS,
         build: |s, rng| Ok(Box::new(ClusterAutoscaler::from_spec(s, rng)?)),
+    },
+    ControllerEntry {
+        name: "karpenter",
+        summary: "a Karpenter-like provisioner over the node groups: the cheapest instance types for batches of \
+                  pending pods; consolidation of empty and underutilized nodes within a disruption budget",
+        options: Karpenter::OPTIONS,
+        build: |s, rng| Ok(Box::new(Karpenter::from_spec(s, rng)?)),
     },
 ];
 

@@ -7,7 +7,7 @@ use sim_core::{Cluster, Hooks, Job, JobRecord, SimConfig, SimDuration, SimTime, 
 
 const GPU_LABEL: &str = "cloud.google.com/gke-accelerator";
 
-fn group(ready: u64, gpus_ready: u64, price: u64, priority: i32) -> NodeGroup {
+pub(crate) fn group(ready: u64, gpus_ready: u64, price: u64, priority: i32) -> NodeGroup {
     NodeGroup {
         min: 0,
         initial: 0,
@@ -20,7 +20,7 @@ fn group(ready: u64, gpus_ready: u64, price: u64, priority: i32) -> NodeGroup {
 }
 
 /// A node group of at most `max` nodes of 16 cores, 64 GiB and `gpus` A100s.
-fn gpu_pool(name: &str, max: u32, gpus: u32, labelled: bool, g: NodeGroup) -> NodePool {
+pub(crate) fn gpu_pool(name: &str, max: u32, gpus: u32, labelled: bool, g: NodeGroup) -> NodePool {
     let mut spec = NodeSpec::cores_only(16);
     spec.memory_mib = 65_536;
     spec.gpus = vec![GpuSpec { model: "A100".into(), memory_mib: 81_920, power: None }; gpus as usize];
@@ -30,7 +30,7 @@ fn gpu_pool(name: &str, max: u32, gpus: u32, labelled: bool, g: NodeGroup) -> No
     NodePool { name: name.into(), count: max, spec, sharing: GpuSharing::Exclusive, group: Some(g) }
 }
 
-fn gpu_job(id: &str, submit: u64, gpus: u32, run: u64) -> Job {
+pub(crate) fn gpu_job(id: &str, submit: u64, gpus: u32, run: u64) -> Job {
     let mut j = Job::rigid(id, SimTime::from_secs(submit), 1, SimDuration::from_secs(run), SimDuration::from_secs(run));
     j.task = TaskShape { cores: 1, gpus, ..TaskShape::default() };
     j
@@ -52,7 +52,7 @@ impl LogSink for Log {
     }
 }
 
-fn run(cluster: &Cluster, jobs: &[Job], spec: &str) -> (Vec<JobRecord>, Vec<String>) {
+pub(crate) fn run(cluster: &Cluster, jobs: &[Job], spec: &str) -> (Vec<JobRecord>, Vec<String>) {
     let mut log = Log::default();
     let mut p = policies::build("kube").unwrap();
     let hooks =
@@ -65,7 +65,7 @@ fn scale_ups(log: &[String]) -> Vec<&String> {
     log.iter().filter(|l| l.starts_with("scale-up@")).collect()
 }
 
-fn secs(t: Option<SimTime>) -> Option<u64> {
+pub(crate) fn secs(t: Option<SimTime>) -> Option<u64> {
     t.map(|t| t.0 / 1_000_000)
 }
 

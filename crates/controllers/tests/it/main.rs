@@ -3,5 +3,6 @@
 mod cluster_autoscaler;
 mod failures;
 mod hpa;
+mod karpenter;
 mod maintenance;
 mod spot;
