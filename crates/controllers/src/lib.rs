@@ -39,6 +39,7 @@ pub mod failures;
 pub mod hpa;
 pub mod karpenter;
 pub mod maintenance;
+pub mod service;
 pub mod spot;
 mod timers;
 
