@@ -17,6 +17,7 @@
 //! | `maintenance` | [`Maintenance`]: drain (or take down) a rack or pool at a time, resume it later | `scontrol update nodename=… state=drain reason=maintenance`, `kubectl drain` |
 //! | `spot` | [`Spot`]: spot capacity reclaimed after a notice (cordon, checkpoint, evict) and given back, by a hazard or a real availability trace | EC2 spot interruption notice (120 s), GCP Spot preemption (30 s); `skypilot-org/spot-traces` |
 //! | `cluster-autoscaler` | [`ClusterAutoscaler`]: grows node groups for pods that fit no node, removes unneeded nodes; GPU nodes Ready before their GPUs | Kubernetes Cluster Autoscaler 1.36 (`kubernetes/autoscaler`) |
+//! | `inference-service` | [`InferenceService`]: a Deployment of inference replicas fed by a request-rate series, latency and SLO per interval, scaled by the HPA or KEDA | Kubernetes Deployment, HPA (`pkg/controller/podautoscaler`), KEDA ScaledObject |
 //! | `karpenter` | [`Karpenter`]: launches the cheapest node groups' nodes for batches of pending pods; consolidates empty and underutilized nodes within a disruption budget | Karpenter v1 (`kubernetes-sigs/karpenter`) |
 //! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
@@ -47,6 +48,7 @@ pub use cluster_autoscaler::ClusterAutoscaler;
 pub use failures::Failures;
 pub use karpenter::Karpenter;
 pub use maintenance::Maintenance;
+pub use service::InferenceService;
 pub use spot::Spot;
 
 use sim_core::controller::Controller;
@@ -103,6 +105,13 @@ pub const REGISTRY: &[ControllerEntry] = &[
                   pending pods; consolidation of empty and underutilized nodes within a disruption budget",
         options: Karpenter::OPTIONS,
         build: |s, rng| Ok(Box::new(Karpenter::from_spec(s, rng)?)),
+    },
+    ControllerEntry {
+        name: "inference-service",
+        summary: "an inference service: replicas fed by a request-rate series (CSV or a generated daily shape), \
+                  M/M/c or M/D/c latency and SLO violations per interval, scaled by the HPA or KEDA",
+        options: InferenceService::OPTIONS,
+        build: |s, rng| Ok(Box::new(InferenceService::from_spec(s, rng)?)),
     },
 ];
 

@@ -153,6 +153,19 @@ pub struct Summary {
     /// The bill, when the cluster configuration prices its pools; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostReport>,
+    /// What the controllers measured (an inference service's latency and SLO figures),
+    /// one entry per controller that reported; absent when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerFigures>,
+}
+
+/// One controller's figures ([`sim_core::controller::Controller::report`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ControllerFigures {
+    /// Its spec.
+    pub spec: String,
+    /// Its figures, by name.
+    pub figures: BTreeMap<String, f64>,
 }
 
 /// What the run's nodes cost (`price_per_hour` of each pool × its node-hours present over
@@ -286,6 +299,7 @@ impl Summary {
             gpu_power_mean_w: 0.0,
             gpus_with_power: 0,
             cost: None,
+            controllers: Vec::new(),
             interruptions: (t.restarts > 0 || t.lost_gpu.iter().chain(&t.lost_core).any(|&x| x > 0)).then(|| {
                 let hours = |v: &[u128; 7]| {
                     sim_core::LostTime::CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / 3.6e9)).collect()
@@ -394,6 +408,11 @@ impl Summary {
             let per = c.per_useful_gpu_hour.map_or(String::new(), |p| format!("; {p:.3} per useful GPU-hour"));
             let parts: Vec<String> = c.by_capacity.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
             row(&mut s, "cost", format!("{:.2} ({}){per}", c.total, parts.join(", ")));
+        }
+        for c in &self.controllers {
+            let name = c.spec.split('[').next().unwrap_or_default();
+            let parts: Vec<String> = c.figures.iter().map(|(k, v)| format!("{k} {}", short(*v))).collect();
+            row(&mut s, name, parts.join(", "));
         }
         if let Some(d) = &self.deadlock {
             let what = format!(
@@ -566,4 +585,11 @@ impl Waits {
             max: waits.last().map_or(0.0, |&w| secs(w)),
         }
     }
+}
+
+/// A figure with at most three decimals, trailing zeros dropped.
+fn short(v: f64) -> String {
+    let t = format!("{v:.3}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    if t == "-0" { "0".into() } else { t.to_string() }
 }

@@ -478,6 +478,14 @@ fn write_outputs(
     summary.deadlock = result.deadlock.as_ref().map(Into::into);
     summary.stalled = result.stall.as_ref().map(Into::into);
     summary.set_energy(&result.gpu_energy);
+    summary.controllers = result
+        .controller_reports
+        .iter()
+        .map(|(spec, figures)| reports::summary::ControllerFigures {
+            spec: spec.clone(),
+            figures: figures.iter().cloned().collect(),
+        })
+        .collect();
     summary.cost =
         bill.and_then(|(prices, presence)| crate::billing::bill(&w.cluster, prices, presence, jobs, records));
     let mut files: Vec<(&str, Finished)> = Vec::new();

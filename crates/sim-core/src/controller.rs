@@ -152,6 +152,16 @@ pub enum Action {
         /// The job (its `submit` is set to now).
         job: Box<Job>,
     },
+    /// End a job for good now, as its owner deleting it does (a Deployment scaled down
+    /// deletes a replica's pod): a running one ends `completed` (a service replica has no
+    /// work of its own left to do), a waiting one leaves the queue, `unfinished` with
+    /// `reason`.
+    Stop {
+        /// The job.
+        job: JobId,
+        /// Why (the decision log's words, and a waiting job's reason).
+        reason: String,
+    },
     /// Record one of the controller's decisions in the decision log (`decisions.jsonl`,
     /// event `controller`), e.g. a scale-up and why. It changes nothing.
     Note {
@@ -262,6 +272,11 @@ pub trait Controller: Send {
     /// Called for each observed item it is interested in.
     fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
         let _ = (view, event, out);
+    }
+    /// What it measured over the run, as named figures (`summary.json`, `controllers`);
+    /// empty for none. Called once, when the run ends.
+    fn report(&self) -> Vec<(String, f64)> {
+        Vec::new()
     }
     /// Whether it may set or clear node labels ([`Action::SetLabel`],
     /// [`Action::ClearLabel`]): while one that may is attached, a job whose node

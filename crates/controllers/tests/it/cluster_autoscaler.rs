@@ -38,7 +38,7 @@ pub(crate) fn gpu_job(id: &str, submit: u64, gpus: u32, run: u64) -> Job {
 
 /// The controller decisions (`what@t: reason`) and node changes (`node n state@t`).
 #[derive(Default)]
-struct Log(Vec<String>);
+pub(crate) struct Log(pub(crate) Vec<String>);
 
 impl LogSink for Log {
     fn record(&mut self, now: SimTime, ev: &LogEvent<'_>) -> std::io::Result<()> {

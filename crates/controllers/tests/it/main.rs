@@ -5,4 +5,5 @@ mod failures;
 mod hpa;
 mod karpenter;
 mod maintenance;
+mod service;
 mod spot;

@@ -230,6 +230,16 @@ impl Engine<'_> {
                 None => return Err(self.bad_action(i, format!("restart of job index {}, not killed", job.0))),
             },
             Action::Submit { job } => self.submit(*job)?,
+            Action::Stop { job, reason } => match self.state.get(job.idx()).map(|s| s.phase) {
+                Some(Phase::Running) => self.end_running(job, Outcome::Completed)?,
+                Some(Phase::Waiting) => {
+                    self.withdraw(job, reason)?;
+                    self.leave_queue(&[job]);
+                }
+                _ => {
+                    return Err(self.bad_action(i, format!("stop of job index {}, neither running nor waiting", job.0)));
+                }
+            },
             Action::Note { what, reason } => {
                 if let Some(log) = self.log.as_deref_mut() {
                     let spec = self.controllers[i].spec();

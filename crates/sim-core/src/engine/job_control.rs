@@ -372,6 +372,12 @@ impl Engine<'_> {
     /// Ends running job `j` for good, `preempted` (`Decision::Cancel`): what it holds is
     /// given back now; its record keeps this attempt's start and ends now.
     pub(super) fn cancel_running(&mut self, j: JobId, _why: String) -> Result<(), EngineError> {
+        self.end_running(j, Outcome::Preempted)
+    }
+
+    /// Ends running job `j` for good now with `outcome` (a cancellation, a controller's
+    /// stop).
+    pub(super) fn end_running(&mut self, j: JobId, outcome: Outcome) -> Result<(), EngineError> {
         if let Some(id) = self.state[j.idx()].end_event.take() {
             self.events.cancel(id);
         }
@@ -382,11 +388,11 @@ impl Engine<'_> {
         st.units = r.units;
         st.phase = Phase::Done;
         st.end = Some(self.now);
-        st.outcome = Some(Outcome::Preempted);
+        st.outcome = Some(outcome);
         self.ended += 1;
         if let Some(log) = self.log.as_deref_mut() {
             let job = &self.jobs[j.idx()].trace_id;
-            log.record(self.now, &LogEvent::End { job, outcome: Outcome::Preempted.name() })?;
+            log.record(self.now, &LogEvent::End { job, outcome: outcome.name() })?;
         }
 
         self.observe(self.interests.ends, || Observed::Ended { job: j });

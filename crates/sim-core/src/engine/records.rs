@@ -32,6 +32,9 @@ pub struct RunResult {
     pub gpu_samples: Vec<GpuSample>,
     /// GPU energy figures (see [`GpuEnergy`]).
     pub gpu_energy: GpuEnergy,
+    /// What each controller that measured something reported at the end
+    /// ([`crate::controller::Controller::report`]): its spec and its figures.
+    pub controller_reports: Vec<(String, Vec<(String, f64)>)>,
 }
 
 /// A hold-and-wait deadlock of partial gangs, found at the end of a run.
@@ -179,6 +182,12 @@ impl Engine<'_> {
             gpu_samples: std::mem::take(&mut self.sampler.samples),
             gpu_energy,
             submitted: self.jobs.take_submitted(),
+            controller_reports: self
+                .controllers
+                .iter()
+                .map(|c| (c.spec(), c.report()))
+                .filter(|(_, figures)| !figures.is_empty())
+                .collect(),
         })
     }
 }

@@ -223,7 +223,7 @@ impl Engine<'_> {
 
     /// Takes the jobs of `left` that no longer wait out of the queue: one by one (the queue
     /// is in arrival-rank order) when they are few, else in one sweep.
-    fn leave_queue(&mut self, left: &[JobId]) {
+    pub(super) fn leave_queue(&mut self, left: &[JobId]) {
         let state = &self.state;
         if left.len() * 16 > self.queue.len() {
             self.queue.retain(|j| state[j.idx()].phase == Phase::Waiting);
@@ -373,7 +373,7 @@ impl Engine<'_> {
 
     /// Ends waiting job `j` for good without running it: its held tasks given back, its
     /// outcome `unfinished` with reason `why` (the queue drops it after the pass).
-    fn withdraw(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
+    pub(super) fn withdraw(&mut self, j: JobId, why: String) -> Result<(), EngineError> {
         self.release_holds(j, None::<fn() -> String>)?;
         self.state[j.idx()].phase = Phase::Done;
         if let Some(log) = self.log.as_deref_mut() {

@@ -1,0 +1,92 @@
+//! `inference-service`: load, latency and SLO per interval; the HPA and KEDA scaling its
+//! replicas, with exact times.
+
+use crate::cluster_autoscaler::{Log, gpu_pool};
+use sim_core::{Cluster, Hooks, Job, SimConfig, SimDuration, SimTime};
+use std::collections::BTreeMap;
+
+/// Four 8-GPU nodes, always there (a node group at its maximum).
+fn cluster() -> Cluster {
+    let mut g = crate::cluster_autoscaler::group(60, 60, 0, 0);
+    g.initial = 4;
+    Cluster { pools: vec![gpu_pool("gpu", 4, 8, true, g)] }
+}
+
+/// A one-second job, so that the run has an input.
+fn filler() -> Job {
+    Job::rigid("filler", SimTime::ZERO, 1, SimDuration::from_secs(1), SimDuration::from_secs(1))
+}
+
+/// The service's figures, the decision log and the records of a run of `opts` on the rate
+/// series `csv`.
+fn service(csv: &str, opts: &str) -> (BTreeMap<String, f64>, Vec<String>, Vec<sim_core::JobRecord>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rps.csv");
+    std::fs::write(&path, csv).unwrap();
+    let spec = format!("inference-service[name=chat,rps={},{opts}]", path.display());
+    let (cluster, jobs) = (cluster(), [filler()]);
+    let mut log = Log::default();
+    let mut p = policies::build("kube").unwrap();
+    let hooks =
+        Hooks { controllers: vec![controllers::build(&spec, 3, 0).unwrap()], log: Some(&mut log), ..Hooks::default() };
+    let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &SimConfig::default(), hooks).unwrap();
+    let figures = r.controller_reports.first().map(|x| x.1.iter().cloned().collect()).unwrap_or_default();
+    (figures, log.0, r.records)
+}
+
+/// Two fixed replicas of 8 slots × 0.5 s (16 requests per second each), 10 requests per
+/// second for 600 s, replicas serving 120 s after they start (at 0). The 12 intervals
+/// before 120 have nothing serving: 2 unserved minutes, 1,200 of 6,000 requests late.
+/// After, each replica is an M/M/8 at 5 per second: p99 2.30 s, within a 3 s SLO. The
+/// replicas run 0–610 (the series' last point, 600, plus one interval) and complete then.
+#[test]
+fn fixed_replicas_serve_after_their_startup() {
+    let (f, _, records) =
+        service("time,rps\n0,10\n600,0\n", "autoscaler=none,replicas=2,slots=8,service_ms=500,slo_ms=3000");
+    assert_eq!(f["requests"], 6000.0);
+    assert_eq!((f["unserved_minutes"], f["slo_violation_minutes"]), (2.0, 2.0));
+    assert!((f["late_share"] - 0.2).abs() < 1e-9, "{f:?}");
+    let p99 = latency_p99(8, 0.5, 5.0);
+    assert!((f["p99_s"] - p99).abs() < 1e-6 && (p99 - 2.3).abs() < 0.05, "{f:?} {p99}");
+    // Counted at the measures of 10 to 600 (at 0 they are not yet placed): 60 × 10 s × 2.
+    assert!((f["replica_hours"] - 1200.0 / 3600.0).abs() < 1e-9, "{f:?}");
+    let replicas: Vec<_> = records.iter().skip(1).map(|r| (r.outcome.name(), r.end.map(|t| t.0 / 1_000_000))).collect();
+    assert_eq!(replicas, [("completed", Some(610)), ("completed", Some(610))]);
+    // With a 2 s SLO the serving intervals violate it too.
+    let (f, _, _) = service("time,rps\n0,10\n600,0\n", "autoscaler=none,replicas=2,slo_ms=2000");
+    assert_eq!(f["slo_violation_minutes"], 10.0);
+}
+
+fn latency_p99(slots: u32, service: f64, lambda: f64) -> f64 {
+    controllers::service::latency::latency(controllers::service::latency::Model::MMc, slots, service, lambda)
+        .unwrap()
+        .p99
+}
+
+/// The HPA on requests per replica, target 70 % of 16 = 11.2. At 300 the rate jumps from
+/// 10 to 60: the sync at 300 wants ceil(60 / 11.2) = 6, limited to max(2 × 1, 4) = 4.
+/// At 900 it drops to 10: the syncs want 1, but the 5-minute stabilization keeps 6 until
+/// the last recommendation of 6 (885) is older than 300 s: 6 → 1 at 1200.
+#[test]
+fn the_hpa_scales_with_the_rate_and_stabilizes_scale_down() {
+    let (f, log, _) = service("time,rps\n0,10\n300,60\n900,10\n1800,0\n", "autoscaler=hpa,replicas=1,max=10");
+    let scales: Vec<&String> = log.iter().filter(|l| l.starts_with("scale@")).collect();
+    assert!(scales[0].starts_with("scale@0: service chat: 0 → 1 replicas"), "{scales:#?}");
+    assert!(scales[1].starts_with("scale@300: service chat: 1 → 4 replicas"), "{scales:#?}");
+    assert_eq!(f["most_replicas"], 6.0, "{scales:#?}");
+    let down = scales.iter().find(|l| l.contains("6 → 1")).unwrap();
+    assert!(down.starts_with("scale@1200:"), "{scales:#?}");
+}
+
+/// KEDA from zero: the rate is 0 until 60, then 20 until 600. The poll at 60 activates
+/// (0 → 1); its HPA at 75 wants ceil(20 / 11.2) = 2. The last active poll is at 570; 300 s
+/// later, at 870, KEDA scales to zero.
+#[test]
+fn keda_scales_from_and_to_zero() {
+    let (f, log, _) = service("time,rps\n0,0\n60,20\n600,0\n1500,0\n", "autoscaler=keda,replicas=0,min=0,max=10");
+    let scales: Vec<&String> = log.iter().filter(|l| l.starts_with("scale@")).collect();
+    let at: Vec<&str> = scales.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(at, ["scale@60", "scale@75", "scale@870"], "{scales:#?}");
+    assert!(scales[2].contains("2 → 0 replicas"), "{scales:#?}");
+    assert_eq!(f["most_replicas"], 2.0);
+}
