@@ -161,3 +161,59 @@ fn gpu_autoscaling_overprovisions_without_the_gpu_label() {
     assert_eq!(ev.iter().filter(|e| e.1 == "scale-up").count(), 1, "{ev:#?}");
     assert_eq!(s["cost"]["node_hours"]["on-demand"].as_f64().map(|h| (h * 3600.0).round()), Some(3900.0));
 }
+
+/// A day of inference load beside training on an on-demand and a spot group: `sim
+/// compare` over HPA targets and the Cluster Autoscaler's unneeded time writes the bill
+/// against the SLO-violation minutes, table and plot, into the report.
+#[test]
+fn autoscaling_day_compares_cost_against_the_slo() {
+    let base = root().join("examples/autoscaling-day");
+    let (cluster, trace) = (base.join("cluster.toml"), base.join("training.jsonl"));
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "compare",
+        "--quiet",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--policies",
+        "kube",
+        "--seeds",
+        "1",
+        "--vary",
+        "inference-service.target=10,18",
+        "--vary",
+        "cluster-autoscaler.scale_down_unneeded_time=120,600",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ];
+    let out = crate::sim(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = std::fs::read_to_string(dir.path().join("tables/cost_vs_slo.csv")).unwrap();
+    let rows: Vec<Vec<String>> = table.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    // (label, cost, SLO minutes) by target: fewer replicas per request violate more.
+    let slo = |target: &str, unneeded: &str| -> f64 {
+        let r = rows
+            .iter()
+            .find(|r| r[0].contains(&format!("target={target}")) && r[0].contains(&format!("time={unneeded}")))
+            .unwrap();
+        r[3].parse().unwrap()
+    };
+    assert!(slo("18", "600") > slo("10", "600") && slo("18", "120") > slo("10", "120"), "{table}");
+    assert!(rows.iter().any(|r| r[5] == "true"), "{table}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("Bill against SLO violations"), "the plot is in report.html");
+    assert!(dir.path().join("plots/cost_vs_slo.svg").exists());
+    // Each run's summary has the service's figures and the bill by capacity type.
+    let run = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir() && p.join("summary.json").exists())
+        .unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert!(s["controllers"][0]["figures"]["requests"].as_f64().unwrap() > 1e7, "{s}");
+    assert!(s["cost"]["node_hours"]["spot"].as_f64().unwrap() > 0.0, "{s}");
+}

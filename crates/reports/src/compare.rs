@@ -29,7 +29,7 @@ pub struct Metric {
 }
 
 /// The compared metrics, in report order.
-pub const METRICS: [Metric; 16] = [
+pub const METRICS: [Metric; 18] = [
     Metric { key: "wait_mean", label: "mean wait (s)", lower_is_better: true, optional: false },
     Metric { key: "wait_median", label: "median wait (s)", lower_is_better: true, optional: false },
     Metric { key: "wait_p95", label: "p95 wait (s)", lower_is_better: true, optional: false },
@@ -56,11 +56,15 @@ pub const METRICS: [Metric; 16] = [
         lower_is_better: true,
         optional: true,
     },
+    Metric { key: "slo_violation_minutes", label: "SLO-violation minutes", lower_is_better: true, optional: true },
+    Metric { key: "p99_latency_s", label: "p99 latency (s)", lower_is_better: true, optional: true },
 ];
 
 /// A metric's value in a run's `summary.json`: a top-level number, or for the optional
 /// ones the figure of its `interruptions` (`ettr`; `lost_gpu_hours`, `lost_core_hours`
-/// summed over their causes) or `cost` (`cost_total`, `cost_per_useful_gpu_hour`) object.
+/// summed over their causes) or `cost` (`cost_total`, `cost_per_useful_gpu_hour`) object, or
+/// the inference services' `controllers` figures (`slo_violation_minutes` summed,
+/// `p99_latency_s` the largest).
 pub fn metric_value(summary: &Value, key: &str) -> Option<f64> {
     let sum = |path: &str| {
         summary.pointer(path).and_then(Value::as_object).map(|o| o.values().filter_map(Value::as_f64).sum())
@@ -71,6 +75,24 @@ pub fn metric_value(summary: &Value, key: &str) -> Option<f64> {
         "lost_core_hours" => sum("/interruptions/lost_core_hours"),
         "cost_total" => summary.pointer("/cost/total").and_then(Value::as_f64),
         "cost_per_useful_gpu_hour" => summary.pointer("/cost/per_useful_gpu_hour").and_then(Value::as_f64),
+        // The inference services' figures (`controllers`): violation minutes summed, the
+        // worst p99.
+        "slo_violation_minutes" | "p99_latency_s" => {
+            let figure = if key == "p99_latency_s" { "p99_s" } else { key };
+            let values: Vec<f64> = summary
+                .get("controllers")
+                .and_then(Value::as_array)?
+                .iter()
+                .filter_map(|c| c.pointer(&format!("/figures/{figure}")).and_then(Value::as_f64))
+                .collect();
+            if values.is_empty() {
+                None
+            } else if key == "p99_latency_s" {
+                Some(values.iter().copied().fold(0.0, f64::max))
+            } else {
+                Some(values.iter().sum())
+            }
+        }
         _ => summary.get(key).and_then(Value::as_f64),
     }
 }

@@ -191,11 +191,21 @@ pub fn controllers(
     o: &RunOptions,
     from_cluster: &[String],
 ) -> Result<Vec<Box<dyn sim_core::controller::Controller>>, RunError> {
-    from_cluster
-        .iter()
-        .chain(&o.controllers)
+    let specs: Vec<&String> = from_cluster.iter().chain(&o.controllers).collect();
+    // `sim compare --vary NAME.OPTION=…`: the option set on that controller.
+    for key in o.variant.keys() {
+        if let Some((name, _)) = key.split_once('.')
+            && !specs.iter().any(|s| s.split('[').next().map(str::trim) == Some(name))
+        {
+            return Err(RunError::BadInput(format!("--vary {key}: the run has no {name} controller")));
+        }
+    }
+    specs
+        .into_iter()
         .enumerate()
         .map(|(i, s)| {
+            let varied = crate::vary::controller_spec(s, &o.variant)?;
+            let s = varied.as_ref().unwrap_or(s);
             controllers::build(s, o.seed, i).map_err(|e| RunError::BadInput(format!("--controller '{s}': {e}")))
         })
         .collect()

@@ -3,7 +3,9 @@
 //! a parameter sweep over a scheduler's or a job's setting is read in Batsim or
 //! SimGrid studies. The keys are the run settings whose effect is a curve:
 //! the checkpoint interval (the U-shaped curve of lost work, Young 1974, Daly 2006), its
-//! write and restore costs.
+//! write and restore costs; and any option of an attached controller, as
+//! `CONTROLLER.OPTION` (`inference-service.target=8,11,14`,
+//! `cluster-autoscaler.scale_down_unneeded_time=60,600`: the cost against the SLO).
 
 use crate::RunError;
 use crate::run::RunOptions;
@@ -28,9 +30,14 @@ pub fn parse(flags: &[String]) -> Result<Vec<Variant>, RunError> {
     for f in flags {
         let (key, values) = f.split_once('=').ok_or_else(|| bad(f, "expected KEY=V1,V2,...".into()))?;
         let key = key.trim();
-        if !KEYS.iter().any(|(k, _)| *k == key) {
+        if let Some((name, option)) = key.split_once('.') {
+            check_controller_option(name, option).map_err(|what| bad(f, what))?;
+        } else if !KEYS.iter().any(|(k, _)| *k == key) {
             let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
-            return Err(bad(f, format!("unknown key '{key}', expected one of {}", known.join(", "))));
+            return Err(bad(
+                f,
+                format!("unknown key '{key}', expected one of {} or CONTROLLER.OPTION", known.join(", ")),
+            ));
         }
         if out[0].contains_key(key) {
             return Err(bad(f, format!("{key} is varied twice")));
@@ -59,8 +66,44 @@ pub fn parse(flags: &[String]) -> Result<Vec<Variant>, RunError> {
     Ok(out)
 }
 
+/// Whether `name` is a controller that takes `option`.
+fn check_controller_option(name: &str, option: &str) -> Result<(), String> {
+    let entry = controllers::REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| {
+        let known: Vec<&str> = controllers::REGISTRY.iter().map(|e| e.name).collect();
+        format!("unknown controller '{name}', expected one of {}", known.join(", "))
+    })?;
+    if entry.options.iter().any(|o| o.key == option) {
+        Ok(())
+    } else {
+        let known: Vec<&str> = entry.options.iter().map(|o| o.key).collect();
+        Err(format!("{name} has no option '{option}', expected one of {}", known.join(", ")))
+    }
+}
+
+/// `spec` with the options `v` gives its controller (`NAME.OPTION` keys); `None` when it
+/// gives none.
+pub fn controller_spec(spec: &str, v: &Variant) -> Result<Option<String>, RunError> {
+    let mut parsed: sim_core::spec::Spec =
+        spec.parse().map_err(|e| RunError::BadInput(format!("--controller '{spec}': {e}")))?;
+    let mut changed = false;
+    for (key, value) in v {
+        if let Some((name, option)) = key.split_once('.')
+            && name == parsed.name
+        {
+            parsed.options.insert(option.to_string(), value.clone());
+            changed = true;
+        }
+    }
+    let body: Vec<String> = parsed.options.iter().map(|(k, x)| format!("{k}={x}")).collect();
+    Ok(changed.then(|| format!("{}[{}]", parsed.name, body.join(","))))
+}
+
 /// Whether `v` is a value `key` takes.
 fn check_value(key: &str, v: &str) -> Result<(), String> {
+    if key.contains('.') {
+        // A controller's option: checked when the controller is built.
+        return Ok(());
+    }
     if key == "checkpoint_interval" && v == "auto" {
         return Ok(());
     }
@@ -74,7 +117,7 @@ fn check_value(key: &str, v: &str) -> Result<(), String> {
 /// `base` with the settings of `v` applied and recorded (`RunOptions::variant`).
 pub fn apply(base: &RunOptions, v: &Variant) -> Result<RunOptions, RunError> {
     let mut o = base.clone();
-    for (key, value) in v {
+    for (key, value) in v.iter().filter(|(k, _)| !k.contains('.')) {
         let field = key.strip_prefix("checkpoint_").expect("every key is a checkpoint setting");
         let Some(text) = &o.checkpoint else {
             return Err(RunError::BadInput(format!(
@@ -122,6 +165,22 @@ mod tests {
         {
             assert!(parse(&[bad.into()]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn controller_options_are_varied_by_name() {
+        let v = parse(&["inference-service.target=8,12".into()]).unwrap();
+        assert_eq!(v.len(), 2);
+        let spec = controller_spec("inference-service[name=chat,target=5]", &v[1]).unwrap();
+        assert_eq!(spec.as_deref(), Some("inference-service[name=chat,target=12]"));
+        assert_eq!(controller_spec("cluster-autoscaler", &v[1]).unwrap(), None);
+        for bad in ["inference-service.nope=1", "nope.target=1"] {
+            let e = parse(&[bad.into()]).unwrap_err().to_string();
+            assert!(e.contains("expected one of"), "{bad}: {e}");
+        }
+        // The checkpoint is left alone.
+        let o = apply(&RunOptions::default(), &v[0]).unwrap();
+        assert_eq!((o.checkpoint, o.variant.len()), (None, 1));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 mod breakdown;
+mod frontier;
 mod headline;
 mod observed;
 mod page;
@@ -169,7 +170,31 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
             bytes: table_bytes("checkpoint_interval.csv", |v| sweep::write_csv(v, &sweep))?,
         });
     }
+    let frontier = frontier::points(runs);
+    if !frontier.is_empty() {
+        files.push(ReportFile {
+            path: "tables/cost_vs_slo.csv".into(),
+            bytes: table_bytes("cost_vs_slo.csv", |v| frontier::write_csv(v, &frontier))?,
+        });
+    }
     let mut plots = plot_list(runs, &pols, &sections);
+    if !frontier.is_empty() {
+        let series = frontier::series(&frontier);
+        plots.push(PlotJob::new(
+            "cost_vs_slo",
+            "The bill against the inference services' SLO-violation minutes, per setting (the frontier: none cheaper and better)",
+            Section::Distributions,
+            move |f| {
+                let chart = Chart {
+                    title: "Bill against SLO violations",
+                    x_label: "bill (price × node-hours)",
+                    y_label: "SLO-violation minutes",
+                    log_x: false,
+                };
+                plots::lines(&chart, &series, false, f)
+            },
+        ));
+    }
     if !sweep.is_empty() {
         let series = sweep::series(&sweep);
         plots.push(PlotJob::new(
