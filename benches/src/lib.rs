@@ -172,3 +172,51 @@ impl Default for FailuresScenario {
         Self::new()
     }
 }
+
+/// Issue 20's scale check: a month of `examples/autoscaling-day` — its two autoscaled A100
+/// groups (on-demand and spot, the Cluster Autoscaler with the price expander) and its
+/// chat service for 30 days (a rate point and a latency evaluation every 10 s, 259,200 of
+/// each) under the HPA — beside 10,000 jobs of [`gpu_model`] (seed 1, about 13 days).
+pub struct AutoscalingMonth {
+    /// The cluster of the example's configuration.
+    pub cluster: sim_core::Cluster,
+    /// Its controllers, the service lengthened to 30 days.
+    pub controllers: Vec<String>,
+    /// The training jobs.
+    pub jobs: Vec<sim_core::Job>,
+}
+
+impl AutoscalingMonth {
+    /// Reads the example's configuration and generates the jobs.
+    pub fn new() -> Self {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/autoscaling-day/cluster.toml");
+        let config = traces::cluster_toml::load(&path).expect("examples/autoscaling-day/cluster.toml");
+        let controllers = config.controllers.iter().map(|s| s.replace("days=1,", "days=30,")).collect();
+        let jobs = traces::generator::Generator::new(&gpu_model(), 1).take(10_000).collect();
+        AutoscalingMonth { cluster: config.cluster, controllers, jobs }
+    }
+
+    /// One replay under `kube`: (jobs completed, the service's SLO-violation minutes).
+    pub fn replay(&self) -> (usize, f64) {
+        let mut policy = policies::build("kube").expect("kube");
+        let controllers = self.controllers.iter().enumerate().map(|(i, s)| controllers::build(s, 1, i).expect("spec"));
+        let hooks = sim_core::Hooks { controllers: controllers.collect(), ..sim_core::Hooks::default() };
+        let r =
+            sim_core::simulate_with(&self.cluster, &self.jobs, policy.as_mut(), &sim_core::SimConfig::default(), hooks)
+                .expect("the run");
+        let done = r.records.iter().filter(|r| r.outcome == sim_core::Outcome::Completed).count();
+        let slo = r
+            .controller_reports
+            .iter()
+            .flat_map(|c| &c.1)
+            .find(|f| f.0 == "slo_violation_minutes")
+            .map_or(0.0, |f| f.1);
+        (done, slo)
+    }
+}
+
+impl Default for AutoscalingMonth {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -2,6 +2,7 @@
 
 mod cluster_autoscaler;
 mod failures;
+mod fuzz;
 mod hpa;
 mod karpenter;
 mod maintenance;

@@ -208,3 +208,24 @@ proptest! {
         let _ = traces::faults::read_str(&format!("[{text}"), "f.json");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A pool's `autoscale` table with arbitrary values: an error or a cluster, never a
+    /// panic.
+    #[test]
+    fn autoscale_tables_never_panic(
+        min in 0u32..12, initial in proptest::option::of(0u32..12),
+        ready in prop_oneof![Just("90".to_string()), "[ -~]{0,16}", "(uniform|lognormal):[0-9.eE+-]{0,8},[0-9.eE+-]{0,8}"],
+        gpus_ready in "[ -~]{0,16}",
+    ) {
+        let initial = initial.map_or(String::new(), |i| format!(", initial = {i}"));
+        let text = format!(
+            "[[pool]]\nname = \"g\"\ncount = 8\ncores = 4\ngpus = {{ count = 1, model = \"T4\", memory_mib = 15000 }}\n\
+             autoscale = {{ min = {min}{initial}, ready = {ready:?}, gpus_ready = {gpus_ready:?} }}\n"
+        );
+        let _ = traces::cluster_toml::parse("fuzz.toml", &text);
+        let _ = traces::cluster_toml::parse_delay(&ready);
+    }
+}
