@@ -482,46 +482,41 @@ fn changed(now: SimTime, period: SimDuration, events: &[ScaleEvent]) -> i64 {
 
 /// `calculateScaleUpLimitWithScalingRules`.
 pub fn scale_up_limit(now: SimTime, current: u32, up: &[ScaleEvent], down: &[ScaleEvent], rules: &Rules) -> u32 {
-    if rules.select == Select::Disabled {
-        return current;
-    }
-    let mut result: Option<i64> = None;
-    for p in &rules.policies {
-        let start = i64::from(current) - changed(now, p.period(), up) + changed(now, p.period(), down);
-        let proposed = match *p {
-            Policy::Pods(v, _) => start + i64::from(v),
-            Policy::Percent(v, _) => (start as f64 * (1.0 + f64::from(v) / 100.0)).ceil() as i64,
-        };
-        result = Some(match (result, rules.select) {
-            (None, _) => proposed,
-            (Some(r), Select::Min) => r.min(proposed),
-            (Some(r), _) => r.max(proposed),
-        });
-    }
-    // No policy: Max starts from the lowest limit (none above current), Min from none.
-    let none = if rules.select == Select::Min { i64::from(u32::MAX) } else { i64::from(current) };
-    result.unwrap_or(none).clamp(0, i64::from(u32::MAX)) as u32
+    limit(now, current, up, down, rules, true)
 }
 
 /// `calculateScaleDownLimitWithBehaviors`.
 pub fn scale_down_limit(now: SimTime, current: u32, up: &[ScaleEvent], down: &[ScaleEvent], rules: &Rules) -> u32 {
+    limit(now, current, up, down, rules, false)
+}
+
+/// The replicas the policies allow in one direction: each policy's from the replicas at
+/// the start of its period (the current ones less those added, plus those removed, in
+/// it); `Max` takes the one allowing the largest change, `Min` the smallest. Scale-down
+/// percentages truncate, scale-up ones round up; below zero allows any scale-down.
+fn limit(now: SimTime, current: u32, up: &[ScaleEvent], down: &[ScaleEvent], rules: &Rules, scale_up: bool) -> u32 {
     if rules.select == Select::Disabled {
         return current;
     }
+    // The larger limit is the larger change up, the smaller one down.
+    let widest = (rules.select == Select::Min) != scale_up;
     let mut result: Option<i64> = None;
     for p in &rules.policies {
         let start = i64::from(current) - changed(now, p.period(), up) + changed(now, p.period(), down);
-        let proposed = match *p {
-            Policy::Pods(v, _) => start - i64::from(v),
-            Policy::Percent(v, _) => (start as f64 * (1.0 - f64::from(v) / 100.0)) as i64,
+        let proposed = match (*p, scale_up) {
+            (Policy::Pods(v, _), true) => start + i64::from(v),
+            (Policy::Pods(v, _), false) => start - i64::from(v),
+            (Policy::Percent(v, _), true) => (start as f64 * (1.0 + f64::from(v) / 100.0)).ceil() as i64,
+            (Policy::Percent(v, _), false) => (start as f64 * (1.0 - f64::from(v) / 100.0)) as i64,
         };
-        result = Some(match (result, rules.select) {
-            (None, _) => proposed,
-            (Some(r), Select::Min) => r.max(proposed),
-            (Some(r), _) => r.min(proposed),
-        });
+        result = Some(result.map_or(proposed, |r| if widest { r.max(proposed) } else { r.min(proposed) }));
     }
-    // A limit below zero allows any scale-down; no policy: Max allows none, Min any.
-    let none = if rules.select == Select::Min { 0 } else { i64::from(current) };
+    // No policy: Max allows no change (its start is the bound furthest from a change), Min
+    // any.
+    let none = match (rules.select == Select::Min, scale_up) {
+        (true, true) => i64::from(u32::MAX),
+        (true, false) => 0,
+        (false, _) => i64::from(current),
+    };
     result.unwrap_or(none).clamp(0, i64::from(u32::MAX)) as u32
 }

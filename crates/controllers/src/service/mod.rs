@@ -9,6 +9,8 @@
 //!   rate series ends completes then; one deleted by a scale-down ends `completed` when
 //!   it was running, `unfinished` when it was still pending. Scale-down deletes, as a
 //!   ReplicaSet does, pending replicas first, then those still starting, then the newest.
+//!   A replica that ends otherwise before the load does (its restarts ran out) is
+//!   replaced.
 //! * **Load and latency** ([`rate`], [`latency`]): every `interval` (10 s) the rate is
 //!   spread evenly over the serving replicas, each an M/M/c (or M/D/c) queue of `slots`
 //!   request slots of `service_ms` each. The interval violates the SLO when the p99
@@ -144,6 +146,8 @@ struct Stats {
     most: u32,
     ups: u32,
     downs: u32,
+    /// Replicas that ended before the load did, replaced.
+    replaced: u32,
     /// (p50, p99, requests) per interval whose requests were served (no replica
     /// overloaded, one at least serving).
     samples: Vec<(f64, f64, f64)>,
@@ -374,14 +378,7 @@ impl InferenceService {
         if n > current {
             self.stats.ups += 1;
             for _ in current..n {
-                let name = format!("{}-{}", self.name, self.created);
-                self.created += 1;
-                let left = SimDuration(self.end.0.saturating_sub(now.0).max(1));
-                let mut job = Job::rigid(name.clone(), now, 1, left, left);
-                job.task = self.task;
-                job.kind = JobKind::Inference;
-                self.replicas.push((name, None));
-                out.push(Action::Submit { job: Box::new(job) });
+                self.create(now, out);
             }
         } else {
             self.stats.downs += 1;
@@ -414,6 +411,18 @@ impl InferenceService {
             what: "scale".into(),
             reason: format!("service {}: {current} → {n} replicas ({why})", self.name),
         });
+    }
+
+    /// Submits a new replica, to run until the load ends.
+    fn create(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let name = format!("{}-{}", self.name, self.created);
+        self.created += 1;
+        let left = SimDuration(self.end.0.saturating_sub(now.0).max(1));
+        let mut job = Job::rigid(name.clone(), now, 1, left, left);
+        job.task = self.task;
+        job.kind = JobKind::Inference;
+        self.replicas.push((name, None));
+        out.push(Action::Submit { job: Box::new(job) });
     }
 
     /// The request-weighted `q` quantile of the intervals' `pick` latency.
@@ -475,7 +484,7 @@ impl Controller for InferenceService {
     }
 
     fn interests(&self) -> Interests {
-        Interests { arrivals: true, ..Interests::default() }
+        Interests { arrivals: true, ends: true, ..Interests::default() }
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
@@ -518,12 +527,26 @@ impl Controller for InferenceService {
         }
     }
 
-    fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, _out: &mut Vec<Action>) {
-        if let Observed::Arrived { job } = *event {
-            let id = view.job(job).trace_id();
-            if let Some(r) = self.replicas.iter_mut().find(|r| r.1.is_none() && r.0 == id) {
-                r.1 = Some(job);
+    fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
+        match *event {
+            Observed::Arrived { job } => {
+                let id = view.job(job).trace_id();
+                if let Some(r) = self.replicas.iter_mut().find(|r| r.1.is_none() && r.0 == id) {
+                    r.1 = Some(job);
+                }
             }
+            // A replica that ended before the load did (it failed for good: its restarts
+            // ran out) is replaced, as the ReplicaSet keeps its count.
+            Observed::Ended { job } => {
+                if let Some(k) = self.replicas.iter().position(|r| r.1 == Some(job)) {
+                    self.replicas.remove(k);
+                    if view.now() < self.end {
+                        self.stats.replaced += 1;
+                        self.create(view.now(), out);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -541,6 +564,7 @@ impl Controller for InferenceService {
             ("most_replicas".into(), f64::from(s.most)),
             ("scale_ups".into(), f64::from(s.ups)),
             ("scale_downs".into(), f64::from(s.downs)),
+            ("replaced".into(), f64::from(s.replaced)),
         ]
     }
 }
