@@ -217,3 +217,44 @@ fn autoscaling_day_compares_cost_against_the_slo() {
     assert!(s["controllers"][0]["figures"]["requests"].as_f64().unwrap() > 1e7, "{s}");
     assert!(s["cost"]["node_hours"]["spot"].as_f64().unwrap() > 0.0, "{s}");
 }
+
+/// The VPA on replicas that declare less GPU memory than they use: with `recreate` the
+/// out-of-memory kills stop in the first hour; without it they go on; the report plots both.
+#[test]
+fn vpa_stops_the_out_of_memory_kills_of_shared_gpu_replicas() {
+    let base = root().join("examples/vpa-gpu-memory");
+    let (cluster, trace) = (base.join("cluster.toml"), base.join("workload.jsonl"));
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "compare",
+        "--quiet",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--policies",
+        "kube",
+        "--vary",
+        "inference-service.vpa=none,recreate",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ];
+    let out = crate::sim(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let figures = |vpa: &str| -> serde_json::Value {
+        let d = dir.path().join(format!("kube__inference-service_vpa_{vpa}__seed0"));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap();
+        s["controllers"][0].clone()
+    };
+    let (none, vpa) = (figures("none"), figures("recreate"));
+    let kills = |c: &serde_json::Value| c["figures"]["oom_kills"].as_f64().unwrap();
+    assert!(kills(&none) > 1000.0 && kills(&vpa) < 100.0, "{none} {vpa}");
+    let after_first_hour = |c: &serde_json::Value| {
+        c["series"]["oom_kills_per_hour"].as_array().unwrap()[1..].iter().map(|p| p[1].as_f64().unwrap()).sum::<f64>()
+    };
+    assert!(after_first_hour(&none) > 0.0 && after_first_hour(&vpa) == 0.0, "{none} {vpa}");
+    assert!(vpa["figures"]["vpa_target_mib"].as_f64().unwrap() >= 12_000.0);
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("Out-of-memory kills per hour") && html.contains("GPUs used by the services per hour"));
+}

@@ -166,6 +166,9 @@ pub struct ControllerFigures {
     pub spec: String,
     /// Its figures, by name.
     pub figures: BTreeMap<String, f64>,
+    /// Its series of [time (s), value] points, by name (absent when none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub series: BTreeMap<String, Vec<[f64; 2]>>,
 }
 
 /// What the run's nodes cost (`price_per_hour` of each pool × its node-hours present over

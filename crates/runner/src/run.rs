@@ -491,9 +491,10 @@ fn write_outputs(
     summary.controllers = result
         .controller_reports
         .iter()
-        .map(|(spec, figures)| reports::summary::ControllerFigures {
+        .map(|(spec, r)| reports::summary::ControllerFigures {
             spec: spec.clone(),
-            figures: figures.iter().cloned().collect(),
+            figures: r.figures.iter().cloned().collect(),
+            series: r.series.iter().map(|(k, v)| (k.clone(), v.iter().map(|&(t, x)| [t, x]).collect())).collect(),
         })
         .collect();
     summary.cost =

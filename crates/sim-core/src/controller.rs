@@ -172,6 +172,22 @@ pub enum Action {
     },
 }
 
+/// What a controller measured over a run ([`Controller::report`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Named figures.
+    pub figures: Vec<(String, f64)>,
+    /// Named series of (time in seconds, value) points, e.g. per hour.
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+impl Report {
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.figures.is_empty() && self.series.is_empty()
+    }
+}
+
 /// What a controller can observe happening in the engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Observed {
@@ -273,10 +289,10 @@ pub trait Controller: Send {
     fn on_event(&mut self, view: &SchedView<'_>, event: &Observed, out: &mut Vec<Action>) {
         let _ = (view, event, out);
     }
-    /// What it measured over the run, as named figures (`summary.json`, `controllers`);
-    /// empty for none. Called once, when the run ends.
-    fn report(&self) -> Vec<(String, f64)> {
-        Vec::new()
+    /// What it measured over the run (`summary.json`, `controllers`); empty for none.
+    /// Called once, when the run ends.
+    fn report(&self) -> Report {
+        Report::default()
     }
     /// Whether it may set or clear node labels ([`Action::SetLabel`],
     /// [`Action::ClearLabel`]): while one that may is attached, a job whose node

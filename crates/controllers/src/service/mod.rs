@@ -37,6 +37,7 @@
 
 pub mod latency;
 pub mod rate;
+pub mod vpa;
 
 use crate::hpa::{self, Hpa, Pod, PodState};
 use latency::Model;
@@ -59,6 +60,15 @@ const NAME: OptionInfo =
 const CORES: OptionInfo = opt!("cores", "4", "cores a replica requests");
 const MEMORY: OptionInfo = opt!("memory", "16384", "MiB a replica requests");
 const GPUS: OptionInfo = opt!("gpus", "1", "GPUs a replica requests");
+const GPU_MILLI: OptionInfo = opt!("gpu_milli", "1000", "thousandths of each GPU a replica takes (shared GPUs)");
+const GPU_MEMORY: OptionInfo =
+    opt!("gpu_memory", "0", "GPU memory a replica declares, MiB (0: none; the VPA's starting request)");
+const GPU_PEAK: OptionInfo = opt!("gpu_peak", "0", "GPU memory a replica actually uses at its peak, MiB");
+const VPA: OptionInfo = OptionInfo {
+    key: "vpa",
+    values: &["none", "off", "initial", "recreate"],
+    doc: "a VerticalPodAutoscaler on the declared GPU memory: off (recommend only), initial (new replicas), recreate (also evict replicas outside the bounds)",
+};
 const SLOTS: OptionInfo = opt!("slots", "8", "requests a replica serves at once (concurrent sequences, batch size)");
 const SERVICE_MS: OptionInfo = opt!("service_ms", "500", "milliseconds a request takes on a slot (mean)");
 const LATENCY: OptionInfo =
@@ -92,6 +102,12 @@ const COOLDOWN: OptionInfo = opt!("cooldown", "300", "KEDA: seconds without acti
 
 /// The HPA's sync period; KEDA's polling interval.
 const HPA_SYNC: SimDuration = SimDuration::from_secs(15);
+/// The VPA recommender's and updater's loops (`--recommender-interval`,
+/// `--updater-interval`).
+const VPA_LOOP: SimDuration = SimDuration::from_secs(60);
+/// The VPA updater's `--min-replicas` and `--eviction-tolerance`.
+const VPA_MIN_REPLICAS: usize = 2;
+const VPA_EVICTION_TOLERANCE: f64 = 0.5;
 const KEDA_POLL: SimDuration = SimDuration::from_secs(30);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -99,6 +115,7 @@ enum Tick {
     Measure,
     Hpa,
     Keda,
+    Vpa,
 }
 
 /// An inference service (see the module documentation).
@@ -122,13 +139,16 @@ pub struct InferenceService {
     target_milli: u64,
     activation_milli: u64,
     cooldown: SimDuration,
+    vpa: usize,
+    recommender: vpa::Recommender,
     rng: SimRng,
     series: RateSeries,
     /// When the load ends (the replicas complete then).
     end: SimTime,
     hpa: Hpa,
-    /// Replicas asked for, by name, in creation order, with their job once submitted.
-    replicas: Vec<(String, Option<JobId>)>,
+    /// Replicas asked for, by name, in creation order, with their job once submitted and
+    /// the GPU memory each declares.
+    replicas: Vec<(String, Option<JobId>, u64)>,
     created: u32,
     last_active: SimTime,
     timers: std::collections::BTreeSet<(SimTime, Tick)>,
@@ -148,6 +168,13 @@ struct Stats {
     downs: u32,
     /// Replicas that ended before the load did, replaced.
     replaced: u32,
+    /// Out-of-memory kills of replicas, and per hour.
+    ooms: u32,
+    oom_hours: Vec<f64>,
+    /// GPU-hours used by running replicas, per hour.
+    gpu_hours: Vec<f64>,
+    /// Replicas the VPA evicted.
+    vpa_evictions: u32,
     /// (p50, p99, requests) per interval whose requests were served (no replica
     /// overloaded, one at least serving).
     samples: Vec<(f64, f64, f64)>,
@@ -160,6 +187,10 @@ impl InferenceService {
         CORES,
         MEMORY,
         GPUS,
+        GPU_MILLI,
+        GPU_MEMORY,
+        GPU_PEAK,
+        VPA,
         SLOTS,
         SERVICE_MS,
         LATENCY,
@@ -236,6 +267,9 @@ impl InferenceService {
                 cores: whole(CORES),
                 memory_mib: m(MEMORY) / 1000,
                 gpus: whole(GPUS),
+                gpu_milli: (m(GPU_MILLI) / 1000).clamp(1, 1000) as u32,
+                gpu_memory_mib: m(GPU_MEMORY) / 1000,
+                gpu_peak_mib: m(GPU_PEAK) / 1000,
                 ..TaskShape::default()
             },
             slots,
@@ -254,6 +288,8 @@ impl InferenceService {
             target_milli: target_milli.max(1),
             activation_milli: m(ACTIVATION),
             cooldown: SimDuration(m(COOLDOWN) * 1000),
+            vpa: c.index(VPA),
+            recommender: vpa::Recommender::default(),
             rng,
             series: series.unwrap_or_else(|| RateSeries::from_points(Vec::new())),
             end: SimTime::ZERO,
@@ -290,6 +326,8 @@ impl InferenceService {
         let secs = self.interval.0 as f64 / 1e6;
         let running = self.replicas.iter().filter_map(|r| r.1).filter(|&j| view.running_job(j).is_some()).count();
         self.stats.replica_s += running as f64 * secs;
+        let gpus = f64::from(self.task.gpus) * f64::from(self.task.gpu_milli) / 1000.0;
+        add_hourly(&mut self.stats.gpu_hours, now, running as f64 * gpus * secs / 3600.0);
         if lambda <= 0.0 {
             return;
         }
@@ -383,7 +421,7 @@ impl InferenceService {
         } else {
             self.stats.downs += 1;
             // The ReplicaSet's deletion order: pending, then starting, then the newest.
-            let rank = |r: &(String, Option<JobId>), k: usize| {
+            let rank = |r: &(String, Option<JobId>, u64), k: usize| {
                 let run = r.1.and_then(|j| view.running_job(j));
                 let class = match run {
                     None => 0,
@@ -413,16 +451,82 @@ impl InferenceService {
         });
     }
 
-    /// Submits a new replica, to run until the load ends.
+    /// Submits a new replica, to run until the load ends; under the VPA (`initial`,
+    /// `recreate`) it declares the recommended GPU memory, as the VPA's admission
+    /// controller sets a new pod's requests.
     fn create(&mut self, now: SimTime, out: &mut Vec<Action>) {
         let name = format!("{}-{}", self.name, self.created);
         self.created += 1;
         let left = SimDuration(self.end.0.saturating_sub(now.0).max(1));
         let mut job = Job::rigid(name.clone(), now, 1, left, left);
         job.task = self.task;
+        if self.vpa >= 2
+            && let Some(b) = self.recommender.bounds()
+        {
+            job.task.gpu_memory_mib = b.target.ceil() as u64;
+        }
         job.kind = JobKind::Inference;
-        self.replicas.push((name, None));
+        self.replicas.push((name, None, job.task.gpu_memory_mib));
         out.push(Action::Submit { job: Box::new(job) });
+    }
+
+    /// The VPA's loop: a usage sample of each running replica (its GPU memory: its peak,
+    /// capped by what it declares), then, under `recreate`, the eviction of replicas whose
+    /// declared memory is outside the bounds (the furthest first; at most half the
+    /// replicas, none when fewer than two), each replaced with the target.
+    fn vpa_loop(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
+        let now = view.now();
+        let peak = self.task.gpu_peak_mib as f64;
+        for r in &self.replicas {
+            if r.1.is_some_and(|j| view.running_job(j).is_some()) {
+                let used = if r.2 > 0 { peak.min(r.2 as f64) } else { peak };
+                self.recommender.add(now, used);
+            }
+        }
+        let Some(b) = self.recommender.bounds() else { return };
+        if self.vpa != 3 || self.replicas.len() < VPA_MIN_REPLICAS {
+            return;
+        }
+        let mut outside: Vec<(u64, usize)> = self
+            .replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.1.is_some_and(|j| view.running_job(j).is_some() || view.queue().contains(&j)))
+            .filter(|(_, r)| (r.2 as f64) < b.lower || (r.2 as f64) > b.upper)
+            .map(|(k, r)| (((r.2 as f64 - b.target).abs() * 1000.0) as u64, k))
+            .collect();
+        outside.sort_by_key(|x| std::cmp::Reverse(x.0));
+        let most = ((self.replicas.len() as f64 * VPA_EVICTION_TOLERANCE) as usize).max(1);
+        let gone: Vec<usize> = outside.iter().take(most).map(|x| x.1).collect();
+        for &k in &gone {
+            let job = self.replicas[k].1.expect("submitted");
+            out.push(Action::Stop {
+                job,
+                reason: format!("{}: evicted by the VPA to apply its recommendation", self.name),
+            });
+        }
+        let mut k = 0;
+        self.replicas.retain(|_| {
+            k += 1;
+            !gone.contains(&(k - 1))
+        });
+        for _ in &gone {
+            self.stats.vpa_evictions += 1;
+            self.create(now, out);
+        }
+        if !gone.is_empty() {
+            out.push(Action::Note {
+                what: "vpa".into(),
+                reason: format!(
+                    "service {}: {} replica(s) outside [{:.0}, {:.0}] MiB recreated with {:.0} MiB",
+                    self.name,
+                    gone.len(),
+                    b.lower,
+                    b.upper,
+                    b.target.ceil()
+                ),
+            });
+        }
     }
 
     /// The request-weighted `q` quantile of the intervals' `pick` latency.
@@ -448,6 +552,10 @@ impl Controller for InferenceService {
         o.push(("cores", self.task.cores.to_string()));
         o.push(("memory", self.task.memory_mib.to_string()));
         o.push(("gpus", self.task.gpus.to_string()));
+        o.push(("gpu_milli", self.task.gpu_milli.to_string()));
+        o.push(("gpu_memory", self.task.gpu_memory_mib.to_string()));
+        o.push(("gpu_peak", self.task.gpu_peak_mib.to_string()));
+        o.push(("vpa", VPA.values[self.vpa].into()));
         o.push(("slots", self.slots.to_string()));
         o.push(("service_ms", p(self.service_us)));
         o.push(("latency", if self.model == Model::MDc { "mdc" } else { "mmc" }.into()));
@@ -484,7 +592,7 @@ impl Controller for InferenceService {
     }
 
     fn interests(&self) -> Interests {
-        Interests { arrivals: true, ends: true, ..Interests::default() }
+        Interests { arrivals: true, ends: true, kills: true, ..Interests::default() }
     }
 
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
@@ -499,6 +607,9 @@ impl Controller for InferenceService {
         self.scale_to(view, first, "initial replicas", out);
         self.stats.ups = 0;
         self.at(view, now, Tick::Measure, out);
+        if self.vpa > 0 {
+            self.at(view, now + VPA_LOOP, Tick::Vpa, out);
+        }
         match self.autoscaler {
             0 => self.at(view, now + HPA_SYNC, Tick::Hpa, out),
             1 => {
@@ -524,6 +635,10 @@ impl Controller for InferenceService {
                 self.keda_poll(view, out);
                 self.at(view, now + KEDA_POLL, Tick::Keda, out);
             }
+            Tick::Vpa => {
+                self.vpa_loop(view, out);
+                self.at(view, now + VPA_LOOP, Tick::Vpa, out);
+            }
         }
     }
 
@@ -546,13 +661,23 @@ impl Controller for InferenceService {
                     }
                 }
             }
+            // An out-of-memory kill of a replica: counted, and a sample for the VPA.
+            Observed::AttemptKilled { job, .. } => {
+                if let Some(r) = self.replicas.iter().find(|r| r.1 == Some(job)) {
+                    self.stats.ooms += 1;
+                    add_hourly(&mut self.stats.oom_hours, view.now(), 1.0);
+                    if self.vpa > 0 {
+                        self.recommender.add_oom(view.now(), r.2 as f64);
+                    }
+                }
+            }
             _ => {}
         }
     }
 
-    fn report(&self) -> Vec<(String, f64)> {
+    fn report(&self) -> sim_core::controller::Report {
         let s = &self.stats;
-        vec![
+        let mut figures: Vec<(String, f64)> = vec![
             ("requests".into(), s.requests.round()),
             ("slo_violation_minutes".into(), s.violation_s / 60.0),
             ("late_share".into(), if s.requests > 0.0 { s.late_requests / s.requests } else { 0.0 }),
@@ -560,11 +685,42 @@ impl Controller for InferenceService {
             ("p99_s".into(), self.weighted(0.99, |x| x.1)),
             ("unserved_minutes".into(), s.unserved_s / 60.0),
             ("replica_hours".into(), s.replica_s / 3600.0),
-            ("gpu_hours".into(), s.replica_s / 3600.0 * f64::from(self.task.gpus)),
+            ("gpu_hours".into(), s.gpu_hours.iter().sum()),
             ("most_replicas".into(), f64::from(s.most)),
             ("scale_ups".into(), f64::from(s.ups)),
             ("scale_downs".into(), f64::from(s.downs)),
             ("replaced".into(), f64::from(s.replaced)),
-        ]
+            ("oom_kills".into(), f64::from(s.ooms)),
+        ];
+        if self.vpa > 0 {
+            figures.push(("vpa_evictions".into(), f64::from(s.vpa_evictions)));
+            if let Some(b) = self.recommender.bounds() {
+                figures.push(("vpa_target_mib".into(), b.target.ceil()));
+            }
+        }
+        let hourly = |v: &[f64]| v.iter().enumerate().map(|(h, &x)| (h as f64 * 3600.0, x)).collect::<Vec<_>>();
+        let series = vec![
+            ("oom_kills_per_hour".to_string(), hourly(&padded(&s.oom_hours, s.gpu_hours.len()))),
+            ("gpus_per_hour".to_string(), hourly(&s.gpu_hours)),
+        ];
+        sim_core::controller::Report { figures, series }
     }
+}
+
+/// Adds `x` to the hour of `t` in `v`.
+fn add_hourly(v: &mut Vec<f64>, t: SimTime, x: f64) {
+    let h = (t.0 / 3_600_000_000) as usize;
+    if v.len() <= h {
+        v.resize(h + 1, 0.0);
+    }
+    v[h] += x;
+}
+
+/// `v` with zeros up to `len` hours.
+fn padded(v: &[f64], len: usize) -> Vec<f64> {
+    let mut p = v.to_vec();
+    if p.len() < len {
+        p.resize(len, 0.0);
+    }
+    p
 }

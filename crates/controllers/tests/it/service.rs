@@ -30,7 +30,7 @@ fn service(csv: &str, opts: &str) -> (BTreeMap<String, f64>, Vec<String>, Vec<si
     let hooks =
         Hooks { controllers: vec![controllers::build(&spec, 3, 0).unwrap()], log: Some(&mut log), ..Hooks::default() };
     let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &SimConfig::default(), hooks).unwrap();
-    let figures = r.controller_reports.first().map(|x| x.1.iter().cloned().collect()).unwrap_or_default();
+    let figures = r.controller_reports.first().map(|x| x.1.figures.iter().cloned().collect()).unwrap_or_default();
     (figures, log.0, r.records)
 }
 
@@ -89,4 +89,45 @@ fn keda_scales_from_and_to_zero() {
     assert_eq!(at, ["scale@60", "scale@75", "scale@870"], "{scales:#?}");
     assert!(scales[2].contains("2 → 0 replicas"), "{scales:#?}");
     assert_eq!(f["most_replicas"], 2.0);
+}
+
+/// Four replicas, each half of a GPU on `isolated` (HAMi-style) GPUs, declaring 8,000 MiB
+/// of GPU memory but peaking at 12,000: each is killed for it soon after it starts, over and
+/// over. With the VPA in `recreate` mode each kill bumps its recommendation (× 1.2); the
+/// replicas are recreated above their peak and the kills stop; without it they go on.
+#[test]
+fn the_vpa_stops_out_of_memory_kills() {
+    let gpu = sim_core::GpuSpec { model: "A100".into(), memory_mib: 40_960, power: None };
+    let spec = sim_core::NodeSpec { gpus: vec![gpu; 4], memory_mib: 262_144, ..sim_core::NodeSpec::cores_only(64) };
+    let pool = sim_core::NodePool {
+        name: "shared".into(),
+        count: 2,
+        spec,
+        sharing: sim_core::GpuSharing::Isolated,
+        group: None,
+    };
+    let cluster = Cluster { pools: vec![pool] };
+    let (jobs, cfg) = ([filler()], SimConfig::default());
+    let run = |vpa: &str| {
+        let spec = format!(
+            "inference-service[name=chat,autoscaler=none,replicas=4,gpu_milli=500,gpu_memory=8000,gpu_peak=12000,\
+             mean=20,amplitude=0,days=0.5,vpa={vpa}]"
+        );
+        let mut p = policies::build("kube").unwrap();
+        let hooks = Hooks { controllers: vec![controllers::build(&spec, 3, 0).unwrap()], ..Hooks::default() };
+        let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &cfg, hooks).unwrap();
+        r.controller_reports[0].1.clone()
+    };
+    let figure = |r: &sim_core::controller::Report, k: &str| r.figures.iter().find(|f| f.0 == k).unwrap().1;
+    let series = |r: &sim_core::controller::Report, k: &str| r.series.iter().find(|f| f.0 == k).unwrap().1.clone();
+    let (without, with) = (run("none"), run("recreate"));
+    let (a, b) = (figure(&without, "oom_kills"), figure(&with, "oom_kills"));
+    assert!(b < a / 4.0 && b > 0.0, "{a} kills without the VPA, {b} with it");
+    assert!(figure(&with, "vpa_target_mib") >= 12_000.0, "{with:?}");
+    // The last hours: kills go on without the VPA, none with it.
+    let late =
+        |r: &sim_core::controller::Report| series(r, "oom_kills_per_hour").iter().skip(4).map(|p| p.1).sum::<f64>();
+    assert!(late(&without) > 0.0 && late(&with) == 0.0, "{without:?} {with:?}");
+    // GPUs used per hour: 4 replicas of half a GPU when they run.
+    assert!(series(&with, "gpus_per_hour").iter().skip(2).all(|p| (p.1 - 2.0).abs() < 0.2), "{with:?}");
 }

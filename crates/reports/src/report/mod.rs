@@ -17,6 +17,7 @@ mod headline;
 mod observed;
 mod page;
 mod policies;
+mod service_series;
 mod sweep;
 mod why;
 
@@ -211,6 +212,16 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
                 plots::lines(&chart, &series, false, f)
             },
         ));
+    }
+    for (key, file, title, y_label) in service_series::DRAWN {
+        let lines = service_series::lines(runs, key);
+        if lines.is_empty() {
+            continue;
+        }
+        plots.push(PlotJob::new(file, title, Section::Distributions, move |f| {
+            let chart = Chart { title, x_label: "hour", y_label, log_x: false };
+            plots::lines(&chart, &lines, true, f)
+        }));
     }
     let drawn: Vec<Result<Vec<ReportFile>, ReportError>> = plots.par_iter().map(PlotJob::draw).collect();
     let mut svgs = Vec::new();

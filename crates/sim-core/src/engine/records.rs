@@ -34,7 +34,7 @@ pub struct RunResult {
     pub gpu_energy: GpuEnergy,
     /// What each controller that measured something reported at the end
     /// ([`crate::controller::Controller::report`]): its spec and its figures.
-    pub controller_reports: Vec<(String, Vec<(String, f64)>)>,
+    pub controller_reports: Vec<(String, crate::controller::Report)>,
 }
 
 /// A hold-and-wait deadlock of partial gangs, found at the end of a run.
@@ -186,7 +186,7 @@ impl Engine<'_> {
                 .controllers
                 .iter()
                 .map(|c| (c.spec(), c.report()))
-                .filter(|(_, figures)| !figures.is_empty())
+                .filter(|(_, r)| !r.is_empty())
                 .collect(),
         })
     }
