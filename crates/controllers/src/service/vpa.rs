@@ -144,7 +144,7 @@ mod tests {
         let b = r.bounds().unwrap();
         let end = bucket_start(bucket_of(4000.0) + 1);
         assert!((b.target - end * 1.15).abs() < 1e-6, "{b:?}");
-        assert!(end >= 4000.0 && end < 4000.0 * 1.06);
+        assert!((4000.0..4000.0 * 1.06).contains(&end));
         assert!((b.upper - end * 1.15 * 2.0).abs() < 1e-3, "{b:?}");
         assert!(b.lower < b.target && b.lower > end * 1.15 * 0.99, "{b:?}");
     }
