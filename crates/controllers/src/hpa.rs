@@ -304,6 +304,10 @@ pub struct Hpa {
     /// Whether its first reconcile recorded the replicas it found as a recommendation
     /// (`recordInitialRecommendation`: a new HPA does not scale down for 5 minutes).
     pub started: bool,
+    /// The controller's downscale stabilization window
+    /// (`--horizontal-pod-autoscaler-downscale-stabilization`, [`DOWNSCALE_WINDOW`]): the
+    /// no-behavior path's window, and a `behavior`'s scale-down window when it gives none.
+    pub downscale_window: SimDuration,
 }
 
 impl Hpa {
@@ -317,6 +321,7 @@ impl Hpa {
             up_events: Vec::new(),
             down_events: Vec::new(),
             started: false,
+            downscale_window: DOWNSCALE_WINDOW,
         }
     }
 
@@ -357,7 +362,7 @@ impl Hpa {
     /// `stabilizeRecommendation`: the highest recommendation of the window (this one
     /// recorded in place of the last that fell out of it).
     fn stabilize(&mut self, now: SimTime, desired: u32) -> u32 {
-        let cutoff = SimTime(now.0.saturating_sub(DOWNSCALE_WINDOW.0));
+        let cutoff = SimTime(now.0.saturating_sub(self.downscale_window.0));
         let mut most = desired;
         let mut old = None;
         for (i, &(r, at)) in self.recommendations.iter().enumerate() {
@@ -378,7 +383,7 @@ impl Hpa {
     pub fn normalize_with_behavior(&mut self, now: SimTime, current: u32, desired: u32) -> (u32, Limit) {
         let b = self.behavior.clone().unwrap_or_default();
         let up_window = b.up.window.unwrap_or(SimDuration::ZERO);
-        let down_window = b.down.window.unwrap_or(DOWNSCALE_WINDOW);
+        let down_window = b.down.window.unwrap_or(self.downscale_window);
         let stabilized = self.stabilize_with_behavior(now, current, desired, up_window, down_window);
         self.rate_limited(now, current, stabilized, &b)
     }

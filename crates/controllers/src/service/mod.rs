@@ -92,11 +92,25 @@ const DAYS: OptionInfo = opt!("days", "1", "generated: days of load");
 const INTERVAL: OptionInfo = opt!("interval", "10", "seconds between latency evaluations (and generated points)");
 const AUTOSCALER: OptionInfo =
     OptionInfo { key: "autoscaler", values: &["hpa", "keda", "none"], doc: "what sets the replica count" };
+const METRIC: OptionInfo = OptionInfo {
+    key: "metric",
+    values: &["rps", "utilization", "queue"],
+    doc: "the HPA's metric per replica: requests per second, busy share of its slots (percent; the GPU utilisation of a serving replica), or requests waiting",
+};
+const BEHAVIOR: OptionInfo = OptionInfo {
+    key: "behavior",
+    values: &["none", "default"],
+    doc: "the HPA's behavior: none (the legacy normalization) or Kubernetes' default policies",
+};
+const DOWN_WINDOW: OptionInfo = opt!("down_window", "300", "the HPA's downscale stabilization window, seconds");
 const REPLICAS: OptionInfo = opt!("replicas", "1", "replicas at the start (none: the fixed count)");
 const MIN: OptionInfo = opt!("min", "1", "minReplicas (KEDA: minReplicaCount, 0 scales to zero)");
 const MAX: OptionInfo = opt!("max", "10", "maxReplicas");
-const TARGET: OptionInfo =
-    opt!("target", "0", "requests per second per replica the autoscaler aims at (0: 70 % of a replica's capacity)");
+const TARGET: OptionInfo = opt!(
+    "target",
+    "0",
+    "the autoscaler's target per replica in the metric's unit (0: 70 % of a replica's capacity in requests per second, 70 % utilization, 1 request waiting)"
+);
 const ACTIVATION: OptionInfo = opt!("activation", "0", "KEDA: the rate above which the service is active");
 const COOLDOWN: OptionInfo = opt!("cooldown", "300", "KEDA: seconds without activity before scaling to zero");
 
@@ -133,6 +147,7 @@ pub struct InferenceService {
     days_milli: u64,
     interval: SimDuration,
     autoscaler: usize,
+    metric: usize,
     initial: u32,
     min: u32,
     max: u32,
@@ -207,6 +222,9 @@ impl InferenceService {
         DAYS,
         INTERVAL,
         AUTOSCALER,
+        METRIC,
+        BEHAVIOR,
+        DOWN_WINDOW,
         REPLICAS,
         MIN,
         MAX,
@@ -249,7 +267,13 @@ impl InferenceService {
         // A replica's capacity in thousandths of a request per second; the default target
         // is 70 % of it.
         let capacity_milli = u64::from(slots) * 1_000_000_000 / service_us;
-        let target_milli = if m(TARGET) == 0 { capacity_milli * 7 / 10 } else { m(TARGET) };
+        let metric = c.index(METRIC);
+        let target_milli = match (m(TARGET), metric) {
+            (0, 0) => capacity_milli * 7 / 10,
+            (0, 1) => 70_000,
+            (0, _) => 1000,
+            (t, _) => t,
+        };
         let shape = Shape {
             mean: m(MEAN) as f64 / 1000.0,
             amplitude: m(AMPLITUDE) as f64 / 1000.0,
@@ -282,6 +306,7 @@ impl InferenceService {
             days_milli: m(DAYS),
             interval,
             autoscaler,
+            metric,
             initial: whole(REPLICAS),
             min,
             max,
@@ -293,7 +318,10 @@ impl InferenceService {
             rng,
             series: series.unwrap_or_else(|| RateSeries::from_points(Vec::new())),
             end: SimTime::ZERO,
-            hpa: Hpa::new(hpa_min, max, None),
+            hpa: Hpa {
+                downscale_window: SimDuration(m(DOWN_WINDOW) * 1000),
+                ..Hpa::new(hpa_min, max, (c.index(BEHAVIOR) == 1).then(hpa::Behavior::default))
+            },
             replicas: Vec::new(),
             created: 0,
             last_active: SimTime::ZERO,
@@ -369,7 +397,7 @@ impl InferenceService {
             hpa::average_value_replicas(current, rate, self.target_milli)
         } else {
             let serving = self.serving(view).max(1);
-            let per = (self.series.at(view.now()) * 1000.0 / f64::from(serving)) as u64;
+            let per = self.metric_of(self.series.at(view.now()) / f64::from(serving));
             let now = view.now();
             let pods: Vec<Pod> = self
                 .replicas
@@ -389,7 +417,24 @@ impl InferenceService {
             }
         };
         let (n, why) = self.hpa.reconcile(view.now(), current, desired);
-        self.scale_to(view, n, &format!("HPA: {desired} wanted for the requests per replica, {why:?}"), out);
+        let metric = if self.autoscaler == 1 { "the rate" } else { METRIC.values[self.metric] };
+        self.scale_to(view, n, &format!("HPA: {desired} wanted for the {metric} per replica, {why:?}"), out);
+    }
+
+    /// A serving replica's metric at `lambda` requests per second, in thousandths:
+    /// requests per second; the busy share of its slots, percent; or the mean number of
+    /// requests waiting (M/M/c: `C · ρ / (1 − ρ)`; an overloaded replica reports a queue
+    /// of a thousand).
+    fn metric_of(&self, lambda: f64) -> u64 {
+        let capacity = f64::from(self.slots) * 1e6 / self.service_us as f64;
+        let rho = lambda / capacity;
+        let x = match self.metric {
+            0 => lambda,
+            1 => rho * 100.0,
+            _ if rho >= 1.0 => 1000.0,
+            _ => latency::erlang_c(self.slots, lambda * self.service_us as f64 / 1e6) * rho / (1.0 - rho),
+        };
+        (x * 1000.0).round() as u64
     }
 
     /// KEDA's poll: activation from zero and back to zero after the cooldown.
@@ -580,6 +625,11 @@ impl Controller for InferenceService {
         }
         o.push(("interval", p(self.interval.0 / 1000)));
         o.push(("autoscaler", AUTOSCALER.values[self.autoscaler].into()));
+        if self.autoscaler == 0 {
+            o.push(("metric", METRIC.values[self.metric].into()));
+            o.push(("behavior", if self.hpa.behavior.is_some() { "default" } else { "none" }.into()));
+            o.push(("down_window", p(self.hpa.downscale_window.0 / 1000)));
+        }
         o.push(("replicas", self.initial.to_string()));
         o.push(("min", self.min.to_string()));
         o.push(("max", self.max.to_string()));

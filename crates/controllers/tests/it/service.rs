@@ -131,3 +131,25 @@ fn the_vpa_stops_out_of_memory_kills() {
     // GPUs used per hour: 4 replicas of half a GPU when they run.
     assert!(series(&with, "gpus_per_hour").iter().skip(2).all(|p| (p.1 - 2.0).abs() < 0.2), "{with:?}");
 }
+
+/// The same jump under the other metrics and settings: on the busy share of the slots (70 %)
+/// or on the requests waiting (1), the sync at 300 wants more than 4 and gets 4; with
+/// Kubernetes' default `behavior` the scale-up limit is max(+4 pods, +100 %) per 15 s: 5;
+/// with a 60 s downscale window the scale-down comes at 960 instead of 1200.
+#[test]
+fn the_hpa_metric_behavior_and_window_are_options() {
+    let csv = "time,rps\n0,10\n300,60\n900,10\n1800,0\n";
+    let scales = |opts: &str| -> Vec<String> {
+        let (_, log, _) = service(csv, &format!("autoscaler=hpa,replicas=1,max=10,{opts}"));
+        log.into_iter().filter(|l| l.starts_with("scale@")).collect()
+    };
+    for metric in ["utilization", "queue"] {
+        let s = scales(&format!("metric={metric}"));
+        assert!(s[1].starts_with("scale@300: service chat: 1 → 4 replicas"), "{metric}: {s:#?}");
+    }
+    let s = scales("behavior=default");
+    assert!(s[1].starts_with("scale@300: service chat: 1 → 5 replicas"), "{s:#?}");
+    let s = scales("down_window=60");
+    let down = s.iter().find(|l| l.contains("→ 1 replicas") && !l.starts_with("scale@0")).unwrap();
+    assert!(down.starts_with("scale@960:"), "{s:#?}");
+}
