@@ -208,7 +208,7 @@ impl AutoscalingMonth {
         let slo = r
             .controller_reports
             .iter()
-            .flat_map(|c| &c.1)
+            .flat_map(|c| &c.1.figures)
             .find(|f| f.0 == "slo_violation_minutes")
             .map_or(0.0, |f| f.1);
         (done, slo)
