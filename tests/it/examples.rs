@@ -162,15 +162,13 @@ fn gpu_autoscaling_overprovisions_without_the_gpu_label() {
     assert_eq!(s["cost"]["node_hours"]["on-demand"].as_f64().map(|h| (h * 3600.0).round()), Some(3900.0));
 }
 
-/// A day of inference load beside training on an on-demand and a spot group: `sim
-/// compare` over HPA targets and the Cluster Autoscaler's unneeded time writes the bill
-/// against the SLO-violation minutes, table and plot, into the report.
-#[test]
-fn autoscaling_day_compares_cost_against_the_slo() {
-    let base = root().join("examples/autoscaling-day");
-    let (cluster, trace) = (base.join("cluster.toml"), base.join("training.jsonl"));
-    let dir = tempfile::tempdir().unwrap();
-    let args = [
+/// `sim compare` under `kube` on an example folder's `cluster.toml` and `trace` with the
+/// `--vary` flags `vary`, into a temporary folder; it must succeed.
+fn compare_example(dir: &str, trace: &str, vary: &[&str]) -> tempfile::TempDir {
+    let base = root().join("examples").join(dir);
+    let (cluster, trace) = (base.join("cluster.toml"), base.join(trace));
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
         "compare",
         "--quiet",
         "--cluster",
@@ -179,17 +177,27 @@ fn autoscaling_day_compares_cost_against_the_slo() {
         trace.to_str().unwrap(),
         "--policies",
         "kube",
-        "--seeds",
-        "1",
-        "--vary",
-        "inference-service.target=10,18",
-        "--vary",
-        "cluster-autoscaler.scale_down_unneeded_time=120,600",
         "--out",
-        dir.path().to_str().unwrap(),
+        out_dir.path().to_str().unwrap(),
     ];
+    for v in vary {
+        args.extend(["--vary", v]);
+    }
     let out = crate::sim(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out_dir
+}
+
+/// A day of inference load beside training on an on-demand and a spot group: `sim
+/// compare` over HPA targets and the Cluster Autoscaler's unneeded time writes the bill
+/// against the SLO-violation minutes, table and plot, into the report.
+#[test]
+fn autoscaling_day_compares_cost_against_the_slo() {
+    let dir = compare_example(
+        "autoscaling-day",
+        "training.jsonl",
+        &["inference-service.target=10,18", "cluster-autoscaler.scale_down_unneeded_time=120,600"],
+    );
     let table = std::fs::read_to_string(dir.path().join("tables/cost_vs_slo.csv")).unwrap();
     let rows: Vec<Vec<String>> = table.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect();
     assert_eq!(rows.len(), 4, "{table}");
@@ -222,25 +230,7 @@ fn autoscaling_day_compares_cost_against_the_slo() {
 /// out-of-memory kills stop in the first hour; without it they go on; the report plots both.
 #[test]
 fn vpa_stops_the_out_of_memory_kills_of_shared_gpu_replicas() {
-    let base = root().join("examples/vpa-gpu-memory");
-    let (cluster, trace) = (base.join("cluster.toml"), base.join("workload.jsonl"));
-    let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "compare",
-        "--quiet",
-        "--cluster",
-        cluster.to_str().unwrap(),
-        "--trace",
-        trace.to_str().unwrap(),
-        "--policies",
-        "kube",
-        "--vary",
-        "inference-service.vpa=none,recreate",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ];
-    let out = crate::sim(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = compare_example("vpa-gpu-memory", "workload.jsonl", &["inference-service.vpa=none,recreate"]);
     let figures = |vpa: &str| -> serde_json::Value {
         let d = dir.path().join(format!("kube__inference-service_vpa_{vpa}__seed0"));
         let s: serde_json::Value =
