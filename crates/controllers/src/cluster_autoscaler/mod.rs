@@ -238,6 +238,9 @@ impl ClusterAutoscaler {
 
     /// The pending pods (job, tasks) that fit neither a Ready node nor an upcoming one.
     fn unschedulable(&self, view: &SchedView<'_>) -> Vec<(JobId, u32)> {
+        if view.queue().is_empty() {
+            return Vec::new();
+        }
         let now = view.now();
         let mut rooms = self.fleet.ready_rooms(view, &[]);
         for g in &self.fleet.groups {
