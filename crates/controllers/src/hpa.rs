@@ -26,9 +26,8 @@
 //!   the down window) and limited by the policies over the replicas added or removed in
 //!   each policy's period.
 //!
-//! The controller that applies it to inference services is not built yet; the functions
-//! are exact and pinned by the test vectors of `horizontal_test.go` and
-//! `replica_calculator_test.go`.
+//! The `inference-service` controller applies it to its replicas; the functions are exact
+//! and pinned by the test vectors of `horizontal_test.go` and `replica_calculator_test.go`.
 
 use sim_core::time::{SimDuration, SimTime};
 

@@ -109,7 +109,8 @@ impl Karpenter {
     /// Builds it from a spec; `rng` is its own stream (the provisioning delays).
     pub fn from_spec(spec: &Spec, rng: SimRng) -> Result<Self, SpecError> {
         let c = Chosen::check(spec, Self::OPTIONS, "controller")?;
-        let number = |o: OptionInfo| c.number(o).unwrap_or_else(|| o.values[0].parse().unwrap_or(0));
+        // At most about 30 years of seconds: larger values would overflow microseconds.
+        let number = |o: OptionInfo| c.number(o).unwrap_or_else(|| o.values[0].parse().unwrap_or(0)).min(1 << 30);
         Ok(Karpenter {
             consolidation: c.index(CONSOLIDATION),
             consolidate_after: SimDuration::from_secs(number(CONSOLIDATE_AFTER)),
@@ -134,15 +135,18 @@ impl Karpenter {
         self.batch = Some((opened, closes));
         if self.batch_timer.is_none_or(|t| t > closes) {
             self.batch_timer = Some(closes);
-            self.fleet.timers.at(view, closes, u32::MAX, Next::Tick(BATCH), out);
+            self.fleet.timers.at_always(closes, u32::MAX, Next::Tick(BATCH), out);
         }
     }
 
     /// The disruption poll, asked for unless pending.
+    /// Once every job has ended, only while nodes may still be consolidated away or are
+    /// on their way: so that the run ends, and the nodes' bill with it.
     fn poll(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        if !self.polling && view.jobs_left() > 0 {
+        let removable = self.consolidation != 2 && self.fleet.groups.iter().any(|g| self.fleet.present(g) > 0);
+        if !self.polling && (view.jobs_left() > 0 || removable || self.fleet.busy()) {
             self.polling = true;
-            self.fleet.timers.at(view, view.now() + POLL, u32::MAX, Next::Tick(DISRUPT), out);
+            self.fleet.timers.at_always(view.now() + POLL, u32::MAX, Next::Tick(DISRUPT), out);
         }
     }
 
@@ -211,9 +215,7 @@ impl Karpenter {
                 }
                 None => {
                     let types: Vec<usize> = (0..self.fleet.groups.len())
-                        .filter(|&gi| {
-                            self.fleet.present(&self.fleet.groups[gi]) < self.fleet.groups[gi].nodes.len() as u32
-                        })
+                        .filter(|&gi| self.fleet.absent(&self.fleet.groups[gi]) > 0)
                         .filter(|&gi| fits_all(gi, &[], k, &self.fleet))
                         .collect();
                     if types.is_empty() {
@@ -228,8 +230,7 @@ impl Karpenter {
         for (members, types) in claims {
             // The cheapest type with a node left (ties: the first group).
             let free = |gi: usize, fleet: &Fleet, taken: &BTreeMap<usize, u32>| {
-                let g = &fleet.groups[gi];
-                g.nodes.len() as u32 - fleet.present(g) > taken.get(&gi).copied().unwrap_or(0)
+                fleet.absent(&fleet.groups[gi]) > taken.get(&gi).copied().unwrap_or(0)
             };
             let Some(gi) = types
                 .iter()
@@ -269,8 +270,10 @@ impl Karpenter {
         }
         let now = view.now();
         let present: u32 = self.fleet.groups.iter().map(|g| self.fleet.present(g)).sum();
+        // Nodes being disrupted: leaving, or waiting for their replacement.
         let leaving = self.fleet.phase.values().filter(|p| **p == Phase::Leaving).count() as u64;
-        let mut allowed = (u64::from(present) * self.budget_percent).div_ceil(100).saturating_sub(leaving);
+        let disrupting = leaving + self.replacing.len() as u64;
+        let mut allowed = (u64::from(present) * self.budget_percent).div_ceil(100).saturating_sub(disrupting);
         // Nodes being replaced and their replacements are left alone.
         let replaced: Vec<u32> = self.replacing.iter().flat_map(|(&a, &b)| [a, b]).collect();
         let candidates: Vec<u32> = self
@@ -334,7 +337,7 @@ impl Karpenter {
         let cheaper = (0..self.fleet.groups.len())
             .filter(|&t| {
                 let g = &self.fleet.groups[t];
-                g.spec.price_micros < price && !(spot && g.spec.spot) && self.fleet.present(g) < g.nodes.len() as u32
+                g.spec.price_micros < price && !(spot && g.spec.spot) && self.fleet.absent(g) > 0
             })
             .filter(|&t| Fleet::fit_pods_of(view, n, &jobs, &mut [self.fleet.groups[t].template.clone()]))
             .min_by_key(|&t| (self.fleet.groups[t].spec.price_micros, t));
@@ -418,7 +421,7 @@ impl Controller for Karpenter {
                     // Kept open by later pods: wait for its new close.
                     Some((_, closes)) if self.batch_timer.is_none() => {
                         self.batch_timer = Some(closes);
-                        self.fleet.timers.at(view, closes, u32::MAX, Next::Tick(BATCH), out);
+                        self.fleet.timers.at_always(closes, u32::MAX, Next::Tick(BATCH), out);
                     }
                     _ => {}
                 }

@@ -26,6 +26,13 @@ impl<T: Ord> NodeTimers<T> {
         out.push(Action::WakeAt { at: when });
     }
 
+    /// `what` is due to `node` at `when`, asked for even when every job has ended (a node
+    /// on its way or leaving must get there, or stay billed for ever).
+    pub(crate) fn at_always(&mut self, when: SimTime, node: u32, what: T, out: &mut Vec<Action>) {
+        self.pending.insert((when, node, what));
+        out.push(Action::WakeAt { at: when });
+    }
+
     /// What is due at the timer that fired (timers fire in time order, one call each).
     pub(crate) fn fired(&mut self) -> Option<(SimTime, u32, T)> {
         self.pending.pop_first()

@@ -155,7 +155,8 @@ pub enum Action {
     /// End a job for good now, as its owner deleting it does (a Deployment scaled down
     /// deletes a replica's pod): a running one ends `completed` (a service replica has no
     /// work of its own left to do), a waiting one leaves the queue, `unfinished` with
-    /// `reason`.
+    /// `reason`, one backing off after an out-of-memory kill ends `oom_killed`; one that
+    /// has ended is left alone.
     Stop {
         /// The job.
         job: JobId,

@@ -117,6 +117,11 @@ impl Fleet {
         }
     }
 
+    /// Nodes of `g` absent: what it may still grow by.
+    pub fn absent(&self, g: &Group) -> u32 {
+        g.nodes.clone().filter(|n| self.phase[n] == Phase::Absent).count() as u32
+    }
+
     /// Nodes of `g` present or on their way.
     pub fn present(&self, g: &Group) -> u32 {
         g.nodes.clone().filter(|n| !matches!(self.phase[n], Phase::Absent | Phase::Leaving)).count() as u32
@@ -177,13 +182,18 @@ impl Fleet {
         let spec = self.groups[gi].spec.clone();
         for &n in &ids {
             let ready = now + self.draw(spec.ready);
-            let gpus = (now + self.draw(spec.gpus_ready)).max(ready);
+            // A node without GPUs takes pods once Ready.
+            let gpus = if self.groups[gi].template.gpus.is_empty() {
+                ready
+            } else {
+                (now + self.draw(spec.gpus_ready)).max(ready)
+            };
             self.phase.insert(n, Phase::Booting { asked: now, gpus });
             out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Draining });
             if ready > now + self.max_provision {
-                self.timers.at(view, now + self.max_provision, n, Next::GiveUp, out);
+                self.timers.at_always(now + self.max_provision, n, Next::GiveUp, out);
             } else {
-                self.timers.at(view, ready, n, Next::Ready, out);
+                self.timers.at_always(ready, n, Next::Ready, out);
             }
         }
         ids
@@ -198,7 +208,7 @@ impl Fleet {
             out.push(Action::Evict { job, grace: POD_GRACE, reason: format!("node {n} scaled down") });
         }
         let grace = if jobs.is_empty() { SimDuration::ZERO } else { POD_GRACE };
-        self.timers.at(view, view.now() + grace, n, Next::Gone, out);
+        self.timers.at_always(view.now() + grace, n, Next::Gone, out);
     }
 
     /// A node's timer: Ready, GPUs allocatable, given up, gone.
@@ -209,7 +219,7 @@ impl Fleet {
             (Next::Ready, Phase::Booting { asked, gpus }) => {
                 if gpus > now {
                     self.phase.insert(n, Phase::NoGpus { asked, gpus });
-                    self.timers.at(view, gpus, n, Next::Gpus, out);
+                    self.timers.at_always(gpus, n, Next::Gpus, out);
                 } else {
                     self.phase.insert(n, Phase::Ready);
                     out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Up });

@@ -19,9 +19,10 @@
 //!    1.33), `random` (before), `most-pods`, `price`, `priority`, ties broken at random —
 //!    which grows by the nodes its pods need. A node is Ready after its group's `ready`
 //!    delay and takes pods once its GPUs are allocatable (`gpus_ready`); until then it is
-//!    cordoned but billed. A node not Ready (with its GPUs, for a GPU-labelled group)
-//!    within `max_node_provision_time` (15 min) of the scale-up is given up (1.36 lowers
-//!    the target size), and its group backs off: 5 min, doubling to 30.
+//!    cordoned but billed. A node not Ready within `max_node_provision_time` (15 min) of
+//!    the scale-up is given up (1.36 lowers the target size), and its group backs off:
+//!    5 min, doubling to 30; a GPU-labelled node Ready without its GPUs counts as upcoming
+//!    only until then.
 //! 3. **Scales down** nodes whose requests are at most `scale_down_utilization_threshold`
 //!    (0.5) of what they have — the larger of CPU and memory; a GPU node by its GPUs alone
 //!    (`scale_down_gpu_utilization_threshold`, 0.5) — for `scale_down_unneeded_time`
@@ -163,7 +164,8 @@ impl ClusterAutoscaler {
         keys_only.options.retain(|k, _| k != GPU_LABEL.key);
         let c = Chosen::check(&keys_only, Self::OPTIONS, "controller")?;
         let secs =
-            |o: OptionInfo| SimDuration::from_secs(c.number(o).unwrap_or_else(|| o.values[0].parse().unwrap_or(0)));
+            // At most about 30 years: larger values would overflow microseconds.
+            |o: OptionInfo| SimDuration::from_secs(c.number(o).unwrap_or_else(|| o.values[0].parse().unwrap_or(0)).min(1 << 30));
         let scan = secs(SCAN_INTERVAL);
         if scan.0 == 0 {
             return Err(SpecError::BadValue {
@@ -198,13 +200,16 @@ impl ClusterAutoscaler {
         if self.scanning {
             return;
         }
+        // Once every job has ended, only while nodes may still be removed or are on
+        // their way: so that the run ends, and the nodes' bill with it.
+        let removable = self.scale_down && self.fleet.groups.iter().any(|g| self.fleet.present(g) > g.spec.min);
+        if view.jobs_left() == 0 && !removable && !self.fleet.busy() {
+            return;
+        }
         let e = self.scan.0;
         let next = SimTime((view.now().0 / e + 1) * e);
         self.scanning = true;
-        self.fleet.timers.at(view, next, u32::MAX, Next::Tick(0), out);
-        if view.jobs_left() == 0 {
-            self.scanning = false;
-        }
+        self.fleet.timers.at_always(next, u32::MAX, Next::Tick(0), out);
     }
 
     /// One loop: scale up for the pods that fit nowhere, else scale down.
@@ -281,7 +286,7 @@ impl ClusterAutoscaler {
         // Per group: (group, nodes, pods helped, waste score ‰, price of the nodes).
         let mut options: Vec<(usize, u32, u32, u64, u64)> = Vec::new();
         for (gi, g) in self.fleet.groups.iter().enumerate() {
-            let room_left = g.nodes.len() as u32 - self.fleet.present(g);
+            let room_left = self.fleet.absent(g);
             if room_left == 0 || now < g.backoff_until {
                 continue;
             }
@@ -328,6 +333,9 @@ impl ClusterAutoscaler {
         let chosen = self.expand(&options);
         let (gi, count, pods, _, _) = options[chosen];
         let ids = self.fleet.launch(view, gi, count, out);
+        if ids.is_empty() {
+            return false;
+        }
         let name = EXPANDER.values[self.expander];
         out.push(Action::Note {
             what: "scale-up".into(),

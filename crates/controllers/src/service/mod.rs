@@ -130,6 +130,8 @@ enum Tick {
     Hpa,
     Keda,
     Vpa,
+    /// The load ends: every replica left is deleted.
+    End,
 }
 
 /// An inference service (see the module documentation).
@@ -657,6 +659,8 @@ impl Controller for InferenceService {
         self.scale_to(view, first, "initial replicas", out);
         self.stats.ups = 0;
         self.at(view, now, Tick::Measure, out);
+        self.timers.insert((self.end, Tick::End));
+        out.push(Action::WakeAt { at: self.end });
         if self.vpa > 0 {
             self.at(view, now + VPA_LOOP, Tick::Vpa, out);
         }
@@ -688,6 +692,15 @@ impl Controller for InferenceService {
             Tick::Vpa => {
                 self.vpa_loop(view, out);
                 self.at(view, now + VPA_LOOP, Tick::Vpa, out);
+            }
+            // Replicas that started late or were requeued would run on: deleted (those that
+            // end now have ended already, and are left alone).
+            Tick::End => {
+                for r in std::mem::take(&mut self.replicas) {
+                    if let Some(job) = r.1 {
+                        out.push(Action::Stop { job, reason: format!("{}: the load ended", self.name) });
+                    }
+                }
             }
         }
     }

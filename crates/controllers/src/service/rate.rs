@@ -7,6 +7,10 @@
 //! al., ATC'20): a daily cycle peaking in the working day, lower weekends, and short bursts
 //! of several times the rate.
 //!
+//! A service's load ends one interval after the series' last point (a CSV's last point
+//! is a rate that holds for one interval; end a file with `T,0` to say when the load
+//! stops).
+//!
 //! `rps = mean × (1 + amplitude × cos(2π (hour − peak_hour) / 24)) × (weekend on Saturday
 //! and Sunday) × (burst_factor inside a burst)`, with day 0 a Monday; bursts start after
 //! exponential gaps of mean `burst_every` hours and last `burst_minutes`.

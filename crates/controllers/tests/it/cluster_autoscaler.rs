@@ -145,3 +145,32 @@ fn expanders_choose_the_group() {
     let (r, log) = run(&cluster, &[gpu_job("huge", 0, 9, 600)], "cluster-autoscaler");
     assert!(r[0].start.is_none() && scale_ups(&log).is_empty(), "{r:?} {log:#?}");
 }
+
+/// A node group without GPUs takes pods once its nodes are Ready: one pending 8-core pod
+/// gets one node whatever the ready delay drawn (uniform 60–120 s), seed after seed.
+#[test]
+fn a_cpu_group_adds_one_node_for_one_pod() {
+    let mut g = group(0, 0, 0, 0);
+    g.ready = Delay::Uniform(SimDuration::from_secs(60), SimDuration::from_secs(120));
+    g.gpus_ready = g.ready;
+    let pool = NodePool {
+        name: "cpu".into(),
+        count: 4,
+        spec: NodeSpec::cores_only(16),
+        sharing: GpuSharing::Exclusive,
+        group: Some(g),
+    };
+    let cluster = Cluster { pools: vec![pool] };
+    let job = Job::rigid("pod", SimTime::ZERO, 8, SimDuration::from_secs(600), SimDuration::from_secs(600));
+    let (jobs, cfg) = ([job], SimConfig::default());
+    for seed in 1..8 {
+        let mut log = Log::default();
+        let mut p = policies::build("kube").unwrap();
+        let c = controllers::build("cluster-autoscaler[scale_down=no]", seed, 0).unwrap();
+        let hooks = Hooks { controllers: vec![c], log: Some(&mut log), ..Hooks::default() };
+        let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &cfg, hooks).unwrap();
+        assert_eq!(scale_ups(&log.0).len(), 1, "seed {seed}: {:#?}", log.0);
+        // Asked for at 10 (the first loop at which the pod is 2 s old), Ready 60 to 120 s later.
+        assert!(r.records[0].start.is_some_and(|t| t >= SimTime::from_secs(70) && t <= SimTime::from_secs(130)));
+    }
+}

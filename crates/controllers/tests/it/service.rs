@@ -153,3 +153,34 @@ fn the_hpa_metric_behavior_and_window_are_options() {
     let down = s.iter().find(|l| l.contains("→ 1 replicas") && !l.starts_with("scale@0")).unwrap();
     assert!(down.starts_with("scale@960:"), "{s:#?}");
 }
+
+/// Replicas killed for running out of GPU memory back off before they are re-created; a
+/// scale-down then (KEDA to zero when the load stops at 1,800 s) deletes them for good
+/// (`oom_killed`) and the run goes on.
+#[test]
+fn replicas_backing_off_can_be_scaled_down() {
+    let gpu = sim_core::GpuSpec { model: "A100".into(), memory_mib: 40_960, power: None };
+    let spec = sim_core::NodeSpec { gpus: vec![gpu; 4], memory_mib: 262_144, ..sim_core::NodeSpec::cores_only(64) };
+    let pool = sim_core::NodePool {
+        name: "shared".into(),
+        count: 2,
+        spec,
+        sharing: sim_core::GpuSharing::Isolated,
+        group: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rps.csv");
+    std::fs::write(&path, "time,rps\n0,30\n1800,0\n3600,0\n").unwrap();
+    let spec = format!(
+        "inference-service[name=llm,rps={},autoscaler=keda,replicas=0,min=0,max=6,gpu_milli=500,gpu_memory=8000,gpu_peak=12000]",
+        path.display()
+    );
+    let (cluster, jobs, cfg) = (Cluster { pools: vec![pool] }, [filler()], SimConfig::default());
+    let mut p = policies::build("kube").unwrap();
+    let hooks = Hooks { controllers: vec![controllers::build(&spec, 3, 0).unwrap()], ..Hooks::default() };
+    let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &cfg, hooks).unwrap();
+    let replicas: Vec<_> = r.records.iter().skip(1).collect();
+    assert!(!replicas.is_empty() && replicas.iter().all(|x| x.outcome != sim_core::Outcome::Unfinished));
+    assert!(replicas.iter().any(|x| x.outcome == sim_core::Outcome::OomKilled), "{replicas:?}");
+    assert!(replicas.iter().all(|x| x.end.is_some_and(|e| e <= SimTime::from_secs(3610))), "{replicas:?}");
+}

@@ -236,8 +236,11 @@ impl Engine<'_> {
                     self.withdraw(job, reason)?;
                     self.leave_queue(&[job]);
                 }
+                Some(Phase::BackingOff) => self.stop_backing_off(i, job)?,
+                // Already ended: nothing to stop.
+                Some(Phase::Done) => {}
                 _ => {
-                    return Err(self.bad_action(i, format!("stop of job index {}, neither running nor waiting", job.0)));
+                    return Err(self.bad_action(i, format!("stop of job index {}, not running nor waiting", job.0)));
                 }
             },
             Action::Note { what, reason } => {
@@ -254,6 +257,30 @@ impl Engine<'_> {
             | Action::SetLabel { .. }
             | Action::ClearLabel { .. } => unreachable!("node actions are applied by apply_action"),
         }
+        Ok(())
+    }
+
+    /// A job killed for running out of GPU memory and waiting for its re-creation is
+    /// deleted for good: it ends `oom_killed` now (its retry, if asked for, does nothing).
+    fn stop_backing_off(&mut self, i: usize, job: JobId) -> Result<(), EngineError> {
+        let units = match self.killed.remove(&job) {
+            Some(Killed::Released(units)) => Some(units),
+            Some(Killed::InPlace) => {
+                self.killed.insert(job, Killed::InPlace);
+                let what = "killed in place (restart policy OnFailure): Restart or GiveUp it";
+                return Err(self.bad_action(i, format!("stop of job index {}: {what}", job.0)));
+            }
+            Some(Killed::Moot) | None => None,
+        };
+        let st = &mut self.state[job.idx()];
+        if let Some(u) = units {
+            st.units = u;
+        }
+        st.phase = Phase::Done;
+        st.end = Some(self.now);
+        st.outcome = Some(Outcome::OomKilled);
+        self.ended += 1;
+        self.observe(self.interests.ends, || Observed::Ended { job });
         Ok(())
     }
 

@@ -382,7 +382,13 @@ impl Engine<'_> {
             self.events.cancel(id);
         }
         let r = self.release(j);
-        self.commit_saved(j, crate::outcome::Interruption::Preemption);
+        if outcome == Outcome::Preempted {
+            self.commit_saved(j, crate::outcome::Interruption::Preemption);
+        } else {
+            // Stopped by its owner: its end, not an interruption.
+            self.stalled_at.remove(&j);
+            self.checkpoint_tau.remove(&j);
+        }
         self.moot_kill(j);
         let st = &mut self.state[j.idx()];
         st.units = r.units;

@@ -77,6 +77,10 @@ impl Engine<'_> {
             }
             Ev::Retry(j) => {
                 let st = &mut self.state[j.idx()];
+                // Stopped while it backed off: nothing to retry.
+                if st.phase != Phase::BackingOff {
+                    return Ok(());
+                }
                 st.phase = Phase::Waiting;
                 self.enqueue(j);
                 Ok(())
