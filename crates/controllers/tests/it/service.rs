@@ -91,22 +91,21 @@ fn keda_scales_from_and_to_zero() {
     assert_eq!(f["most_replicas"], 2.0);
 }
 
+/// Two nodes of four A100s shared with per-pod memory limits (`isolated`, HAMi-style).
+fn shared_gpus() -> Cluster {
+    let gpu = sim_core::GpuSpec { model: "A100".into(), memory_mib: 40_960, power: None };
+    let spec = sim_core::NodeSpec { gpus: vec![gpu; 4], memory_mib: 262_144, ..sim_core::NodeSpec::cores_only(64) };
+    let sharing = sim_core::GpuSharing::Isolated;
+    Cluster { pools: vec![sim_core::NodePool { name: "shared".into(), count: 2, spec, sharing, group: None }] }
+}
+
 /// Four replicas, each half of a GPU on `isolated` (HAMi-style) GPUs, declaring 8,000 MiB
 /// of GPU memory but peaking at 12,000: each is killed for it soon after it starts, over and
 /// over. With the VPA in `recreate` mode each kill bumps its recommendation (× 1.2); the
 /// replicas are recreated above their peak and the kills stop; without it they go on.
 #[test]
 fn the_vpa_stops_out_of_memory_kills() {
-    let gpu = sim_core::GpuSpec { model: "A100".into(), memory_mib: 40_960, power: None };
-    let spec = sim_core::NodeSpec { gpus: vec![gpu; 4], memory_mib: 262_144, ..sim_core::NodeSpec::cores_only(64) };
-    let pool = sim_core::NodePool {
-        name: "shared".into(),
-        count: 2,
-        spec,
-        sharing: sim_core::GpuSharing::Isolated,
-        group: None,
-    };
-    let cluster = Cluster { pools: vec![pool] };
+    let cluster = shared_gpus();
     let (jobs, cfg) = ([filler()], SimConfig::default());
     let run = |vpa: &str| {
         let spec = format!(
@@ -159,15 +158,6 @@ fn the_hpa_metric_behavior_and_window_are_options() {
 /// (`oom_killed`) and the run goes on.
 #[test]
 fn replicas_backing_off_can_be_scaled_down() {
-    let gpu = sim_core::GpuSpec { model: "A100".into(), memory_mib: 40_960, power: None };
-    let spec = sim_core::NodeSpec { gpus: vec![gpu; 4], memory_mib: 262_144, ..sim_core::NodeSpec::cores_only(64) };
-    let pool = sim_core::NodePool {
-        name: "shared".into(),
-        count: 2,
-        spec,
-        sharing: sim_core::GpuSharing::Isolated,
-        group: None,
-    };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rps.csv");
     std::fs::write(&path, "time,rps\n0,30\n1800,0\n3600,0\n").unwrap();
@@ -175,7 +165,7 @@ fn replicas_backing_off_can_be_scaled_down() {
         "inference-service[name=llm,rps={},autoscaler=keda,replicas=0,min=0,max=6,gpu_milli=500,gpu_memory=8000,gpu_peak=12000]",
         path.display()
     );
-    let (cluster, jobs, cfg) = (Cluster { pools: vec![pool] }, [filler()], SimConfig::default());
+    let (cluster, jobs, cfg) = (shared_gpus(), [filler()], SimConfig::default());
     let mut p = policies::build("kube").unwrap();
     let hooks = Hooks { controllers: vec![controllers::build(&spec, 3, 0).unwrap()], ..Hooks::default() };
     let r = sim_core::simulate_with(&cluster, &jobs, p.as_mut(), &cfg, hooks).unwrap();
