@@ -285,10 +285,12 @@ impl Karpenter {
             .map(|(&n, _)| n)
             .collect();
         // An empty node a pending pod fits on is nominated for it, not empty.
-        let pending = Self::pending(view);
         let nominated = |n: u32| {
             let room = Room::of(view.ledger().node(NodeId(n)));
-            pending.iter().any(|&(_, t, m, c)| room.fits(&t, m, c))
+            view.queue().iter().any(|&j| {
+                let job = view.job(j);
+                room.fits(&job.task(), job.gpu_models(), job.constraints())
+            })
         };
         for &n in &candidates {
             if allowed > 0 && view.jobs_on(NodeId(n)).is_empty() && !nominated(n) {

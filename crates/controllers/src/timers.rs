@@ -19,11 +19,9 @@ impl<T: Ord> NodeTimers<T> {
     /// `what` is due to `node` at `when`. Once every job has ended nothing is asked for:
     /// nothing is left to interrupt, and the run may end.
     pub(crate) fn at(&mut self, view: &SchedView<'_>, when: SimTime, node: u32, what: T, out: &mut Vec<Action>) {
-        if view.jobs_left() == 0 {
-            return;
+        if view.jobs_left() > 0 {
+            self.at_always(when, node, what, out);
         }
-        self.pending.insert((when, node, what));
-        out.push(Action::WakeAt { at: when });
     }
 
     /// `what` is due to `node` at `when`, asked for even when every job has ended (a node

@@ -521,10 +521,7 @@ impl Totals {
         let l = &rec.lost;
         self.interrupted += u64::from(again > 0 || l.failure + l.eviction + l.preemption + l.oom > 0);
         if let (Outcome::Completed, Some(f), Some(e)) = (rec.outcome, rec.first_start, rec.end) {
-            // Its work, but no more than it ran (a service replica deleted by a scale-down
-            // completes before its run time).
-            let life = (e - f).0 as u128;
-            let work = (job.runtime.unwrap_or_default().0 as u128).min(life);
+            let (work, life) = (rec.work(job.runtime.unwrap_or_default()).0 as u128, (e - f).0 as u128);
             self.work_all += work;
             self.life_all += life;
             if again > 0 {

@@ -88,13 +88,7 @@ pub fn bill(
         .zip(records)
         .filter(|(_, r)| r.outcome == Outcome::Completed)
         .map(|(j, r)| {
-            // A job's work, but no more than it ran (a service replica deleted by a
-            // scale-down completes before its run time).
-            let ran = match (r.first_start, r.end) {
-                (Some(a), Some(b)) => b.0.saturating_sub(a.0),
-                _ => u64::MAX,
-            };
-            j.runtime.unwrap_or_default().0.min(ran) as f64 / 3.6e9 * f64::from(j.tasks) * f64::from(j.task.gpus)
+            r.work(j.runtime.unwrap_or_default()).0 as f64 / 3.6e9 * f64::from(j.tasks) * f64::from(j.task.gpus)
         })
         .sum();
     Some(CostReport {

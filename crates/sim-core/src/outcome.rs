@@ -1,6 +1,6 @@
 //! How each job ended. Every job read ends with exactly one [`Outcome`].
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::units::UnitSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -207,6 +207,16 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
+    /// The work a job of run time `runtime` did by its end: that run time, but no more
+    /// than it ran from its first start (a service replica its owner stopped completes
+    /// before its run time, [`crate::controller::Action::Stop`]).
+    pub fn work(&self, runtime: SimDuration) -> SimDuration {
+        match (self.first_start, self.end) {
+            (Some(a), Some(b)) => runtime.min(SimDuration(b.0.saturating_sub(a.0))),
+            _ => runtime,
+        }
+    }
+
     /// A record of `outcome` between `start` and `end`, one attempt if it started, and
     /// nothing else (no units, GPU time, kills or reason): a base for the other fields.
     pub fn of(start: Option<SimTime>, end: Option<SimTime>, outcome: Outcome) -> Self {

@@ -200,10 +200,11 @@ impl ClusterAutoscaler {
         if self.scanning {
             return;
         }
-        // Once every job has ended, only while nodes may still be removed or are on
-        // their way: so that the run ends, and the nodes' bill with it.
+        // Only while there is anything to do: pods waiting, nodes that may be removed,
+        // nodes on their way (arrivals and ends start it again). So the run ends, and
+        // the nodes' bill with it.
         let removable = self.scale_down && self.fleet.groups.iter().any(|g| self.fleet.present(g) > g.spec.min);
-        if view.jobs_left() == 0 && !removable && !self.fleet.busy() {
+        if view.queue().is_empty() && !removable && !self.fleet.busy() {
             return;
         }
         let e = self.scan.0;
@@ -223,14 +224,7 @@ impl ClusterAutoscaler {
         } else if self.scale_down {
             self.scale_down(view, out);
         }
-        // Keep scanning while there is anything to do: pods waiting, nodes that may
-        // become unneeded, nodes on their way.
-        let busy = !view.queue().is_empty()
-            || self.fleet.groups.iter().any(|g| self.fleet.present(g) > g.spec.min)
-            || self.fleet.busy();
-        if busy {
-            self.plan_scan(view, out);
-        }
+        self.plan_scan(view, out);
     }
 
     /// Whether the pending pods are all too new to scale up for (`allPodsAreNew`).

@@ -485,11 +485,7 @@ impl InferenceService {
                     out.push(Action::Stop { job, reason: format!("{} scaled down", self.name) });
                 }
             }
-            let mut k = 0;
-            self.replicas.retain(|_| {
-                k += 1;
-                !gone.contains(&(k - 1))
-            });
+            self.drop_replicas(&gone);
         }
         self.stats.most = self.stats.most.max(n);
         out.push(Action::Note {
@@ -552,11 +548,7 @@ impl InferenceService {
                 reason: format!("{}: evicted by the VPA to apply its recommendation", self.name),
             });
         }
-        let mut k = 0;
-        self.replicas.retain(|_| {
-            k += 1;
-            !gone.contains(&(k - 1))
-        });
+        self.drop_replicas(&gone);
         for _ in &gone {
             self.stats.vpa_evictions += 1;
             self.create(now, out);
@@ -574,6 +566,15 @@ impl InferenceService {
                 ),
             });
         }
+    }
+
+    /// Forgets the replicas at positions `gone` (deleted: their jobs stopped).
+    fn drop_replicas(&mut self, gone: &[usize]) {
+        let mut k = 0;
+        self.replicas.retain(|_| {
+            k += 1;
+            !gone.contains(&(k - 1))
+        });
     }
 
     /// The request-weighted `q` quantile of the intervals' `pick` latency.

@@ -31,7 +31,7 @@ pub fn points(runs: &[RunData]) -> Vec<Point> {
     // (label, legend name, each seed's (cost, SLO minutes, p99)).
     type Group = (String, String, Vec<(f64, f64, f64)>);
     let mut groups: Vec<Group> = Vec::new();
-    let policies = policy_count(runs);
+    let policies = super::policy_count(runs);
     for r in runs {
         let (Some(cost), Some(slo)) =
             (metric_value(&r.summary, "cost_total"), metric_value(&r.summary, "slo_violation_minutes"))
@@ -40,7 +40,7 @@ pub fn points(runs: &[RunData]) -> Vec<Point> {
         };
         let p99 = metric_value(&r.summary, "p99_latency_s").unwrap_or(0.0);
         let label = r.label();
-        let short = legend(r, policies > 1);
+        let short = super::legend_name(r, policies > 1);
         match groups.iter_mut().find(|g| g.0 == label) {
             Some(g) => g.2.push((cost, slo, p99)),
             None => groups.push((label, short, vec![(cost, slo, p99)])),
@@ -70,38 +70,6 @@ pub fn points(runs: &[RunData]) -> Vec<Point> {
     let flags: Vec<bool> = out.iter().map(|p| !dominated(p, &out)).collect();
     out.iter_mut().zip(flags).for_each(|(p, f)| p.frontier = f);
     out
-}
-
-/// How many policies the runs compare.
-pub(super) fn policy_count(runs: &[RunData]) -> usize {
-    let p: std::collections::BTreeSet<&str> =
-        runs.iter().filter_map(|r| r.summary.get("policy").and_then(serde_json::Value::as_str)).collect();
-    p.len()
-}
-
-/// A run's name in a legend: its varied settings alone (`unneeded=600 target=10`), after
-/// its policy when `with_policy`; its label when nothing was varied.
-pub(super) fn legend(r: &RunData, with_policy: bool) -> String {
-    let settings: Vec<String> = r
-        .summary
-        .get("variant")
-        .and_then(serde_json::Value::as_object)
-        .map(|v| v.iter().map(|(k, x)| format!("{}={}", short_key(k), x.as_str().unwrap_or_default())).collect())
-        .unwrap_or_default();
-    let policy = r.summary.get("policy_given").and_then(serde_json::Value::as_str).unwrap_or_default();
-    match (settings.is_empty(), with_policy) {
-        (true, _) => r.label(),
-        (false, true) => format!("{policy} {}", settings.join(" ")),
-        (false, false) => settings.join(" "),
-    }
-}
-
-/// A varied setting's name for a legend: the controller's option alone, without the
-/// Cluster Autoscaler's `scale_down_` prefix and `_time` suffix (`unneeded`, `target`).
-fn short_key(k: &str) -> &str {
-    let k = k.rsplit('.').next().unwrap_or(k);
-    let k = k.strip_prefix("scale_down_").unwrap_or(k);
-    k.strip_suffix("_time").unwrap_or(k)
 }
 
 /// `tables/cost_vs_slo.csv`.

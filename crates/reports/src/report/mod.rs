@@ -235,6 +235,40 @@ pub fn build(runs: &[RunData]) -> Result<Vec<ReportFile>, ReportError> {
     Ok(files)
 }
 
+// Names of runs in the legends of the comparison's plots.
+
+/// How many policies the runs compare.
+fn policy_count(runs: &[RunData]) -> usize {
+    let p: std::collections::BTreeSet<&str> =
+        runs.iter().filter_map(|r| r.summary.get("policy").and_then(serde_json::Value::as_str)).collect();
+    p.len()
+}
+
+/// A run's name in a legend: its varied settings alone (`unneeded=600 target=10`), after
+/// its policy when `with_policy`; its label when nothing was varied.
+fn legend_name(r: &RunData, with_policy: bool) -> String {
+    let settings: Vec<String> = r
+        .summary
+        .get("variant")
+        .and_then(serde_json::Value::as_object)
+        .map(|v| v.iter().map(|(k, x)| format!("{}={}", short_key(k), x.as_str().unwrap_or_default())).collect())
+        .unwrap_or_default();
+    let policy = r.summary.get("policy_given").and_then(serde_json::Value::as_str).unwrap_or_default();
+    match (settings.is_empty(), with_policy) {
+        (true, _) => r.label(),
+        (false, true) => format!("{policy} {}", settings.join(" ")),
+        (false, false) => settings.join(" "),
+    }
+}
+
+/// A varied setting's name for a legend: the controller's option alone, without the
+/// Cluster Autoscaler's `scale_down_` prefix and `_time` suffix (`unneeded`, `target`).
+fn short_key(k: &str) -> &str {
+    let k = k.rsplit('.').next().unwrap_or(k);
+    let k = k.strip_prefix("scale_down_").unwrap_or(k);
+    k.strip_suffix("_time").unwrap_or(k)
+}
+
 /// The page's computed sections.
 pub struct Sections {
     /// The summary table's metrics and labels.

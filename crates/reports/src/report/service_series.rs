@@ -18,7 +18,7 @@ pub fn lines(runs: &[RunData], name: &str) -> Vec<crate::plots::Series> {
     // (legend name, each seed's hourly points).
     type Group = (String, Vec<Vec<(f64, f64)>>);
     let mut groups: Vec<Group> = Vec::new();
-    let with_policy = super::frontier::policy_count(runs) > 1;
+    let with_policy = super::policy_count(runs) > 1;
     for r in runs {
         let Some(services) = r.summary.get("controllers").and_then(Value::as_array) else { continue };
         let mut sum: Vec<(f64, f64)> = Vec::new();
@@ -36,7 +36,7 @@ pub fn lines(runs: &[RunData], name: &str) -> Vec<crate::plots::Series> {
         if sum.is_empty() {
             continue;
         }
-        let label = super::frontier::legend(r, with_policy);
+        let label = super::legend_name(r, with_policy);
         match groups.iter_mut().find(|g| g.0 == label) {
             Some(g) => g.1.push(sum),
             None => groups.push((label, vec![sum])),
