@@ -19,6 +19,7 @@
 //! | `cluster-autoscaler` | [`ClusterAutoscaler`]: grows node groups for pods that fit no node, removes unneeded nodes; GPU nodes Ready before their GPUs | Kubernetes Cluster Autoscaler 1.36 (`kubernetes/autoscaler`) |
 //! | `inference-service` | [`InferenceService`]: a Deployment of inference replicas fed by a request-rate series, latency and SLO per interval, scaled by the HPA or KEDA | Kubernetes Deployment, HPA (`pkg/controller/podautoscaler`), KEDA ScaledObject |
 //! | `karpenter` | [`Karpenter`]: launches the cheapest node groups' nodes for batches of pending pods; consolidates empty and underutilized nodes within a disruption budget | Karpenter v1 (`kubernetes-sigs/karpenter`) |
+//! | `static`, `lend-drain`, `lend-evict`, `bridge` | [`arrangement`]: how Slurm and Kubernetes share one cluster's nodes | a static split; Slinky slurm-operator and slurm-bridge; CoreWeave SUNK |
 //! | `failures` | [`Failures`]: random node failures (exponential or Weibull), detection, lognormal repairs | slurmctld's `SlurmdTimeout` DOWN and requeue; fleet fault rates of InfiniteHBD and Llama 3 |
 //!
 //! [`hpa`] is the Horizontal Pod Autoscaler's algorithm (replicas for a metric, its
@@ -35,6 +36,7 @@
 //!
 //! [guide]: https://docs.rs/policies/latest/policies/guide/index.html#controllers
 
+pub mod arrangement;
 pub mod cluster_autoscaler;
 pub mod failures;
 pub mod hpa;
@@ -105,6 +107,33 @@ pub const REGISTRY: &[ControllerEntry] = &[
                   pending pods; consolidation of empty and underutilized nodes within a disruption budget",
         options: Karpenter::OPTIONS,
         build: |s, rng| Ok(Box::new(Karpenter::from_spec(s, rng)?)),
+    },
+    ControllerEntry {
+        name: "static",
+        summary: "Slurm and Kubernetes on one cluster, a fixed split of the nodes (arrangement)",
+        options: arrangement::StaticSplit::OPTIONS,
+        build: |s, _| Ok(Box::new(arrangement::StaticSplit::from_spec(s)?)),
+    },
+    ControllerEntry {
+        name: "lend-drain",
+        summary: "Slurm lends idle nodes to Kubernetes and takes them back by draining (Slinky slurm-operator \
+                  NodeSet scaled by KEDA) (arrangement)",
+        options: arrangement::LendDrain::OPTIONS,
+        build: |s, _| Ok(Box::new(arrangement::LendDrain::from_spec(s)?)),
+    },
+    ControllerEntry {
+        name: "lend-evict",
+        summary: "Kubernetes pods run on idle Slurm nodes and are evicted after the kill wait when a Slurm job \
+                  takes the node (CoreWeave SUNK) (arrangement)",
+        options: arrangement::LendEvict::OPTIONS,
+        build: |s, _| Ok(Box::new(arrangement::LendEvict::from_spec(s)?)),
+    },
+    ControllerEntry {
+        name: "bridge",
+        summary: "every Kubernetes pod a Slurm job, a whole node each or shared (Slinky slurm-bridge) \
+                  (arrangement)",
+        options: arrangement::Bridge::OPTIONS,
+        build: |s, _| Ok(Box::new(arrangement::Bridge::from_spec(s)?)),
     },
     ControllerEntry {
         name: "inference-service",

@@ -24,6 +24,7 @@
 
 pub mod conservative;
 pub mod coscheduling;
+pub mod domains;
 pub mod easy;
 pub mod fcfs;
 pub mod fgd_protocol;
@@ -40,6 +41,7 @@ pub mod spec;
 pub mod unit_profile;
 
 pub use conservative::ConservativeBackfill;
+pub use domains::Domains;
 pub use easy::EasyBackfill;
 pub use fcfs::Fcfs;
 pub use kube::KubeScheduler;

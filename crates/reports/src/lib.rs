@@ -16,6 +16,7 @@
 //!   every table and a lazy-polars analysis over many runs.
 
 pub mod compare;
+pub mod domains;
 pub mod fgd_curves;
 pub mod fragmentation;
 pub mod frame;

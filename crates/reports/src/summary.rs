@@ -157,6 +157,13 @@ pub struct Summary {
     /// one entry per controller that reported; absent when none did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub controllers: Vec<ControllerFigures>,
+    /// Per scheduling domain, by name (Slurm and Kubernetes on one cluster); absent in a
+    /// run without domains.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub domains: BTreeMap<String, crate::domains::DomainFigures>,
+    /// Nodes that moved between domains; absent in a run without domains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_moves: Option<u64>,
 }
 
 /// One controller's figures ([`sim_core::controller::Controller::report`]).
@@ -303,6 +310,8 @@ impl Summary {
             gpus_with_power: 0,
             cost: None,
             controllers: Vec::new(),
+            domains: BTreeMap::new(),
+            node_moves: None,
             interruptions: (t.restarts > 0 || t.lost_gpu.iter().chain(&t.lost_core).any(|&x| x > 0)).then(|| {
                 let hours = |v: &[u128; 7]| {
                     sim_core::LostTime::CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / 3.6e9)).collect()

@@ -163,6 +163,26 @@ pub enum Action {
         /// Why (the decision log's words, and a waiting job's reason).
         reason: String,
     },
+    /// Give a node to a scheduling domain ([`crate::domain`]): from the next pass only that
+    /// domain's scheduler places new work there; what runs there runs on. With `reclaim`,
+    /// the node is lent: the lender's scheduler may still place work there, and what
+    /// runs there then is evicted after the kill wait (CoreWeave SUNK's node lock).
+    SetNodeDomain {
+        /// The node.
+        node: NodeId,
+        /// Its new owner (the index of its name).
+        domain: u8,
+        /// The lender's right to take it back by eviction.
+        reclaim: Option<crate::domain::Reclaim>,
+    },
+    /// Have another domain's scheduler decide a domain's jobs (slurm-bridge: every pod is
+    /// a Slurm job).
+    RouteDomain {
+        /// The domain whose jobs are routed.
+        domain: u8,
+        /// Where to.
+        route: crate::domain::Route,
+    },
     /// Record one of the controller's decisions in the decision log (`decisions.jsonl`,
     /// event `controller`), e.g. a scale-up and why. It changes nothing.
     Note {

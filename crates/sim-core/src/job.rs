@@ -193,6 +193,10 @@ pub struct Job {
     /// Its own checkpoints, in place of the run's (`None`: the run's `--checkpoint`).
     #[serde(default)]
     pub checkpoint: Option<crate::checkpoint::JobCheckpoint>,
+    /// Its scheduling domain in a run with several ([`crate::SimConfig::domains`]: the
+    /// index of its name, e.g. `slurm` or `kubernetes`); 0 otherwise.
+    #[serde(default)]
+    pub domain: u8,
 }
 
 impl Job {
@@ -224,6 +228,7 @@ impl Job {
             observed_start: None,
             restart_policy: RestartPolicy::Never,
             checkpoint: None,
+            domain: 0,
         }
     }
 

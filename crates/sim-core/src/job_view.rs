@@ -61,6 +61,10 @@ impl<'a> JobView<'a> {
     pub fn restart_policy(&self) -> crate::job::RestartPolicy {
         self.job.restart_policy
     }
+    /// Its scheduling domain ([`crate::domain`]; 0 in a run without domains).
+    pub fn domain(&self) -> u8 {
+        self.job.domain
+    }
     /// Partition.
     pub fn partition(&self) -> i32 {
         self.job.partition

@@ -60,6 +60,7 @@ pub mod checkpoint;
 pub mod cluster;
 pub mod constraints;
 pub mod controller;
+pub mod domain;
 pub mod engine;
 pub mod event;
 pub mod fixture;

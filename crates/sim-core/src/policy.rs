@@ -339,6 +339,12 @@ pub struct SchedView<'a> {
     pub(crate) holds: &'a [Vec<TaskBinding>],
     pub(crate) node_state: &'a [crate::cluster::NodeState],
     pub(crate) node_epoch: u64,
+    pub(crate) node_domain: &'a [u8],
+    pub(crate) node_reclaim: &'a [Option<crate::domain::Reclaim>],
+    pub(crate) routes: &'a [crate::domain::Route],
+    pub(crate) domain_names: &'a [String],
+    /// Set in a domain scheduler's view: the running jobs of the domains it sees.
+    pub(crate) scope: Option<u32>,
     pub(crate) capacity: u64,
     pub(crate) walltime_kill: bool,
     pub(crate) logging: bool,
@@ -415,25 +421,86 @@ impl<'a> SchedView<'a> {
     pub fn queue(&self) -> &'a [JobId] {
         self.queue
     }
+    /// Whether the view shows `j`'s attempt among the running jobs (in a domain
+    /// scheduler's view, [`SchedView::scoped`], only its domains' jobs).
+    fn shows(&self, j: JobId) -> bool {
+        self.scope.is_none_or(|m| {
+            let d = self.jobs[j.idx()].domain as usize;
+            d < crate::domain::MAX_DOMAINS && m & (1 << d) != 0
+        })
+    }
     /// Running jobs in start order.
     pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
-        self.running_by_start.iter().map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+        self.running_by_start
+            .iter()
+            .filter(move |&&(_, j)| self.shows(j))
+            .map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
     }
     /// The jobs running on `node`, in start order.
     pub fn jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
         match self.running_on_nodes.on(node.0) {
-            Some(on) => on.collect(),
+            Some(on) => on.filter(|&j| self.shows(j)).collect(),
             None => self.running().filter(|r| r.runs_on(self.cluster, node)).map(|r| r.job).collect(),
         }
     }
+    /// The jobs of every domain running on `node`, in start order: in a domain
+    /// scheduler's view, those it does not see too (another domain's pods on a node its
+    /// own domain lent away).
+    pub fn all_jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
+        let all = SchedView { scope: None, ..*self };
+        all.jobs_on(node)
+    }
     /// Number of running jobs.
     pub fn running_count(&self) -> usize {
-        self.running_by_start.len()
+        match self.scope {
+            None => self.running_by_start.len(),
+            Some(_) => self.running_by_start.iter().filter(|&&(_, j)| self.shows(j)).count(),
+        }
     }
     /// `(requested end, units)` of running jobs in requested-end order (then start order):
     /// the release profile EASY's shadow time is read from, without touching job records.
     pub fn requested_ends(&self) -> impl Iterator<Item = (SimTime, u64)> + '_ {
-        self.running_by_requested_end.iter().map(|k| (k.0, k.3))
+        self.running_by_requested_end.iter().filter(move |k| self.shows(k.2)).map(|k| (k.0, k.3))
+    }
+    /// The domain that owns `node` (0 in a run without domains, [`crate::domain`]).
+    pub fn node_domain(&self, node: crate::cluster::NodeId) -> u8 {
+        self.node_domain.get(node.0 as usize).copied().unwrap_or(0)
+    }
+    /// Whether `node` was lent with its lender's right to take it back by eviction.
+    pub fn node_reclaim(&self, node: crate::cluster::NodeId) -> Option<crate::domain::Reclaim> {
+        self.node_reclaim.get(node.0 as usize).copied().flatten()
+    }
+    /// Which scheduler decides domain `d`'s jobs (itself unless an arrangement routed
+    /// them elsewhere).
+    pub fn route(&self, d: u8) -> crate::domain::Route {
+        self.routes.get(d as usize).copied().unwrap_or(crate::domain::Route { scheduler: d, whole_node: false })
+    }
+    /// How many domains the run has (0: none named).
+    pub fn domain_count(&self) -> usize {
+        self.domain_names.len()
+    }
+    /// The index of the domain named `name`.
+    pub fn domain_named(&self, name: &str) -> Option<u8> {
+        self.domain_names.iter().position(|d| d == name).map(|i| i as u8)
+    }
+    /// Domain `d`'s name (empty when there is none).
+    pub fn domain_name(&self, d: u8) -> &'a str {
+        self.domain_names.get(d as usize).map_or("", String::as_str)
+    }
+    /// This view as one domain's scheduler sees it (`scope`): its part of the queue, the
+    /// node states it is shown, the running jobs of the domains it sees. The cluster,
+    /// ledger, free pool and time are the run's.
+    pub fn scoped<'b>(&'b self, scope: &'b crate::domain::ViewScope) -> SchedView<'b>
+    where
+        'a: 'b,
+    {
+        SchedView {
+            queue: &scope.queue,
+            node_state: &scope.node_state,
+            node_epoch: scope.node_epoch,
+            scope: Some(scope.domains),
+            ..*self
+        }
     }
     /// A running job's facts.
     pub fn running_job(&self, id: JobId) -> Option<&'a RunningJob> {

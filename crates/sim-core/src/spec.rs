@@ -69,6 +69,8 @@ impl std::str::FromStr for Spec {
     /// let s: sim_core::spec::Spec = "easy[pass=per-event, reservation=nodes]".parse().unwrap();
     /// assert_eq!(s.name, "easy");
     /// assert_eq!(s.options["reservation"], "nodes");
+    /// let flag: sim_core::spec::Spec = "bridge[shared]".parse().unwrap();
+    /// assert_eq!(flag.options["shared"], "true");
     /// ```
     fn from_str(spec: &str) -> Result<Self, SpecError> {
         let bad = |what: &str| SpecError::Malformed { spec: spec.to_string(), what: what.to_string() };
@@ -87,7 +89,8 @@ impl std::str::FromStr for Spec {
         let mut options = BTreeMap::new();
         if let Some(inner) = rest {
             for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                let (k, v) = part.split_once('=').ok_or_else(|| bad(&format!("option '{part}' has no '='")))?;
+                // A bare key is a flag set to true (`bridge[shared]`).
+                let (k, v) = part.split_once('=').unwrap_or((part, "true"));
                 let (k, v) = (k.trim(), v.trim());
                 if k.is_empty() || v.is_empty() {
                     return Err(bad(&format!("option '{part}' needs a key and a value")));

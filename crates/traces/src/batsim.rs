@@ -145,6 +145,7 @@ pub fn parse(file: &str, text: &str) -> Result<BatsimWorkload, TraceError> {
             observed_start: None,
             restart_policy: Default::default(),
             checkpoint: None,
+            domain: 0,
         });
     }
     Ok(BatsimWorkload { nb_res, jobs })

@@ -31,6 +31,23 @@
 //! spec = "maintenance[rack=r1,at=86400,until=93600]"
 //! ```
 //!
+//! Slurm and Kubernetes on one cluster (docs/hybrid.md): `[[domain]]` tables name the
+//! scheduling domains, each with its scheduler and, optionally, its workload (a path
+//! relative to this file); a pool's `domain` says which owns its nodes at the start (the
+//! first domain by default); `arrangement` is how nodes move between them (see
+//! `sim controllers`; `--arrangement` chooses another).
+//!
+//! ```toml
+//! arrangement = "lend-drain"
+//! [[domain]]
+//! name = "slurm"
+//! policy = "slurm[bf_interval=30]"
+//! trace = "batch.csv"         # any format sim run reads; `format` when it cannot tell
+//! [[domain]]
+//! name = "kubernetes"
+//! policy = "kube"
+//! ```
+//!
 //! Unknown keys are errors; every error names the file and, where the TOML parser
 //! knows it, the line. Profile references are resolved by the caller ([`load_with`]):
 //! `sim` resolves them with `hw_calibrate::resolve_gpu` (a profile file relative to the
@@ -51,6 +68,35 @@ struct File {
     pool: Vec<Pool>,
     #[serde(default)]
     controller: Vec<ControllerTable>,
+    #[serde(default)]
+    domain: Vec<DomainTable>,
+    #[serde(default)]
+    arrangement: Option<String>,
+}
+
+/// A `[[domain]]` table: a scheduling domain of the cluster.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DomainTable {
+    name: String,
+    policy: String,
+    #[serde(default)]
+    trace: Option<String>,
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// A scheduling domain of the cluster (`[[domain]]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainConfig {
+    /// Its name (`slurm`, `kubernetes`).
+    pub name: String,
+    /// Its scheduler's policy spec.
+    pub policy: String,
+    /// Its workload, relative to the configuration file's folder as written.
+    pub trace: Option<String>,
+    /// The workload's format name, when given.
+    pub format: Option<String>,
 }
 
 /// A `[[controller]]` table: a controller attached to every run on this cluster.
@@ -95,6 +141,8 @@ struct Pool {
     capacity: Option<String>,
     #[serde(default)]
     autoscale: Option<Autoscale>,
+    #[serde(default)]
+    domain: Option<String>,
 }
 
 /// A pool's `autoscale` table: it is a node group of at most `count` nodes.
@@ -225,6 +273,12 @@ pub struct ClusterConfig {
     pub controllers: Vec<String>,
     /// Each pool's price, in pool order.
     pub prices: Vec<PoolPrice>,
+    /// The scheduling domains, in file order (empty: one scheduler).
+    pub domains: Vec<DomainConfig>,
+    /// Each pool's owning domain at the start, an index into `domains`, in pool order.
+    pub pool_domains: Vec<u8>,
+    /// The arrangement's spec, when the file gives one.
+    pub arrangement: Option<String>,
 }
 
 /// Parses a cluster config (`file` names it in errors) that references no profile.
@@ -257,8 +311,20 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
     }
     let mut pools = Vec::with_capacity(f.pool.len());
     let mut prices = Vec::with_capacity(f.pool.len());
+    let mut pool_domains = Vec::with_capacity(f.pool.len());
+    let domains = domains(&f.domain).map_err(&bad)?;
+    if f.arrangement.is_some() && domains.is_empty() {
+        return Err(bad("arrangement: the file has no [[domain]] tables to arrange".into()));
+    }
     for p in f.pool {
         let at = |what: &str| bad(format!("pool '{}': {what}", p.name));
+        pool_domains.push(match &p.domain {
+            None => 0,
+            Some(d) => domains.iter().position(|x| &x.name == d).ok_or_else(|| {
+                let known: Vec<&str> = domains.iter().map(|x| x.name.as_str()).collect();
+                at(&format!("domain: expected one of the [[domain]] names ({}), found '{d}'", known.join(", ")))
+            })? as u8,
+        });
         if p.count == 0 || p.cores == 0 {
             return Err(at("count and cores must be at least 1"));
         }
@@ -367,7 +433,37 @@ pub fn parse_with(file: &str, text: &str, resolve: ProfileResolver<'_>) -> Resul
         switches: f.switch,
         controllers: f.controller.into_iter().map(|c| c.spec).collect(),
         prices,
+        domains,
+        pool_domains,
+        arrangement: f.arrangement,
     })
+}
+
+/// The `[[domain]]` tables checked: names unique and not empty, at most
+/// [`sim_core::domain::MAX_DOMAINS`].
+fn domains(tables: &[DomainTable]) -> Result<Vec<DomainConfig>, String> {
+    if tables.len() > sim_core::domain::MAX_DOMAINS {
+        return Err(format!("{} [[domain]] tables: at most {}", tables.len(), sim_core::domain::MAX_DOMAINS));
+    }
+    let mut out: Vec<DomainConfig> = Vec::with_capacity(tables.len());
+    for t in tables {
+        if t.name.trim().is_empty() || t.name.contains([':', '/', ',']) {
+            return Err(format!("domain name '{}': expected a name without ':', '/' or ','", t.name));
+        }
+        if out.iter().any(|d| d.name == t.name) {
+            return Err(format!("domain '{}' is defined twice", t.name));
+        }
+        if t.policy.trim().is_empty() {
+            return Err(format!("domain '{}': policy: expected a policy spec, e.g. slurm or kube", t.name));
+        }
+        out.push(DomainConfig {
+            name: t.name.clone(),
+            policy: t.policy.clone(),
+            trace: t.trace.clone(),
+            format: t.format.clone(),
+        });
+    }
+    Ok(out)
 }
 
 /// Reads a cluster config file that references no profile.

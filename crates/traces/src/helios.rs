@@ -183,6 +183,7 @@ impl JobReader for HeliosReader {
                 observed_start: Some(SimTime::from_secs(started)),
                 restart_policy: Default::default(),
                 checkpoint: None,
+                domain: 0,
             }));
         }
     }

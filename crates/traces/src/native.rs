@@ -217,6 +217,7 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
         observed_start,
         restart_policy,
         checkpoint,
+        domain: 0,
     })
 }
 

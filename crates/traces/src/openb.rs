@@ -292,6 +292,7 @@ impl OpenbPod {
             observed_start: self.scheduled.map(SimTime::from_secs),
             restart_policy: Default::default(),
             checkpoint: None,
+            domain: 0,
         }
     }
 }

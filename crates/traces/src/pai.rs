@@ -216,6 +216,7 @@ impl PaiReader {
             observed_start,
             restart_policy: Default::default(),
             checkpoint: None,
+            domain: 0,
         }))
     }
 }

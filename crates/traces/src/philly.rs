@@ -111,6 +111,7 @@ impl JobReader for PhillyReader {
                 observed_start: None,
                 restart_policy: Default::default(),
                 checkpoint: None,
+                domain: 0,
             }));
         }
     }

@@ -395,6 +395,7 @@ impl SacctReader {
             observed_start: Some(start),
             restart_policy: Default::default(),
             checkpoint: None,
+            domain: 0,
         })
     }
 }

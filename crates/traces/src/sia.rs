@@ -117,6 +117,7 @@ impl JobReader for SiaReader {
             observed_start: None,
             restart_policy: Default::default(),
             checkpoint: None,
+            domain: 0,
         }))
     }
 

@@ -105,6 +105,7 @@ impl SwfRecord {
             observed_start: self.wait.map(|w| SimTime(self.submit.saturating_add(w))),
             restart_policy: Default::default(),
             checkpoint: None,
+            domain: 0,
         }
     }
 }

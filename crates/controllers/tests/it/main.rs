@@ -4,6 +4,7 @@ mod cluster_autoscaler;
 mod failures;
 mod fuzz;
 mod hpa;
+mod hybrid;
 mod karpenter;
 mod maintenance;
 mod service;

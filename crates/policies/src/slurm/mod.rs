@@ -329,13 +329,16 @@ impl Slurm {
             self.conf.def_mem_per_node
         };
         let part = &self.conf.partitions[self.partition(view, j)];
+        let bridged = view.route(job.domain()).whole_node;
         Request {
             tasks: job.tasks(),
             cpus,
             mem,
             gpus: t.gpus,
-            one_per_node: t.cores > 1 || t.gpus > 0,
-            whole_nodes: self.conf.select.linear || part.oversubscribe == OverSubscribe::Exclusive,
+            one_per_node: t.cores > 1 || t.gpus > 0 || bridged,
+            // slurm-bridge: "Exclusive, whole node allocations are made for each pod" of a
+            // domain routed to this scheduler whole-node (docs/hybrid.md).
+            whole_nodes: self.conf.select.linear || part.oversubscribe == OverSubscribe::Exclusive || bridged,
         }
     }
 

@@ -69,6 +69,11 @@ pub struct SimConfig {
     /// controllers): Young's interval of the jobs whose own checkpoints say `auto`
     /// ([`crate::checkpoint::JobCheckpoint`]).
     pub node_mtbf: Option<SimDuration>,
+    /// The scheduling domains' names ([`crate::domain`]; empty: one, unnamed).
+    pub domains: Vec<String>,
+    /// Each node's owning domain at the start, in node order (shorter: the rest are the
+    /// first domain's).
+    pub node_domains: Vec<u8>,
 }
 
 /// What becomes of the jobs running on a node that goes down.
@@ -115,6 +120,8 @@ impl Default for SimConfig {
             checkpointing: None,
             restarts: crate::restart::Restarts::Always,
             node_mtbf: None,
+            domains: Vec::new(),
+            node_domains: Vec::new(),
         }
     }
 }
@@ -205,6 +212,9 @@ pub enum EngineError {
         /// Nodes of the cluster.
         nodes: u64,
     },
+    /// More scheduling domains than a run holds.
+    #[error("{0} scheduling domains: at most {max}", max = crate::domain::MAX_DOMAINS)]
+    TooManyDomains(usize),
     /// Writing the decision log failed. Fatal: the log would be incomplete.
     #[error("writing the decision log: {0}")]
     Log(#[from] std::io::Error),
@@ -220,6 +230,7 @@ impl EngineError {
                 | EngineError::TooManyGpus(_)
                 | EngineError::UnknownNode(_)
                 | EngineError::TooManyNodes { .. }
+                | EngineError::TooManyDomains(_)
         )
     }
 }

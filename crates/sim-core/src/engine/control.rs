@@ -156,7 +156,57 @@ impl Engine<'_> {
                 });
                 self.info.capacity_changed = true;
             }
+            Action::SetNodeDomain { node, domain, reclaim } => {
+                self.known_node(i, node)?;
+                self.known_domain(i, domain)?;
+                if let Some(r) = reclaim {
+                    self.known_domain(i, r.by)?;
+                }
+                let from = self.node_domain[node.0 as usize];
+                let was = self.node_reclaim[node.0 as usize];
+                self.node_domain[node.0 as usize] = domain;
+                self.node_reclaim[node.0 as usize] = reclaim;
+                if from != domain {
+                    self.domain_moves.push(crate::domain::DomainMove { at: self.now, node, from, to: domain });
+                    if let Some(log) = self.log.as_deref_mut() {
+                        let spec = self.controllers[i].spec();
+                        let by = spec.split('[').next().unwrap_or_default();
+                        let reason = format!(
+                            "node {} from {} to {}{}",
+                            node.0,
+                            self.cfg.domains[from as usize],
+                            self.cfg.domains[domain as usize],
+                            if reclaim.is_some() { " (lent: its lender may evict)" } else { "" }
+                        );
+                        log.record(self.now, &LogEvent::Controller { by, what: "move-node", reason: &reason })?;
+                    }
+                }
+                if from != domain || was != reclaim {
+                    self.info.capacity_changed = true;
+                    self.node_epoch += 1;
+                }
+            }
+            Action::RouteDomain { domain, route } => {
+                self.known_domain(i, domain)?;
+                self.known_domain(i, route.scheduler)?;
+                if self.routes[domain as usize] != route {
+                    self.routes[domain as usize] = route;
+                    self.info.capacity_changed = true;
+                    self.node_epoch += 1;
+                }
+            }
             other => self.apply_job_action(i, other)?,
+        }
+        Ok(())
+    }
+
+    fn known_domain(&self, i: usize, d: u8) -> Result<(), EngineError> {
+        if d as usize >= self.cfg.domains.len() {
+            let what = match self.cfg.domains.len() {
+                0 => format!("domain {d} in a run without scheduling domains"),
+                n => format!("domain {d}, the run has {n} ({})", self.cfg.domains.join(", ")),
+            };
+            return Err(self.bad_action(i, what));
         }
         Ok(())
     }
@@ -255,7 +305,9 @@ impl Engine<'_> {
             | Action::SetTaint { .. }
             | Action::ClearTaint { .. }
             | Action::SetLabel { .. }
-            | Action::ClearLabel { .. } => unreachable!("node actions are applied by apply_action"),
+            | Action::ClearLabel { .. }
+            | Action::SetNodeDomain { .. }
+            | Action::RouteDomain { .. } => unreachable!("node actions are applied by apply_action"),
         }
         Ok(())
     }

@@ -84,6 +84,11 @@ macro_rules! sched_view {
             holds: &$e.holds,
             node_state: &$e.node_state,
             node_epoch: $e.node_epoch,
+            node_domain: &$e.node_domain,
+            node_reclaim: &$e.node_reclaim,
+            routes: &$e.routes,
+            domain_names: &$e.cfg.domains,
+            scope: None,
             capacity: $e.capacity,
             walltime_kill: $e.cfg.walltime_kill,
             logging: $e.log.is_some(),
@@ -326,6 +331,14 @@ struct Engine<'a> {
     interrupted_at: BTreeMap<JobId, SimTime>,
     /// Interruptions counted toward the restart limit ([`SimConfig::restarts`]), per job.
     restarts_counted: BTreeMap<JobId, u32>,
+    /// Each node's owning domain (empty in a run without domains: all the one).
+    node_domain: Vec<u8>,
+    /// Nodes lent with their lender's right to take them back by eviction.
+    node_reclaim: Vec<Option<crate::domain::Reclaim>>,
+    /// Which scheduler decides each domain's jobs.
+    routes: Vec<crate::domain::Route>,
+    /// Nodes that changed owner, in order.
+    domain_moves: Vec<crate::domain::DomainMove>,
 }
 
 impl<'a> Engine<'a> {
@@ -422,6 +435,16 @@ impl<'a> Engine<'a> {
             interrupted_at: BTreeMap::new(),
             restarts_counted: BTreeMap::new(),
             ended: 0,
+            node_domain: if cfg.domains.is_empty() {
+                Vec::new()
+            } else {
+                (0..node_count as usize).map(|n| cfg.node_domains.get(n).copied().unwrap_or(0)).collect()
+            },
+            node_reclaim: if cfg.domains.is_empty() { Vec::new() } else { vec![None; node_count as usize] },
+            routes: (0..cfg.domains.len() as u8)
+                .map(|d| crate::domain::Route { scheduler: d, whole_node: false })
+                .collect(),
+            domain_moves: Vec::new(),
         })
     }
 
@@ -448,6 +471,12 @@ fn check_sizes(cluster: &Cluster, cfg: &SimConfig, policy: &dyn Policy, binds: b
     }
     if let Some((n, _, _)) = cluster.nodes().find(|(_, s, _)| s.gpus.len() > 256) {
         return Err(EngineError::TooManyGpus(n.0));
+    }
+    if cfg.domains.len() > crate::domain::MAX_DOMAINS {
+        return Err(EngineError::TooManyDomains(cfg.domains.len()));
+    }
+    if let Some(&d) = cfg.node_domains.iter().find(|&&d| d as usize >= cfg.domains.len()) {
+        return Err(EngineError::TooManyDomains(d as usize + 1));
     }
     if binds && node_count as u64 > MAX_LEDGER_NODES {
         return Err(EngineError::TooManyNodes { policy: policy.spec(), nodes: node_count as u64 });

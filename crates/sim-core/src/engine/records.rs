@@ -35,6 +35,11 @@ pub struct RunResult {
     /// What each controller that measured something reported at the end
     /// ([`crate::controller::Controller::report`]): its spec and its figures.
     pub controller_reports: Vec<(String, crate::controller::Report)>,
+    /// Nodes that changed scheduling domain ([`crate::domain`]), in order; every node
+    /// starts in the first domain.
+    pub domain_moves: Vec<crate::domain::DomainMove>,
+    /// Each domain's scheduler at the end ([`crate::domain::Route::scheduler`]).
+    pub domain_schedulers: Vec<u8>,
 }
 
 /// A hold-and-wait deadlock of partial gangs, found at the end of a run.
@@ -188,6 +193,8 @@ impl Engine<'_> {
                 .map(|c| (c.spec(), c.report()))
                 .filter(|(_, r)| !r.is_empty())
                 .collect(),
+            domain_moves: std::mem::take(&mut self.domain_moves),
+            domain_schedulers: self.routes.iter().map(|r| r.scheduler).collect(),
         })
     }
 }

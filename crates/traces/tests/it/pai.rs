@@ -105,6 +105,7 @@ fn with_the_job_table() {
         observed_start: Some(secs(1_739_162)),
         restart_policy: Default::default(),
         checkpoint: None,
+        domain: 0,
     };
     assert_eq!(*j, want);
 

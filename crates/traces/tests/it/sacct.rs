@@ -94,6 +94,7 @@ fn sample_fields() {
         observed_start: Some(secs(8 * 3600 + 2 * 60 + 13)),
         restart_policy: Default::default(),
         checkpoint: None,
+        domain: 0,
     };
     assert_eq!(*j, want);
 

@@ -1,0 +1,273 @@
+//! One scheduler per scheduling domain over one node set: Slurm and Kubernetes on the
+//! same GPU cluster (docs/hybrid.md).
+//!
+//! [`Domains`] runs each domain's policy on a view of its own ([`SchedView::scoped`]): its
+//! part of the queue (the jobs of the domains routed to it, [`SchedView::route`]), its
+//! running jobs, and the nodes it may use shown up, every other node shown draining —
+//! what runs there runs on and nothing of its own starts there. Which nodes a domain owns
+//! is engine state that the arrangement controllers change (`static`, `lend-drain`,
+//! `lend-evict`, `bridge`); this policy only obeys it:
+//!
+//! * a node a domain owns is its own; a node lent away with the lender's right to take it
+//!   back ([`sim_core::domain::Reclaim`], CoreWeave SUNK: "GPUs are owned by Slurm") is
+//!   also shown up to the lender, without the borrower's jobs on it;
+//! * when the lender's scheduler starts a job on such a node while the borrower's jobs
+//!   run there, the node is locked (SUNK's `sunk.coreweave.com/lock` taint): the
+//!   borrower's jobs there are evicted after the kill wait and requeued, nobody else is
+//!   shown the node, and the job is kept out of its scheduler's queue until the node is
+//!   free; its scheduler then places it again (on that node, unless a better one freed
+//!   meanwhile). The job's start is thus the kill wait after its scheduler chose the node.
+//!
+//! Schedulers are called in domain order; a lent node one of them starts a job on in a
+//! pass is shown draining to the later ones in that pass (their views of the ledger do
+//! not have the earlier ones' decisions yet).
+
+use sim_core::cluster::{NodeId, NodeState};
+use sim_core::domain::ViewScope;
+use sim_core::job::JobId;
+use sim_core::policy::{Decision, PassInfo, PassMode, Policy, SchedView};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One domain's scheduler and what it was last shown.
+struct Member {
+    domain: u8,
+    name: String,
+    policy: Box<dyn Policy>,
+    scope: ViewScope,
+    /// What happened since it was last called (it is called only when it has jobs
+    /// waiting, as the engine calls a policy).
+    pending: PassInfo,
+}
+
+/// A job whose scheduler chose nodes lent away: the borrower's jobs there are being
+/// evicted.
+struct Lock {
+    nodes: Vec<u32>,
+}
+
+/// The schedulers of a run with scheduling domains ([`sim_core::domain`]).
+pub struct Domains {
+    members: Vec<Member>,
+    /// Each job's scheduler (an index into `members`), once it was queued.
+    job_member: Vec<u8>,
+    locks: BTreeMap<JobId, Lock>,
+    /// Jobs this policy evicted to free a locked node (so as not to evict them twice).
+    evicted: BTreeSet<JobId>,
+    buf: Vec<Decision>,
+}
+
+impl Domains {
+    /// The domains' schedulers: `(domain index, domain name, policy)`, one per domain,
+    /// in domain order. Each must bind jobs to nodes ([`Policy::binds_nodes`]).
+    pub fn new(members: Vec<(u8, String, Box<dyn Policy>)>) -> Result<Self, String> {
+        if members.is_empty() {
+            return Err("no scheduling domain".into());
+        }
+        if let Some((_, name, p)) = members.iter().find(|(_, _, p)| !p.binds_nodes()) {
+            return Err(format!(
+                "domain {name}: policy {} counts processors; a domain's scheduler must place jobs on nodes \
+                 (slurm, kube, ...)",
+                p.spec()
+            ));
+        }
+        Ok(Domains {
+            members: members
+                .into_iter()
+                .map(|(domain, name, policy)| Member {
+                    domain,
+                    name,
+                    policy,
+                    scope: ViewScope::default(),
+                    pending: PassInfo::default(),
+                })
+                .collect(),
+            job_member: Vec::new(),
+            locks: BTreeMap::new(),
+            evicted: BTreeSet::new(),
+            buf: Vec::new(),
+        })
+    }
+
+    fn member_of(&self, view: &SchedView<'_>, job: JobId) -> Option<usize> {
+        let s = view.route(view.job(job).domain()).scheduler;
+        self.members.iter().position(|m| m.domain == s)
+    }
+
+    /// Forgets the locks of jobs no longer waiting, and those whose nodes are free of
+    /// the borrower's jobs (their scheduler places them again).
+    fn settle_locks(&mut self, view: &SchedView<'_>) {
+        if !self.locks.is_empty() {
+            let waiting: BTreeSet<JobId> =
+                view.queue().iter().copied().filter(|j| self.locks.contains_key(j)).collect();
+            self.locks.retain(|j, lock| {
+                let d = view.job(*j).domain();
+                waiting.contains(j)
+                    && lock
+                        .nodes
+                        .iter()
+                        .any(|&n| view.all_jobs_on(NodeId(n)).iter().any(|o| view.job(*o).domain() != d))
+            });
+        }
+        self.evicted.retain(|&j| view.running_job(j).is_some());
+    }
+}
+
+impl Policy for Domains {
+    fn spec(&self) -> String {
+        let parts: Vec<String> = self.members.iter().map(|m| format!("{}:{}", m.name, m.policy.spec())).collect();
+        parts.join(" + ")
+    }
+
+    fn pass_mode(&self) -> PassMode {
+        if self.members.iter().any(|m| m.policy.pass_mode() == PassMode::PerEvent) {
+            PassMode::PerEvent
+        } else {
+            PassMode::PerTime
+        }
+    }
+
+    fn binds_nodes(&self) -> bool {
+        true
+    }
+
+    fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
+        self.settle_locks(view);
+        for &j in &info.queued {
+            if let Some(i) = self.member_of(view, j) {
+                if self.job_member.len() <= j.idx() {
+                    self.job_member.resize(j.idx() + 1, u8::MAX);
+                }
+                self.job_member[j.idx()] = i as u8;
+            }
+        }
+        let nodes = view.cluster().node_count() as usize;
+        let states = view.node_states();
+        let locked: BTreeSet<u32> = self.locks.values().flat_map(|l| l.nodes.iter().copied()).collect();
+        let hidden: BTreeSet<JobId> = self.locks.keys().copied().collect();
+        // Lent nodes a scheduler started a job on in this pass.
+        let mut claimed: BTreeSet<u32> = BTreeSet::new();
+        for i in 0..self.members.len() {
+            let d = self.members[i].domain;
+            let sees: u32 = (0..view.domain_count() as u8)
+                .filter(|&e| view.route(e).scheduler == d)
+                .fold(0, |m, e| m | (1u32 << e));
+            // Its view: its queue, its nodes.
+            let m = &mut self.members[i];
+            m.scope.domains = sees;
+            m.scope.queue.clear();
+            m.scope.queue.extend(
+                view.queue()
+                    .iter()
+                    .copied()
+                    .filter(|&j| !hidden.contains(&j) && sees & (1u32 << view.job(j).domain()) != 0),
+            );
+            let mut changed = m.scope.node_state.len() != nodes;
+            m.scope.node_state.resize(nodes, NodeState::Up);
+            for n in 0..nodes {
+                let engine = states.get(n).copied().unwrap_or(NodeState::Up);
+                let id = NodeId(n as u32);
+                let mine = view.node_domain(id) == d || view.node_reclaim(id).is_some_and(|r| r.by == d);
+                let s = if engine != NodeState::Up {
+                    engine
+                } else if mine && !locked.contains(&(n as u32)) && !claimed.contains(&(n as u32)) {
+                    NodeState::Up
+                } else {
+                    NodeState::Draining
+                };
+                if m.scope.node_state[n] != s {
+                    m.scope.node_state[n] = s;
+                    changed = true;
+                }
+            }
+            if changed {
+                m.scope.node_epoch += 1;
+                m.pending.capacity_changed = true;
+            }
+            let of_mine = |j: &JobId| sees & (1u32 << view.job(*j).domain()) != 0;
+            m.pending.queued.extend(info.queued.iter().filter(|j| of_mine(j) && !hidden.contains(j)));
+            m.pending.released.extend(info.released.iter().filter(|j| of_mine(j)));
+            m.pending.capacity_changed |= info.capacity_changed;
+            m.pending.woken |= info.woken;
+            if m.scope.queue.is_empty() {
+                continue;
+            }
+            let sub = view.scoped(&m.scope);
+            let pass = std::mem::take(&mut m.pending);
+            self.buf.clear();
+            m.policy.schedule(&sub, &pass, &mut self.buf);
+            for dec in self.buf.drain(..) {
+                let Decision::Bind { job, binding, reason } = dec else {
+                    out.push(dec);
+                    continue;
+                };
+                let mut lent: Vec<u32> = binding.iter().map(|b| b.node.0).collect();
+                lent.sort_unstable();
+                lent.dedup();
+                lent.retain(|&n| view.node_domain(NodeId(n)) != d);
+                claimed.extend(lent.iter().copied());
+                // The borrower's jobs on the lent nodes it chose.
+                let foreign: Vec<(u32, JobId)> = lent
+                    .iter()
+                    .flat_map(|&n| {
+                        view.all_jobs_on(NodeId(n))
+                            .into_iter()
+                            .filter(|o| sees & (1u32 << view.job(*o).domain()) == 0)
+                            .map(move |o| (n, o))
+                    })
+                    .collect();
+                if foreign.is_empty() {
+                    out.push(Decision::Bind { job, binding, reason });
+                    continue;
+                }
+                let mut nodes: Vec<u32> = foreign.iter().map(|f| f.0).collect();
+                nodes.dedup();
+                for &(n, pod) in &foreign {
+                    if !self.evicted.insert(pod) {
+                        continue;
+                    }
+                    let wait = view.node_reclaim(NodeId(n)).map_or(sim_core::SimDuration::ZERO, |r| r.kill_wait);
+                    out.push(Decision::Evict {
+                        job: pod,
+                        grace: wait,
+                        reason: format!(
+                            "node {n} locked for {} job {} (its lender takes it back)",
+                            m.name,
+                            view.job(job).trace_id()
+                        ),
+                    });
+                }
+                if view.logging() {
+                    out.push(Decision::Wait {
+                        job,
+                        reason: sim_core::policy::WaitReason::Other {
+                            why: format!("nodes {nodes:?} locked: waiting for the borrower's jobs to leave"),
+                        },
+                    });
+                }
+                self.locks.insert(job, Lock { nodes });
+            }
+        }
+    }
+
+    fn retry_state(&self, view: &SchedView<'_>, out: &mut Vec<u64>) -> bool {
+        let mut any = false;
+        for m in &self.members {
+            let sub = view.scoped(&m.scope);
+            out.push(u64::MAX - u64::from(m.domain));
+            any |= m.policy.retry_state(&sub, out);
+        }
+        any
+    }
+
+    fn job_priority(&self, job: JobId) -> Option<u64> {
+        let m = self.members.get(*self.job_member.get(job.idx())? as usize)?;
+        m.policy.job_priority(job)
+    }
+
+    fn explain_wait(&mut self, view: &SchedView<'_>, job: JobId) -> Option<String> {
+        let i = self.member_of(view, job)?;
+        let m = &mut self.members[i];
+        let sub = view.scoped(&m.scope);
+        m.policy.explain_wait(&sub, job).map(|why| format!("{}: {why}", m.name))
+    }
+}

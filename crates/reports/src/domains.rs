@@ -1,0 +1,183 @@
+//! Per-domain figures of a run with scheduling domains (Slurm and Kubernetes on one
+//! cluster, `sim_core::domain`): each domain's waits and slowdown, the GPU-hours its jobs
+//! used, the share of the cluster that is, how busy the nodes it owned were, what it
+//! lost to reclaims, and the nodes that moved (`summary.json`, `domains`).
+
+use serde::Serialize;
+use sim_core::domain::DomainMove;
+use sim_core::{Cluster, Job, JobRecord};
+use std::collections::BTreeMap;
+
+/// One domain's figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DomainFigures {
+    /// Its jobs.
+    pub jobs: u64,
+    /// Its jobs by outcome.
+    pub outcomes: BTreeMap<&'static str, u64>,
+    /// Mean wait of its jobs that started, seconds (submission to the last start).
+    pub wait_mean: f64,
+    /// 95th percentile of those waits, seconds.
+    pub wait_p95: f64,
+    /// Mean bounded slowdown (τ = 10 s) of its jobs that ended.
+    pub bounded_slowdown_mean: f64,
+    /// GPU-hours its jobs held: their last attempts, attempts killed for memory, and
+    /// attempts interrupted (their work lost).
+    pub gpu_hours: f64,
+    /// Its jobs' GPU-hours over all the cluster's GPU-hours of the run (first
+    /// submission to last end).
+    pub gpu_share: f64,
+    /// GPU-hours of the nodes it owned over the run.
+    pub owned_gpu_hours: f64,
+    /// GPU-hours held on its nodes (by its jobs and the jobs routed to its scheduler) over
+    /// its nodes' GPU-hours; absent when it owned no node (its jobs ran on another
+    /// domain's, `bridge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_utilization: Option<f64>,
+    /// Its nodes' GPU-hours nothing held.
+    pub idle_gpu_hours: f64,
+    /// Attempts of its jobs interrupted and run again (evictions by a reclaim,
+    /// preemptions, failures).
+    pub requeues: u64,
+    /// GPU-hours of work its jobs lost to those interruptions.
+    pub lost_gpu_hours: f64,
+    /// Nodes it was given during the run, and nodes it gave up.
+    pub nodes_in: u64,
+    /// Nodes it gave up.
+    pub nodes_out: u64,
+    /// What its nodes cost over the run (their pools' `price_per_hour`); absent without
+    /// prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// That cost over the GPU-hours of its jobs' completed work; absent without prices
+    /// or work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_per_useful_gpu_hour: Option<f64>,
+}
+
+/// What the figures are computed from besides the jobs and their records.
+pub struct DomainRun<'a> {
+    /// The domains' names, by index.
+    pub names: &'a [String],
+    /// Each node's owner at the start (empty: the first domain).
+    pub initial: &'a [u8],
+    /// The nodes that changed owner, in order.
+    pub moves: &'a [DomainMove],
+    /// Each domain's scheduler at the end of the run (the domain itself unless routed).
+    pub schedulers: &'a [u8],
+    /// The cluster.
+    pub cluster: &'a Cluster,
+    /// Each node's price per hour, when the cluster is priced.
+    pub node_price: Option<Vec<f64>>,
+}
+
+const HOUR_US: f64 = 3.6e9;
+
+/// Each domain's figures, by name.
+pub fn compute(run: &DomainRun<'_>, jobs: &[Job], records: &[JobRecord]) -> BTreeMap<String, DomainFigures> {
+    let d_count = run.names.len();
+    let start = jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
+    let end = records.iter().filter_map(|r| r.end.map(|e| e.0)).max().unwrap_or(start).max(start);
+    let span = (end - start) as f64;
+    let nodes = run.cluster.node_count() as usize;
+    // Each node's owned time per domain within [start, end], and each domain's moves.
+    let mut owned_gpu_us = vec![0f64; d_count];
+    let mut cost = vec![0f64; d_count];
+    let (mut nodes_in, mut nodes_out) = (vec![0u64; d_count], vec![0u64; d_count]);
+    let mut by_node: Vec<Vec<&DomainMove>> = vec![Vec::new(); nodes];
+    for m in run.moves {
+        if let Some(v) = by_node.get_mut(m.node.0 as usize) {
+            v.push(m);
+        }
+        nodes_in[m.to as usize] += 1;
+        nodes_out[m.from as usize] += 1;
+    }
+    for (id, spec, _) in run.cluster.nodes() {
+        let n = id.0 as usize;
+        let gpus = spec.gpus.len() as f64;
+        let mut owner = run.initial.get(n).copied().unwrap_or(0) as usize;
+        let mut since = start;
+        let mut close = |owner: usize, from: u64, to: u64| {
+            let t = to.clamp(start, end).saturating_sub(from.clamp(start, end)) as f64;
+            owned_gpu_us[owner] += gpus * t;
+            if let Some(p) = &run.node_price {
+                cost[owner] += p[n] * t / HOUR_US;
+            }
+        };
+        for m in &by_node[n] {
+            close(owner, since, m.at.0);
+            owner = m.to as usize;
+            since = m.at.0.max(start);
+        }
+        close(owner, since, end);
+    }
+    let mut out = BTreeMap::new();
+    let mut held_on = vec![0f64; d_count];
+    let mut figures: Vec<(Vec<Job>, Vec<JobRecord>)> = vec![(Vec::new(), Vec::new()); d_count];
+    for (j, r) in jobs.iter().zip(records) {
+        let d = j.domain as usize;
+        if d < d_count {
+            figures[d].0.push(j.clone());
+            figures[d].1.push(r.clone());
+        }
+    }
+    let mut rows = Vec::with_capacity(d_count);
+    for (d, (js, rs)) in figures.iter().enumerate() {
+        let s = crate::summary::Summary::compute(meta(), js, rs);
+        let lost: f64 = s.interruptions.as_ref().map_or(0.0, |i| {
+            ["failure", "eviction", "preemption"].iter().filter_map(|k| i.lost_gpu_hours.get(k)).sum()
+        });
+        let held = s.gpu_hours + s.wasted_gpu_hours + lost;
+        let scheduler = run.schedulers.get(d).copied().unwrap_or(d as u8) as usize;
+        held_on[scheduler.min(d_count - 1)] += held;
+        let useful = s.gpu_hours;
+        rows.push((d, s, held, lost, useful));
+    }
+    let cluster_gpu_hours = run.cluster.total_gpus() as f64 * span / HOUR_US;
+    for (d, s, held, lost, useful) in rows {
+        let owned = owned_gpu_us[d] / HOUR_US;
+        let priced = run.node_price.is_some();
+        out.insert(
+            run.names[d].clone(),
+            DomainFigures {
+                jobs: s.jobs_total,
+                outcomes: s.outcomes.clone(),
+                wait_mean: s.wait_mean,
+                wait_p95: s.wait_p95,
+                bounded_slowdown_mean: s.bounded_slowdown_mean,
+                gpu_hours: held,
+                gpu_share: if cluster_gpu_hours > 0.0 { held / cluster_gpu_hours } else { 0.0 },
+                owned_gpu_hours: owned,
+                gpu_utilization: (owned > 0.0).then(|| held_on[d] / owned),
+                idle_gpu_hours: (owned - held_on[d]).max(0.0),
+                requeues: s.interruptions.as_ref().map_or(0, |i| i.restarts),
+                lost_gpu_hours: lost,
+                nodes_in: nodes_in[d],
+                nodes_out: nodes_out[d],
+                cost: priced.then_some(cost[d]),
+                cost_per_useful_gpu_hour: (priced && useful > 0.0).then(|| cost[d] / useful),
+            },
+        );
+    }
+    out
+}
+
+fn meta() -> crate::summary::RunMeta {
+    crate::summary::RunMeta {
+        trace: String::new(),
+        trace_sha256: String::new(),
+        format: String::new(),
+        machine_units: 0,
+        machine_gpus: 0,
+        policy: String::new(),
+        policy_given: None,
+        perturb: None,
+        seed: 0,
+        walltime_kill: false,
+        trace_rows_skipped: BTreeMap::new(),
+        controllers: Vec::new(),
+        variant: BTreeMap::new(),
+        checkpoint: None,
+        restarts: None,
+    }
+}
