@@ -22,10 +22,26 @@ pub fn format_of(f: FormatArg) -> Format {
     }
 }
 
-/// The input the flags name.
-pub fn input(i: &InputArgs) -> Input {
-    Input {
-        trace: i.trace.clone(),
+/// The input the flags name: one trace, or a trace per scheduling domain
+/// (`--trace DOMAIN:FILE`, repeated).
+pub fn input(i: &InputArgs) -> Result<Input, Failure> {
+    let (mut plain, mut domain_traces) = (Vec::new(), Vec::new());
+    for t in &i.trace {
+        match runner::input::domain_trace(t) {
+            Some(d) => domain_traces.push(d),
+            None => plain.push(t.clone()),
+        }
+    }
+    if plain.len() > 1 || (!plain.is_empty() && !domain_traces.is_empty()) {
+        return Err(Failure::BadInput(format!(
+            "--trace is given {} times: give one trace, or one DOMAIN:FILE per scheduling domain of the cluster \
+             (--trace slurm:FILE --trace k8s:FILE)",
+            i.trace.len()
+        )));
+    }
+    Ok(Input {
+        trace: plain.pop(),
+        domain_traces,
         format: i.format.map(format_of),
         procs: i.procs,
         nodes: i.nodes.clone(),
@@ -42,7 +58,7 @@ pub fn input(i: &InputArgs) -> Input {
         slurm_conf: i.slurm_conf.clone(),
         slurm_qos: i.qos.clone(),
         slurm_assoc: i.assoc.clone(),
-    }
+    })
 }
 
 /// Whether the input is an openb pod list (the default policy's only clue before the
@@ -105,6 +121,8 @@ pub fn run_options(
         restarts: s.restarts.clone(),
         faults: s.faults.clone(),
         variant: Default::default(),
+        arrangement: None,
+        compare_arrangements: false,
     })
 }
 

@@ -204,9 +204,11 @@ pub enum JobsFormat {
 pub struct InputArgs {
     /// Trace file, plain or .gz: SWF, Batsim JSON, openb pod list, native JSON Lines, or
     /// a sacct, Philly, Helios, Sia or PAI trace (see --format). Without it, an embedded
-    /// slice of the KTH-SP2 log is replayed.
+    /// slice of the KTH-SP2 log is replayed. On a cluster with scheduling domains
+    /// (`[[domain]]` tables), `DOMAIN:FILE` once per domain (`slurm:jobs.csv`,
+    /// `k8s:pods.csv`; docs/hybrid.md).
     #[arg(long)]
-    pub trace: Option<PathBuf>,
+    pub trace: Vec<PathBuf>,
     /// Trace format; detected from the name or content when absent.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
@@ -475,6 +477,12 @@ pub struct RunArgs {
     /// `kube[order=fifo,queue=easy,gang=atomic]` otherwise), printed with the reason.
     #[arg(long)]
     pub policy: Option<String>,
+    /// On a cluster with scheduling domains (`[[domain]]` tables): how Slurm and
+    /// Kubernetes share its nodes, `static[slurm_nodes=N]`, `lend-drain`, `lend-evict`,
+    /// `bridge` or `bridge[shared]` (default: the configuration's `arrangement`, else
+    /// static; docs/hybrid.md).
+    #[arg(long)]
+    pub arrangement: Option<String>,
     /// Master random seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -510,8 +518,13 @@ pub struct CompareArgs {
     pub sim: SimArgs,
     /// Policy specs, comma-separated (commas inside `[...]` belong to a spec), e.g.
     /// `fcfs,easy,conservative[replan=rebuild]`; the first is the baseline.
+    #[arg(long, required_unless_present = "arrangements", conflicts_with = "arrangements")]
+    pub policies: Option<String>,
+    /// On a cluster with scheduling domains, the arrangements to compare instead of
+    /// policies, e.g. `static[slurm_nodes=24],lend-drain,lend-evict,bridge` (each domain
+    /// keeps its `[[domain]]` policy; docs/hybrid.md); the first is the baseline.
     #[arg(long)]
-    pub policies: String,
+    pub arrangements: Option<String>,
     /// Seeds: an inclusive range `1..10` or a list `1,2,3`.
     #[arg(long, default_value = "0")]
     pub seeds: String,

@@ -5,12 +5,14 @@ use crate::cli::{CompareArgs, JobsFormat};
 
 /// `sim compare`.
 pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
-    let specs = runner::compare::split_specs(&c.policies);
+    let listed = c.policies.as_deref().or(c.arrangements.as_deref()).unwrap_or_default();
+    let specs = runner::compare::split_specs(listed);
     let seeds = crate::fgd::parse_seeds(&c.seeds).map_err(Failure::BadInput)?;
     let mut base = crate::args::run_options(&c.sim, None, 0, c.out.clone(), false, JobsFormat::Default)?;
     base.slurm_conf = c.input.slurm_conf.clone();
     base.slurm_qos = c.input.qos.clone();
     base.slurm_assoc = c.input.assoc.clone();
+    base.compare_arrangements = c.arrangements.is_some();
     // Every spec and controller is checked before any run starts.
     runner::compare::check_specs(&specs, &base)?;
     runner::run::controllers(&base, &[])?;
@@ -22,7 +24,7 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     // The workload is read once per distinct seed only when the seed changes it
     // (`--perturb`, synthetic GPU memory), otherwise once; in parallel. Notes are printed
     // from the first read.
-    let input = crate::args::input(&c.input);
+    let input = crate::args::input(&c.input)?;
     let threads = c.threads.unwrap_or(0);
     let loaded = runner::compare::load_per_seed(&input, &seeds, threads, &mut |n| {
         if !c.quiet {

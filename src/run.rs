@@ -11,7 +11,11 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     o.sacct = a.sacct;
     o.slurm_qos = a.input.qos.clone();
     o.slurm_assoc = a.input.assoc.clone();
-    let input = crate::args::input(&a.input);
+    o.arrangement = a.arrangement.clone();
+    if let Some(x) = &o.arrangement {
+        runner::run::check_arrangement(x)?;
+    }
+    let input = crate::args::input(&a.input)?;
     // The policy and the controllers are checked before the (possibly long) read.
     runner::run::policy(&o, None, crate::args::is_openb(&input))?;
     runner::run::controllers(&o, &[])?;

@@ -124,7 +124,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
 /// `sim trace convert`.
 pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
     use traces::swf::Machine;
-    let (mut jobs, machine, name, format) = match c.file.as_ref().or(c.input.trace.as_ref()) {
+    let (mut jobs, machine, name, format) = match c.file.as_ref().or(c.input.trace.first()) {
         Some(path) => {
             let name = path.display().to_string();
             let imported = import(path, c.input.format, &c.input.pai_jobs, &c.input.app_runtime)?;
@@ -146,7 +146,7 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
             (imported.jobs, machine, name, imported.format)
         }
         None => {
-            let l = runner::input::load(&crate::args::input(&c.input), c.seed, &mut |_| {})?;
+            let l = runner::input::load(&crate::args::input(&c.input)?, c.seed, &mut |_| {})?;
             let (w, name) = (l.workload, l.name);
             let machine = Machine { procs: Some(w.units), nodes: Some(w.cluster.node_count() as u64) };
             (w.jobs, machine, name, w.format)

@@ -29,7 +29,7 @@ pub struct Metric {
 }
 
 /// The compared metrics, in report order.
-pub const METRICS: [Metric; 18] = [
+pub const METRICS: [Metric; 25] = [
     Metric { key: "wait_mean", label: "mean wait (s)", lower_is_better: true, optional: false },
     Metric { key: "wait_median", label: "median wait (s)", lower_is_better: true, optional: false },
     Metric { key: "wait_p95", label: "p95 wait (s)", lower_is_better: true, optional: false },
@@ -58,14 +58,38 @@ pub const METRICS: [Metric; 18] = [
     },
     Metric { key: "slo_violation_minutes", label: "SLO-violation minutes", lower_is_better: true, optional: true },
     Metric { key: "p99_latency_s", label: "p99 latency (s)", lower_is_better: true, optional: true },
+    // Slurm and Kubernetes on one cluster (`domains` of summary.json).
+    Metric { key: "slurm_wait_mean", label: "Slurm mean wait (s)", lower_is_better: true, optional: true },
+    Metric { key: "slurm_wait_p95", label: "Slurm p95 wait (s)", lower_is_better: true, optional: true },
+    Metric {
+        key: "slurm_gpu_utilization",
+        label: "Slurm nodes' GPU utilization",
+        lower_is_better: false,
+        optional: true,
+    },
+    Metric { key: "kubernetes_wait_mean", label: "Kubernetes mean wait (s)", lower_is_better: true, optional: true },
+    Metric { key: "kubernetes_wait_p95", label: "Kubernetes p95 wait (s)", lower_is_better: true, optional: true },
+    Metric {
+        key: "kubernetes_gpu_utilization",
+        label: "Kubernetes nodes' GPU utilization",
+        lower_is_better: false,
+        optional: true,
+    },
+    Metric { key: "node_moves", label: "node moves", lower_is_better: true, optional: true },
 ];
 
 /// A metric's value in a run's `summary.json`: a top-level number, or for the optional
 /// ones the figure of its `interruptions` (`ettr`; `lost_gpu_hours`, `lost_core_hours`
 /// summed over their causes) or `cost` (`cost_total`, `cost_per_useful_gpu_hour`) object, or
 /// the inference services' `controllers` figures (`slo_violation_minutes` summed,
-/// `p99_latency_s` the largest).
+/// `p99_latency_s` the largest), or a scheduling domain's figure (`slurm_wait_mean`:
+/// `domains.slurm.wait_mean`).
 pub fn metric_value(summary: &Value, key: &str) -> Option<f64> {
+    for d in ["slurm", "kubernetes"] {
+        if let Some(field) = key.strip_prefix(d).and_then(|k| k.strip_prefix('_')) {
+            return summary.pointer(&format!("/domains/{d}/{field}")).and_then(Value::as_f64);
+        }
+    }
     let sum = |path: &str| {
         summary.pointer(path).and_then(Value::as_object).map(|o| o.values().filter_map(Value::as_f64).sum())
     };

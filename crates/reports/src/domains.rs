@@ -2,6 +2,12 @@
 //! cluster, `sim_core::domain`): each domain's waits and slowdown, the GPU-hours its jobs
 //! used, the share of the cluster that is, how busy the nodes it owned were, what it
 //! lost to reclaims, and the nodes that moved (`summary.json`, `domains`).
+//!
+//! The GPU shares, utilizations and idle hours are measured over the **arrival span**
+//! (first to last submission, of all domains): while work keeps coming, which is what an
+//! arrangement is for. A trace's few long-running pods would otherwise stretch the
+//! measure over months of a drained cluster. Attempts lost to interruptions are counted
+//! whole (they precede the last start).
 
 use serde::Serialize;
 use sim_core::domain::DomainMove;
@@ -24,10 +30,9 @@ pub struct DomainFigures {
     /// GPU-hours its jobs held: their last attempts, attempts killed for memory, and
     /// attempts interrupted (their work lost).
     pub gpu_hours: f64,
-    /// Its jobs' GPU-hours over all the cluster's GPU-hours of the run (first
-    /// submission to last end).
+    /// Its jobs' GPU-hours over all the cluster's GPU-hours, over the arrival span.
     pub gpu_share: f64,
-    /// GPU-hours of the nodes it owned over the run.
+    /// GPU-hours of the nodes it owned over the arrival span.
     pub owned_gpu_hours: f64,
     /// GPU-hours held on its nodes (by its jobs and the jobs routed to its scheduler) over
     /// its nodes' GPU-hours; absent when it owned no node (its jobs ran on another
@@ -45,7 +50,7 @@ pub struct DomainFigures {
     pub nodes_in: u64,
     /// Nodes it gave up.
     pub nodes_out: u64,
-    /// What its nodes cost over the run (their pools' `price_per_hour`); absent without
+    /// What its nodes cost over the arrival span (their pools' `price_per_hour`); absent without
     /// prices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
@@ -77,7 +82,12 @@ const HOUR_US: f64 = 3.6e9;
 pub fn compute(run: &DomainRun<'_>, jobs: &[Job], records: &[JobRecord]) -> BTreeMap<String, DomainFigures> {
     let d_count = run.names.len();
     let start = jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
-    let end = records.iter().filter_map(|r| r.end.map(|e| e.0)).max().unwrap_or(start).max(start);
+    let last_submit = jobs.iter().map(|j| j.submit.0).max().unwrap_or(start);
+    let end = if last_submit > start {
+        last_submit
+    } else {
+        records.iter().filter_map(|r| r.end.map(|e| e.0)).max().unwrap_or(start).max(start)
+    };
     let span = (end - start) as f64;
     let nodes = run.cluster.node_count() as usize;
     // Each node's owned time per domain within [start, end], and each domain's moves.
@@ -128,13 +138,26 @@ pub fn compute(run: &DomainRun<'_>, jobs: &[Job], records: &[JobRecord]) -> BTre
             ["failure", "eviction", "preemption"].iter().filter_map(|k| i.lost_gpu_hours.get(k)).sum()
         });
         let held = s.gpu_hours + s.wasted_gpu_hours + lost;
+        // Within the arrival span: last attempts clipped to it, the rest whole.
+        let mut in_span = s.wasted_gpu_hours + lost;
+        for (j, r) in js.iter().zip(rs) {
+            if let (Some(a), Some(b), false) = (r.start, r.end, r.outcome == sim_core::Outcome::OomKilled) {
+                let t = b.0.min(end).saturating_sub(a.0.max(start)) as f64;
+                let milli = if r.gpu_milli_held > 0 {
+                    r.gpu_milli_held as f64
+                } else {
+                    f64::from(j.tasks) * f64::from(j.task.gpus) * f64::from(j.task.gpu_milli())
+                };
+                in_span += t * milli / 1000.0 / HOUR_US;
+            }
+        }
         let scheduler = run.schedulers.get(d).copied().unwrap_or(d as u8) as usize;
-        held_on[scheduler.min(d_count - 1)] += held;
+        held_on[scheduler.min(d_count - 1)] += in_span;
         let useful = s.gpu_hours;
-        rows.push((d, s, held, lost, useful));
+        rows.push((d, s, held, in_span, lost, useful));
     }
     let cluster_gpu_hours = run.cluster.total_gpus() as f64 * span / HOUR_US;
-    for (d, s, held, lost, useful) in rows {
+    for (d, s, held, in_span, lost, useful) in rows {
         let owned = owned_gpu_us[d] / HOUR_US;
         let priced = run.node_price.is_some();
         out.insert(
@@ -146,7 +169,7 @@ pub fn compute(run: &DomainRun<'_>, jobs: &[Job], records: &[JobRecord]) -> BTre
                 wait_p95: s.wait_p95,
                 bounded_slowdown_mean: s.bounded_slowdown_mean,
                 gpu_hours: held,
-                gpu_share: if cluster_gpu_hours > 0.0 { held / cluster_gpu_hours } else { 0.0 },
+                gpu_share: if cluster_gpu_hours > 0.0 { in_span / cluster_gpu_hours } else { 0.0 },
                 owned_gpu_hours: owned,
                 gpu_utilization: (owned > 0.0).then(|| held_on[d] / owned),
                 idle_gpu_hours: (owned - held_on[d]).max(0.0),

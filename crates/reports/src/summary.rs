@@ -421,6 +421,18 @@ impl Summary {
             let parts: Vec<String> = c.by_capacity.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
             row(&mut s, "cost", format!("{:.2} ({}){per}", c.total, parts.join(", ")));
         }
+        for (name, d) in &self.domains {
+            let util = d.gpu_utilization.map_or("no nodes of its own".to_string(), |u| format!("{u:.3} of its nodes"));
+            let what = format!(
+                "{} jobs; wait mean {:.1} s, p95 {:.1} s; GPUs {util}, {:.3} of the cluster; {} requeued, {:.1} \
+                 GPU-hours lost",
+                d.jobs, d.wait_mean, d.wait_p95, d.gpu_share, d.requeues, d.lost_gpu_hours
+            );
+            row(&mut s, &format!("domain {name}"), what);
+        }
+        if let Some(m) = self.node_moves {
+            row(&mut s, "node moves", m.to_string());
+        }
         for c in &self.controllers {
             let name = c.spec.split('[').next().unwrap_or_default();
             let parts: Vec<String> = c.figures.iter().map(|(k, v)| format!("{k} {}", short(*v))).collect();

@@ -82,6 +82,9 @@ pub fn plan(specs: &[String], variants: &[crate::vary::Variant], seeds: &[u64]) 
 /// same canonical spec, or two specs that would share a run folder).
 pub fn check_specs(specs: &[String], base: &RunOptions) -> Result<(), RunError> {
     let bad = RunError::BadInput;
+    if base.compare_arrangements {
+        return check_arrangements(specs);
+    }
     if specs.is_empty() {
         return Err(bad("--policies: expected at least one policy spec".into()));
     }
@@ -99,6 +102,26 @@ pub fn check_specs(specs: &[String], base: &RunOptions) -> Result<(), RunError> 
             return Err(bad(format!("--policies: '{p}' {what}: list each policy once")));
         }
         seen.push((canonical, folder, p));
+    }
+    Ok(())
+}
+
+/// Checks every arrangement of `sim compare --arrangements` before any run starts: each
+/// builds, and none comes twice.
+fn check_arrangements(specs: &[String]) -> Result<(), RunError> {
+    let bad = RunError::BadInput;
+    if specs.is_empty() {
+        return Err(bad("--arrangements: expected at least one arrangement".into()));
+    }
+    let mut seen: Vec<(String, String, &str)> = Vec::new();
+    for a in specs {
+        crate::run::check_arrangement(a).map_err(|e| bad(format!("--arrangements: {e}")))?;
+        let canonical = controllers::build(a, 0, 0).map(|c| c.spec()).unwrap_or_default();
+        let folder = folder_name(a, 0);
+        if let Some((_, _, first)) = seen.iter().find(|(c, f, _)| *c == canonical || *f == folder) {
+            return Err(bad(format!("--arrangements: '{a}' is the same as '{first}': list each once")));
+        }
+        seen.push((canonical, folder, a));
     }
     Ok(())
 }
@@ -172,7 +195,8 @@ fn compare_in_pool<'l>(
         .par_iter()
         .map(|cell| {
             let o = crate::vary::apply(base, &cell.variant).map(|varied| RunOptions {
-                policy: Some(cell.spec.clone()),
+                policy: (!base.compare_arrangements).then(|| cell.spec.clone()),
+                arrangement: if base.compare_arrangements { Some(cell.spec.clone()) } else { varied.arrangement.clone() },
                 seed: cell.seed,
                 out: out.join(cell.folder()),
                 log: false,

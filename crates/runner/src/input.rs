@@ -16,6 +16,9 @@ pub const DEFAULT_TRACE_NAME: &str = "embedded:KTH-SP2-1996-2.1-cln.first3000.sw
 pub struct Input {
     /// The trace file; the embedded default when `None`.
     pub trace: Option<PathBuf>,
+    /// Scheduling domains' workloads (`--trace DOMAIN:FILE`), for a cluster with
+    /// `[[domain]]` tables.
+    pub domain_traces: Vec<(String, PathBuf)>,
     /// Its format; detected from the name or content when `None`.
     pub format: Option<Format>,
     /// Machine size in processors (SWF, Batsim).
@@ -58,6 +61,167 @@ pub struct Loaded {
     /// The restart rule of the site's `slurm.conf` (`JobRequeue`, `MaxBatchRequeue`),
     /// when one is read.
     pub slurm_restarts: Option<sim_core::restart::Restarts>,
+    /// The cluster configuration's scheduling domains (empty: one scheduler).
+    pub domains: Vec<traces::cluster_toml::DomainConfig>,
+    /// Each node's owning domain at the start (the pools' `domain`), in node order.
+    pub node_domains: Vec<u8>,
+    /// The cluster configuration's arrangement of its domains, when it names one.
+    pub arrangement: Option<String>,
+}
+
+/// The other name a domain may be given on the command line (`k8s` for `kubernetes`).
+fn domain_alias(name: &str) -> &str {
+    match name {
+        "k8s" => "kubernetes",
+        other => other,
+    }
+}
+
+/// Splits a `--trace` value into a domain and a file when it reads `DOMAIN:FILE` with a
+/// domain name of letters, digits, `-` and `_` and no file of that whole name exists.
+pub fn domain_trace(arg: &Path) -> Option<(String, PathBuf)> {
+    let text = arg.to_str()?;
+    let (d, f) = text.split_once(':')?;
+    let plain = !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    (plain && !f.is_empty() && !arg.exists()).then(|| (domain_alias(d).to_string(), PathBuf::from(f)))
+}
+
+/// Reads the workloads of a cluster with scheduling domains: each domain's trace (its
+/// `--trace DOMAIN:FILE`, else its table's `trace`), its jobs given the domain and ids
+/// `DOMAIN/ID`, one after the other in domain order.
+fn load_domains(
+    i: &Input,
+    config: traces::cluster_toml::ClusterConfig,
+    seed: u64,
+    perturb: Vec<traces::perturb::Perturbation>,
+    notes: &mut dyn FnMut(String),
+) -> Result<Loaded, RunError> {
+    let cfg_path = i.cluster.as_deref().unwrap_or(Path::new(""));
+    let dir = cfg_path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let names: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
+    if i.trace.is_some() {
+        return Err(bad(format!(
+            "{}: the cluster has scheduling domains ({}): give each its trace as --trace DOMAIN:FILE, or `trace` in              its [[domain]] table",
+            cfg_path.display(),
+            names.join(", ")
+        )));
+    }
+    for (d, _) in &i.domain_traces {
+        if !names.contains(&d.as_str()) {
+            return Err(bad(format!(
+                "--trace {d}:...: {} has no domain '{d}' (expected one of {})",
+                cfg_path.display(),
+                names.join(", ")
+            )));
+        }
+    }
+    let opts = traces::LoadOptions {
+        format: None,
+        procs: None,
+        cluster: Some(config.cluster.clone()),
+        nodes: None,
+        sharing: sim_core::GpuSharing::Shared,
+        import: import_options(&i.pai_jobs, &i.app_runtimes)?,
+    };
+    let mut merged: Option<Workload> = None;
+    let mut name_parts = Vec::new();
+    for (d, dom) in config.domains.iter().enumerate() {
+        let given = i.domain_traces.iter().rev().find(|(n, _)| n == &dom.name).map(|(_, p)| p.clone());
+        let path = match (given, &dom.trace) {
+            (Some(p), _) => p,
+            (None, Some(t)) => dir.join(t),
+            (None, None) => continue,
+        };
+        let format = match &dom.format {
+            Some(f) => Some(
+                traces::FORMATS.iter().copied().find(|x| x.name() == f).ok_or_else(|| {
+                    let known: Vec<&str> = traces::FORMATS.iter().map(|x| x.name()).collect();
+                    bad(format!(
+                        "{}: domain '{}': format: expected one of {}, found '{f}'",
+                        cfg_path.display(),
+                        dom.name,
+                        known.join(", ")
+                    ))
+                })?,
+            ),
+            None => None,
+        };
+        refuse_empty(&path)?;
+        let w = traces::open(&path, &traces::LoadOptions { format, ..opts.clone() }).map_err(|e| bad(e.to_string()))?;
+        let shown = format!("{}:{}", dom.name, path.display());
+        if w.format.needs_cluster() && w.format != Format::Native && w.format != Format::Openb {
+            let rows = w.jobs.len() as u64 + w.skipped.total();
+            notes(accounting(&shown, rows, w.jobs.len(), &w.skipped));
+        }
+        if w.jobs.is_empty() {
+            return Err(bad(format!("{shown}: no jobs")));
+        }
+        let mut jobs = w.jobs.clone();
+        if let Some((from, to)) = dom.window {
+            jobs.retain(|j| j.submit.0 >= from.0 && j.submit.0 < to.0);
+            if jobs.is_empty() {
+                return Err(bad(format!(
+                    "{shown}: no job submitted in its window {}..{} s",
+                    from.0 / 1_000_000,
+                    to.0 / 1_000_000
+                )));
+            }
+            for j in &mut jobs {
+                j.submit = sim_core::SimTime(j.submit.0 - from.0);
+                j.observed_start = j.observed_start.map(|t| sim_core::SimTime(t.0.saturating_sub(from.0)));
+            }
+        }
+        for j in &mut jobs {
+            j.domain = d as u8;
+            j.trace_id = format!("{}/{}", dom.name, j.trace_id);
+        }
+        name_parts.push(shown);
+        merged = Some(match merged {
+            None => Workload { jobs, ..w },
+            Some(mut m) => {
+                m.jobs.extend(jobs);
+                m.checksum = format!("{}+{}", m.checksum, w.checksum);
+                for (k, v) in w.skipped.0 {
+                    *m.skipped.0.entry(k).or_default() += v;
+                }
+                m
+            }
+        });
+    }
+    let Some(mut workload) = merged else {
+        return Err(bad(format!(
+            "{}: no domain has a workload: give --trace DOMAIN:FILE ({}), or `trace` in a [[domain]] table",
+            cfg_path.display(),
+            names.join(", ")
+        )));
+    };
+    let name = name_parts.join(" + ");
+    prepare(&mut workload, i, seed, &name, notes);
+    if !perturb.is_empty() {
+        workload.jobs = traces::perturb::apply(std::mem::take(&mut workload.jobs), &perturb, seed);
+        if workload.jobs.is_empty() {
+            return Err(bad(format!("{name}: --perturb left no job for seed {seed}")));
+        }
+    }
+    let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
+    let node_domains = config
+        .cluster
+        .pools
+        .iter()
+        .zip(&config.pool_domains)
+        .flat_map(|(p, &d)| std::iter::repeat_n(d, p.count as usize))
+        .collect();
+    Ok(Loaded {
+        workload,
+        name,
+        controllers: config.controllers,
+        prices: config.prices,
+        perturb,
+        slurm_restarts: None,
+        domains: config.domains,
+        node_domains,
+        arrangement: config.arrangement,
+    })
 }
 
 fn bad(m: String) -> RunError {
@@ -156,6 +320,22 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     }
     let perturb = perturbations(i)?;
     let config = i.cluster.as_deref().map(load_cluster).transpose()?;
+    match &config {
+        Some(c) if !c.domains.is_empty() => {
+            if i.slurm_conf.is_some() {
+                return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
+            }
+            return load_domains(i, config.expect("matched"), seed, perturb, notes);
+        }
+        _ if !i.domain_traces.is_empty() => {
+            let (d, p) = &i.domain_traces[0];
+            return Err(bad(format!(
+                "--trace {d}:{}: a domain's trace needs a cluster configuration with [[domain]] tables (--cluster)",
+                p.display()
+            )));
+        }
+        _ => {}
+    }
     let slurm = match (&i.slurm_conf, &config) {
         (Some(_), Some(_)) => {
             return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
@@ -218,7 +398,17 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
     let (controllers, prices) = config.map(|c| (c.controllers, c.prices)).unwrap_or_default();
     let slurm_restarts = slurm.as_ref().map(policies::slurm::conf::SlurmConf::restarts);
-    Ok(Loaded { workload, name, controllers, prices, perturb, slurm_restarts })
+    Ok(Loaded {
+        workload,
+        name,
+        controllers,
+        prices,
+        perturb,
+        slurm_restarts,
+        domains: Vec::new(),
+        node_domains: Vec::new(),
+        arrangement: None,
+    })
 }
 
 /// Jobs of a trace with partition and QOS names (sacct) go to the `slurm.conf`

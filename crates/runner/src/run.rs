@@ -80,6 +80,11 @@ pub struct RunOptions {
     pub faults: Option<PathBuf>,
     /// The settings `sim compare --vary` applied (recorded in `summary.json`).
     pub variant: std::collections::BTreeMap<String, String>,
+    /// How a cluster's scheduling domains share its nodes (`--arrangement`, e.g.
+    /// `lend-drain`); `None`: the cluster configuration's, else `static`.
+    pub arrangement: Option<String>,
+    /// `sim compare --arrangements`: the comparison's specs are arrangements.
+    pub compare_arrangements: bool,
 }
 
 impl Default for RunOptions {
@@ -111,8 +116,69 @@ impl Default for RunOptions {
             restarts: None,
             faults: None,
             variant: Default::default(),
+            arrangement: None,
+            compare_arrangements: false,
         }
     }
+}
+
+/// The arrangement of a run on a cluster with scheduling domains: `o`'s, else the
+/// cluster configuration's, else `static`; `None` without domains (where `o` may not name
+/// one). Checked: an arrangement, on a cluster whose domains are `slurm` and `kubernetes`.
+pub fn arrangement(o: &RunOptions, l: &Loaded) -> Result<Option<String>, RunError> {
+    let bad = RunError::BadInput;
+    if l.domains.is_empty() {
+        return match &o.arrangement {
+            Some(a) => Err(bad(format!(
+                "--arrangement '{a}': needs a cluster configuration with [[domain]] tables (slurm, kubernetes)"
+            ))),
+            None => Ok(None),
+        };
+    }
+    let spec = o.arrangement.clone().or_else(|| l.arrangement.clone()).unwrap_or_else(|| "static".into());
+    check_arrangement(&spec)?;
+    let names: Vec<&str> = l.domains.iter().map(|d| d.name.as_str()).collect();
+    let wanted = controllers::arrangement::DOMAINS;
+    if names.len() != wanted.len() || wanted.iter().any(|w| !names.contains(w)) {
+        return Err(bad(format!(
+            "arrangement '{spec}': the cluster's domains are {}; arrangements share nodes between {}",
+            names.join(", "),
+            wanted.join(" and ")
+        )));
+    }
+    Ok(Some(spec))
+}
+
+/// Checks that `spec` is an arrangement that builds.
+pub fn check_arrangement(spec: &str) -> Result<(), RunError> {
+    let name = spec.split('[').next().unwrap_or_default().trim();
+    if !controllers::arrangement::NAMES.contains(&name) {
+        return Err(RunError::BadInput(format!(
+            "arrangement '{spec}': expected one of {}",
+            controllers::arrangement::NAMES.join(", ")
+        )));
+    }
+    controllers::build(spec, 0, 0).map_err(|e| RunError::BadInput(format!("arrangement '{spec}': {e}")))?;
+    Ok(())
+}
+
+/// The composite policy of a cluster with scheduling domains: each domain's
+/// (`[[domain]]`'s `policy`) over the nodes it owns (`policies::Domains`).
+pub fn domain_policy(o: &RunOptions, l: &Loaded) -> Result<Box<dyn sim_core::policy::Policy>, RunError> {
+    let bad = RunError::BadInput;
+    if let Some(p) = &o.policy {
+        return Err(bad(format!(
+            "--policy '{p}': the cluster has scheduling domains: each domain's policy is its [[domain]] table's; \
+             --arrangement chooses how they share the nodes"
+        )));
+    }
+    let mut members = Vec::with_capacity(l.domains.len());
+    for (i, d) in l.domains.iter().enumerate() {
+        let p = policies::build_seeded(&d.policy, o.seed)
+            .map_err(|e| bad(format!("domain '{}': policy '{}': {e}", d.name, d.policy)))?;
+        members.push((i as u8, d.name.clone(), p));
+    }
+    Ok(Box::new(policies::Domains::new(members).map_err(bad)?))
 }
 
 /// What a replay produced: its summary and the files written (relative to the run folder).
@@ -191,7 +257,17 @@ pub fn controllers(
     o: &RunOptions,
     from_cluster: &[String],
 ) -> Result<Vec<Box<dyn sim_core::controller::Controller>>, RunError> {
-    let specs: Vec<&String> = from_cluster.iter().chain(&o.controllers).collect();
+    controllers_with(o, None, from_cluster)
+}
+
+/// [`controllers`], after a cluster's arrangement of its scheduling domains (first, so
+/// that it moves nodes before the others look).
+pub fn controllers_with(
+    o: &RunOptions,
+    arrangement: Option<&String>,
+    from_cluster: &[String],
+) -> Result<Vec<Box<dyn sim_core::controller::Controller>>, RunError> {
+    let specs: Vec<&String> = arrangement.into_iter().chain(from_cluster).chain(&o.controllers).collect();
     // `sim compare --vary NAME.OPTION=…`: the option set on that controller.
     for key in o.variant.keys() {
         if let Some((name, _)) = key.split_once('.')
@@ -313,14 +389,16 @@ pub fn low_load_warning(w: &Workload) -> Option<String> {
 /// ignores GPUs.
 pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
     let mut out = Vec::new();
-    if let (None, None, (spec, Some(why))) = (&o.policy, &o.slurm_conf, default_spec(o, Some(&l.workload), false)) {
+    if let (None, None, true, (spec, Some(why))) =
+        (&o.policy, &o.slurm_conf, l.domains.is_empty(), default_spec(o, Some(&l.workload), false))
+    {
         out.push(format!("policy: {spec} ({why}; --policy chooses another)"));
     }
     if let Some(w) = low_load_warning(&l.workload) {
         out.push(format!("warning: {}: {w}", l.name));
     }
     let gpu_jobs = l.workload.jobs.iter().filter(|j| j.task.gpus > 0).count();
-    if gpu_jobs > 0 && !policy(o, Some(&l.workload), false)?.binds_nodes() {
+    if gpu_jobs > 0 && l.domains.is_empty() && !policy(o, Some(&l.workload), false)?.binds_nodes() {
         out.push(format!(
             "warning: {}: {gpu_jobs} jobs ask for GPUs and this policy counts processors only: their GPUs are \
              neither placed nor limited by the cluster's (GPU allocation can exceed 1)",
@@ -381,6 +459,8 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
         checkpointing,
         restarts,
         node_mtbf,
+        domains: l.domains.iter().map(|d| d.name.clone()).collect(),
+        node_domains: l.node_domains.clone(),
     })
 }
 
@@ -406,9 +486,10 @@ impl LogSink for JsonLines<'_> {
 /// `sacct.txt` for the `slurm` policy or with `sacct`), each whole or not at all. `progress` is told how many jobs were submitted now and then.
 pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<Replayed, RunError> {
     let w = &l.workload;
-    let mut policy = policy(o, Some(w), false)?;
+    let arrangement = arrangement(o, l)?;
+    let mut policy = if l.domains.is_empty() { policy(o, Some(w), false)? } else { domain_policy(o, l)? };
     let sacct = crate::sacct::wanted(o.sacct, &policy.spec());
-    let controllers = controllers(o, &l.controllers)?;
+    let controllers = controllers_with(o, arrangement.as_ref(), &l.controllers)?;
     let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
     let priced = l.prices.iter().any(|p| p.per_hour > 0.0);
     let mut presence = crate::billing::Presence::new();
@@ -443,8 +524,11 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         format: w.format.name().into(),
         machine_units: w.units,
         machine_gpus: w.cluster.total_gpus(),
-        policy: policy.spec(),
-        policy_given: o.policy.clone(),
+        policy: match &controller_specs[..] {
+            [a, ..] if arrangement.is_some() => format!("{a} over {}", policy.spec()),
+            _ => policy.spec(),
+        },
+        policy_given: o.policy.clone().or_else(|| arrangement.clone()),
         perturb: l.perturb.clone(),
         seed: o.seed,
         walltime_kill: o.walltime_kill,
@@ -462,7 +546,21 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
     };
     let sacct = sacct.then_some((placed, priorities, l.name.as_str()));
     let bill = priced.then_some((&l.prices[..], &presence));
-    write_outputs(o, w, meta, &result, log, sacct, bill)
+    let names: Vec<String> = l.domains.iter().map(|d| d.name.clone()).collect();
+    let domains = (!names.is_empty()).then(|| {
+        let node_price = priced.then(|| {
+            w.cluster.pools.iter().zip(&l.prices).flat_map(|(p, x)| std::iter::repeat_n(x.per_hour, p.count as usize)).collect()
+        });
+        reports::domains::DomainRun {
+            names: &names,
+            initial: &l.node_domains,
+            moves: &result.domain_moves,
+            schedulers: &result.domain_schedulers,
+            cluster: &w.cluster,
+            node_price,
+        }
+    });
+    write_outputs(o, w, meta, &result, log, sacct, bill, domains)
 }
 
 /// Writes a finished replay's files: every one complete under a temporary name first,
@@ -475,6 +573,7 @@ fn write_outputs(
     log: Option<Finished>,
     sacct: Option<(crate::sacct::Placed, Vec<Option<u64>>, &str)>,
     bill: Option<(&[traces::cluster_toml::PoolPrice], &crate::billing::Presence)>,
+    domains: Option<reports::domains::DomainRun<'_>>,
 ) -> Result<Replayed, RunError> {
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
     // Jobs controllers submitted follow the input's, as their records do.
@@ -499,6 +598,10 @@ fn write_outputs(
         .collect();
     summary.cost =
         bill.and_then(|(prices, presence)| crate::billing::bill(&w.cluster, prices, presence, jobs, records));
+    if let Some(d) = &domains {
+        summary.domains = reports::domains::compute(d, jobs, records);
+        summary.node_moves = Some(result.domain_moves.len() as u64);
+    }
     let mut files: Vec<(&str, Finished)> = Vec::new();
     let mut write = |name: &'static str, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
         let f = write_finished(&o.out.join(name), |out| fill(out)).map_err(|e| io_err(name, e))?;

@@ -43,6 +43,7 @@
 //! name = "slurm"
 //! policy = "slurm[bf_interval=30]"
 //! trace = "batch.csv"         # any format sim run reads; `format` when it cannot tell
+//! window = "37d..39d"         # only the jobs submitted then, moved to start at 0
 //! [[domain]]
 //! name = "kubernetes"
 //! policy = "kube"
@@ -84,6 +85,8 @@ struct DomainTable {
     trace: Option<String>,
     #[serde(default)]
     format: Option<String>,
+    #[serde(default)]
+    window: Option<String>,
 }
 
 /// A scheduling domain of the cluster (`[[domain]]`).
@@ -97,6 +100,9 @@ pub struct DomainConfig {
     pub trace: Option<String>,
     /// The workload's format name, when given.
     pub format: Option<String>,
+    /// Only the jobs submitted in `[from, to)` of the trace's time, moved so that `from`
+    /// is time 0 (`window = "37d..39d"`): two traces' busy days made to overlap.
+    pub window: Option<(sim_core::SimDuration, sim_core::SimDuration)>,
 }
 
 /// A `[[controller]]` table: a controller attached to every run on this cluster.
@@ -456,11 +462,26 @@ fn domains(tables: &[DomainTable]) -> Result<Vec<DomainConfig>, String> {
         if t.policy.trim().is_empty() {
             return Err(format!("domain '{}': policy: expected a policy spec, e.g. slurm or kube", t.name));
         }
+        let window = match &t.window {
+            None => None,
+            Some(w) => {
+                let bad = || {
+                    format!("domain '{}': window: expected FROM..TO, lengths such as 37d..39d, found '{w}'", t.name)
+                };
+                let (a, b) = w.split_once("..").ok_or_else(bad)?;
+                let (a, b) = (crate::perturb::duration(a.trim()), crate::perturb::duration(b.trim()));
+                match (a, b) {
+                    (Some(a), Some(b)) if a < b => Some((a, b)),
+                    _ => return Err(bad()),
+                }
+            }
+        };
         out.push(DomainConfig {
             name: t.name.clone(),
             policy: t.policy.clone(),
             trace: t.trace.clone(),
             format: t.format.clone(),
+            window,
         });
     }
     Ok(out)

@@ -95,7 +95,8 @@ pub fn parse(text: &str) -> Result<Vec<Perturbation>, String> {
 }
 
 /// A length in seconds, or with a `d`, `h` or `m` suffix.
-fn duration(v: &str) -> Option<SimDuration> {
+/// A length: seconds, or with a unit `d`, `h`, `m` or `s` (`30d`, `1.5h`).
+pub fn duration(v: &str) -> Option<SimDuration> {
     let (num, unit) = match v.chars().last()? {
         'd' => (&v[..v.len() - 1], 86_400.0),
         'h' => (&v[..v.len() - 1], 3_600.0),
