@@ -196,7 +196,11 @@ fn compare_in_pool<'l>(
         .map(|cell| {
             let o = crate::vary::apply(base, &cell.variant).map(|varied| RunOptions {
                 policy: (!base.compare_arrangements).then(|| cell.spec.clone()),
-                arrangement: if base.compare_arrangements { Some(cell.spec.clone()) } else { varied.arrangement.clone() },
+                arrangement: if base.compare_arrangements {
+                    Some(cell.spec.clone())
+                } else {
+                    varied.arrangement.clone()
+                },
                 seed: cell.seed,
                 out: out.join(cell.folder()),
                 log: false,

@@ -133,17 +133,15 @@ fn load_domains(
             (None, None) => continue,
         };
         let format = match &dom.format {
-            Some(f) => Some(
-                traces::FORMATS.iter().copied().find(|x| x.name() == f).ok_or_else(|| {
-                    let known: Vec<&str> = traces::FORMATS.iter().map(|x| x.name()).collect();
-                    bad(format!(
-                        "{}: domain '{}': format: expected one of {}, found '{f}'",
-                        cfg_path.display(),
-                        dom.name,
-                        known.join(", ")
-                    ))
-                })?,
-            ),
+            Some(f) => Some(traces::FORMATS.iter().copied().find(|x| x.name() == f).ok_or_else(|| {
+                let known: Vec<&str> = traces::FORMATS.iter().map(|x| x.name()).collect();
+                bad(format!(
+                    "{}: domain '{}': format: expected one of {}, found '{f}'",
+                    cfg_path.display(),
+                    dom.name,
+                    known.join(", ")
+                ))
+            })?),
             None => None,
         };
         refuse_empty(&path)?;

@@ -549,7 +549,12 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
     let names: Vec<String> = l.domains.iter().map(|d| d.name.clone()).collect();
     let domains = (!names.is_empty()).then(|| {
         let node_price = priced.then(|| {
-            w.cluster.pools.iter().zip(&l.prices).flat_map(|(p, x)| std::iter::repeat_n(x.per_hour, p.count as usize)).collect()
+            w.cluster
+                .pools
+                .iter()
+                .zip(&l.prices)
+                .flat_map(|(p, x)| std::iter::repeat_n(x.per_hour, p.count as usize))
+                .collect()
         });
         reports::domains::DomainRun {
             names: &names,

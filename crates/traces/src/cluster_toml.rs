@@ -465,9 +465,8 @@ fn domains(tables: &[DomainTable]) -> Result<Vec<DomainConfig>, String> {
         let window = match &t.window {
             None => None,
             Some(w) => {
-                let bad = || {
-                    format!("domain '{}': window: expected FROM..TO, lengths such as 37d..39d, found '{w}'", t.name)
-                };
+                let bad =
+                    || format!("domain '{}': window: expected FROM..TO, lengths such as 37d..39d, found '{w}'", t.name);
                 let (a, b) = w.split_once("..").ok_or_else(bad)?;
                 let (a, b) = (crate::perturb::duration(a.trim()), crate::perturb::duration(b.trim()));
                 match (a, b) {

@@ -127,3 +127,96 @@ fn a_bridged_pod_takes_a_whole_node_unless_shared() {
     let start: Vec<_> = r.records.iter().map(|x| secs(x.start)).collect();
     assert_eq!(start, [Some(0), Some(0)], "{log:#?}");
 }
+
+/// Checks at every start that the job's nodes belong to the domain whose scheduler
+/// placed it (a node is in one domain at a time; each scheduler uses its own).
+struct Owners(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl sim_core::controller::Controller for Owners {
+    fn spec(&self) -> String {
+        "owners".into()
+    }
+    fn may_relabel(&self) -> bool {
+        false
+    }
+    fn interests(&self) -> sim_core::controller::Interests {
+        sim_core::controller::Interests { starts: true, ..Default::default() }
+    }
+    fn on_event(
+        &mut self,
+        view: &sim_core::policy::SchedView<'_>,
+        event: &sim_core::controller::Observed,
+        _: &mut Vec<sim_core::controller::Action>,
+    ) {
+        let sim_core::controller::Observed::Started { job } = event else { return };
+        let scheduler = view.route(view.job(*job).domain()).scheduler;
+        for b in &view.running_job(*job).expect("started").binding {
+            if view.node_domain(b.node) != scheduler {
+                let owner = view.node_domain(b.node);
+                self.0.lock().unwrap().push(format!(
+                    "{} on node {} of domain {owner}",
+                    view.job(*job).trace_id(),
+                    b.node.0
+                ));
+            }
+        }
+    }
+}
+
+fn checked(cluster: &Cluster, jobs: &[Job], arrangement: &str) -> (String, Vec<String>) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut p = policies::Domains::new(vec![
+        (0, "slurm".into(), policies::build("slurm").unwrap()),
+        (1, "kubernetes".into(), policies::build("kube").unwrap()),
+    ])
+    .unwrap();
+    let cfg = SimConfig {
+        domains: vec!["slurm".into(), "kubernetes".into()],
+        horizon: Some(sim_core::SimTime::from_secs(10_000_000)),
+        ..SimConfig::default()
+    };
+    let hooks = Hooks {
+        controllers: vec![controllers::build(arrangement, 7, 0).unwrap(), Box::new(Owners(seen.clone()))],
+        ..Hooks::default()
+    };
+    let r = sim_core::simulate_with(cluster, jobs, &mut p, &cfg, hooks).unwrap();
+    let v = seen.lock().unwrap().clone();
+    (format!("{:?}{:?}", r.records, r.domain_moves), v)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Any small mixed workload under every arrangement: every job completes (exactly
+    /// one outcome each), every start is on its scheduler's nodes, and a second run gives
+    /// the same schedule.
+    #[test]
+    fn every_arrangement_keeps_the_invariants(
+        shapes in proptest::collection::vec((0u8..2, 0u64..600, 1u32..9, 10u64..500), 1..14),
+    ) {
+        let jobs: Vec<Job> = shapes
+            .iter()
+            .enumerate()
+            .map(|(i, &(d, submit, gpus, run))| {
+                let mut j = gpu_job(&format!("j{i}"), submit, gpus, run);
+                j.domain = d;
+                j
+            })
+            .collect();
+        for a in [
+            "static[slurm_nodes=2]",
+            "lend-drain",
+            "lend-drain[cooldown=0,move_delay=0]",
+            "lend-evict",
+            "lend-evict[kill_wait=0]",
+            "bridge",
+            "bridge[shared]",
+        ] {
+            let (first, bad) = checked(&cluster(3), &jobs, a);
+            proptest::prop_assert!(bad.is_empty(), "{a}: {bad:?}");
+            proptest::prop_assert!(!first.contains("Unfinished"), "{a}: {first}");
+            let (again, _) = checked(&cluster(3), &jobs, a);
+            proptest::prop_assert_eq!(first, again, "{}", a);
+        }
+    }
+}
