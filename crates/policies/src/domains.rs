@@ -56,7 +56,105 @@ pub struct Domains {
     buf: Vec<Decision>,
 }
 
+impl Member {
+    /// Its view of this pass (its queue, the nodes it may use) and what happened since it
+    /// was last called. `sees`: the domains whose jobs it schedules; `hidden`: jobs
+    /// waiting for a locked node; `taken`: nodes it may not use now.
+    fn show(
+        &mut self,
+        view: &SchedView<'_>,
+        info: &PassInfo,
+        sees: u32,
+        hidden: &BTreeSet<JobId>,
+        taken: &BTreeSet<u32>,
+    ) {
+        let of_mine = |j: &JobId| sees & (1u32 << view.job(*j).domain()) != 0;
+        self.scope.domains = sees;
+        self.scope.queue.clear();
+        self.scope.queue.extend(view.queue().iter().copied().filter(|j| !hidden.contains(j) && of_mine(j)));
+        let nodes = view.cluster().node_count() as usize;
+        let states = view.node_states();
+        let mut changed = self.scope.node_state.len() != nodes;
+        self.scope.node_state.resize(nodes, NodeState::Up);
+        for n in 0..nodes {
+            let engine = states.get(n).copied().unwrap_or(NodeState::Up);
+            let id = NodeId(n as u32);
+            let d = self.domain;
+            let mine = view.node_domain(id) == d || view.node_reclaim(id).is_some_and(|r| r.by == d);
+            let s = if engine != NodeState::Up {
+                engine
+            } else if mine && !taken.contains(&(n as u32)) {
+                NodeState::Up
+            } else {
+                NodeState::Draining
+            };
+            if self.scope.node_state[n] != s {
+                self.scope.node_state[n] = s;
+                changed = true;
+            }
+        }
+        if changed {
+            self.scope.node_epoch += 1;
+            self.pending.capacity_changed = true;
+        }
+        self.pending.queued.extend(info.queued.iter().filter(|j| of_mine(j) && !hidden.contains(j)));
+        self.pending.released.extend(info.released.iter().filter(|j| of_mine(j)));
+        self.pending.capacity_changed |= info.capacity_changed;
+        self.pending.woken |= info.woken;
+    }
+}
+
 impl Domains {
+    /// Member `i`'s start of a job: passed on, unless it is on lent nodes where the
+    /// borrower's jobs run: then those are evicted after their kill wait and the nodes
+    /// locked for the job. Lent nodes it uses are `taken` for the rest of the pass.
+    fn bind_or_lock(
+        &mut self,
+        view: &SchedView<'_>,
+        i: usize,
+        sees: u32,
+        bind: Decision,
+        taken: &mut BTreeSet<u32>,
+        out: &mut Vec<Decision>,
+    ) {
+        let Decision::Bind { job, binding, .. } = &bind else { return out.push(bind) };
+        let (job, d) = (*job, self.members[i].domain);
+        let mut lent: Vec<u32> = binding.iter().map(|b| b.node.0).collect();
+        lent.sort_unstable();
+        lent.dedup();
+        lent.retain(|&n| view.node_domain(NodeId(n)) != d);
+        taken.extend(lent.iter().copied());
+        // The borrower's jobs on the lent nodes it chose.
+        let foreign: Vec<(u32, JobId)> = lent
+            .iter()
+            .flat_map(|&n| {
+                view.all_jobs_on(NodeId(n))
+                    .into_iter()
+                    .filter(|o| sees & (1u32 << view.job(*o).domain()) == 0)
+                    .map(move |o| (n, o))
+            })
+            .collect();
+        if foreign.is_empty() {
+            return out.push(bind);
+        }
+        let mut nodes: Vec<u32> = foreign.iter().map(|f| f.0).collect();
+        nodes.dedup();
+        for &(n, pod) in &foreign {
+            if !self.evicted.insert(pod) {
+                continue;
+            }
+            let wait = view.node_reclaim(NodeId(n)).map_or(sim_core::SimDuration::ZERO, |r| r.kill_wait);
+            let (by, id) = (&self.members[i].name, view.job(job).trace_id());
+            let reason = format!("node {n} locked for {by} job {id} (its lender takes it back)");
+            out.push(Decision::Evict { job: pod, grace: wait, reason });
+        }
+        if view.logging() {
+            let why = format!("nodes {nodes:?} locked: waiting for the borrower's jobs to leave");
+            out.push(Decision::Wait { job, reason: sim_core::policy::WaitReason::Other { why } });
+        }
+        self.locks.insert(job, Lock { nodes });
+    }
+
     /// The domains' schedulers: `(domain index, domain name, policy)`, one per domain,
     /// in domain order. Each must bind jobs to nodes ([`Policy::binds_nodes`]).
     pub fn new(members: Vec<(u8, String, Box<dyn Policy>)>) -> Result<Self, String> {
@@ -140,54 +238,17 @@ impl Policy for Domains {
                 self.job_member[j.idx()] = i as u8;
             }
         }
-        let nodes = view.cluster().node_count() as usize;
-        let states = view.node_states();
-        let locked: BTreeSet<u32> = self.locks.values().flat_map(|l| l.nodes.iter().copied()).collect();
         let hidden: BTreeSet<JobId> = self.locks.keys().copied().collect();
-        // Lent nodes a scheduler started a job on in this pass.
-        let mut claimed: BTreeSet<u32> = BTreeSet::new();
+        // Locked nodes, and lent nodes a scheduler started a job on in this pass: no
+        // other scheduler is shown them.
+        let mut taken: BTreeSet<u32> = self.locks.values().flat_map(|l| l.nodes.iter().copied()).collect();
         for i in 0..self.members.len() {
             let d = self.members[i].domain;
             let sees: u32 = (0..view.domain_count() as u8)
                 .filter(|&e| view.route(e).scheduler == d)
                 .fold(0, |m, e| m | (1u32 << e));
-            // Its view: its queue, its nodes.
             let m = &mut self.members[i];
-            m.scope.domains = sees;
-            m.scope.queue.clear();
-            m.scope.queue.extend(
-                view.queue()
-                    .iter()
-                    .copied()
-                    .filter(|&j| !hidden.contains(&j) && sees & (1u32 << view.job(j).domain()) != 0),
-            );
-            let mut changed = m.scope.node_state.len() != nodes;
-            m.scope.node_state.resize(nodes, NodeState::Up);
-            for n in 0..nodes {
-                let engine = states.get(n).copied().unwrap_or(NodeState::Up);
-                let id = NodeId(n as u32);
-                let mine = view.node_domain(id) == d || view.node_reclaim(id).is_some_and(|r| r.by == d);
-                let s = if engine != NodeState::Up {
-                    engine
-                } else if mine && !locked.contains(&(n as u32)) && !claimed.contains(&(n as u32)) {
-                    NodeState::Up
-                } else {
-                    NodeState::Draining
-                };
-                if m.scope.node_state[n] != s {
-                    m.scope.node_state[n] = s;
-                    changed = true;
-                }
-            }
-            if changed {
-                m.scope.node_epoch += 1;
-                m.pending.capacity_changed = true;
-            }
-            let of_mine = |j: &JobId| sees & (1u32 << view.job(*j).domain()) != 0;
-            m.pending.queued.extend(info.queued.iter().filter(|j| of_mine(j) && !hidden.contains(j)));
-            m.pending.released.extend(info.released.iter().filter(|j| of_mine(j)));
-            m.pending.capacity_changed |= info.capacity_changed;
-            m.pending.woken |= info.woken;
+            m.show(view, info, sees, &hidden, &taken);
             if m.scope.queue.is_empty() {
                 continue;
             }
@@ -195,56 +256,14 @@ impl Policy for Domains {
             let pass = std::mem::take(&mut m.pending);
             self.buf.clear();
             m.policy.schedule(&sub, &pass, &mut self.buf);
-            for dec in self.buf.drain(..) {
-                let Decision::Bind { job, binding, reason } = dec else {
-                    out.push(dec);
-                    continue;
-                };
-                let mut lent: Vec<u32> = binding.iter().map(|b| b.node.0).collect();
-                lent.sort_unstable();
-                lent.dedup();
-                lent.retain(|&n| view.node_domain(NodeId(n)) != d);
-                claimed.extend(lent.iter().copied());
-                // The borrower's jobs on the lent nodes it chose.
-                let foreign: Vec<(u32, JobId)> = lent
-                    .iter()
-                    .flat_map(|&n| {
-                        view.all_jobs_on(NodeId(n))
-                            .into_iter()
-                            .filter(|o| sees & (1u32 << view.job(*o).domain()) == 0)
-                            .map(move |o| (n, o))
-                    })
-                    .collect();
-                if foreign.is_empty() {
-                    out.push(Decision::Bind { job, binding, reason });
-                    continue;
-                }
-                let mut nodes: Vec<u32> = foreign.iter().map(|f| f.0).collect();
-                nodes.dedup();
-                for &(n, pod) in &foreign {
-                    if !self.evicted.insert(pod) {
-                        continue;
+            let decisions = std::mem::take(&mut self.buf);
+            for dec in decisions {
+                match dec {
+                    Decision::Bind { job, binding, reason } => {
+                        self.bind_or_lock(view, i, sees, Decision::Bind { job, binding, reason }, &mut taken, out)
                     }
-                    let wait = view.node_reclaim(NodeId(n)).map_or(sim_core::SimDuration::ZERO, |r| r.kill_wait);
-                    out.push(Decision::Evict {
-                        job: pod,
-                        grace: wait,
-                        reason: format!(
-                            "node {n} locked for {} job {} (its lender takes it back)",
-                            m.name,
-                            view.job(job).trace_id()
-                        ),
-                    });
+                    other => out.push(other),
                 }
-                if view.logging() {
-                    out.push(Decision::Wait {
-                        job,
-                        reason: sim_core::policy::WaitReason::Other {
-                            why: format!("nodes {nodes:?} locked: waiting for the borrower's jobs to leave"),
-                        },
-                    });
-                }
-                self.locks.insert(job, Lock { nodes });
             }
         }
     }

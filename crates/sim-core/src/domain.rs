@@ -78,3 +78,33 @@ impl ViewScope {
         (d as usize) < MAX_DOMAINS && self.domains & (1 << d) != 0
     }
 }
+
+/// The engine's record of the domains: each node's owner and lender's right, each
+/// domain's scheduler, the moves so far.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DomainState {
+    /// Each node's owner (empty in a run without domains: all the one).
+    pub(crate) owner: Vec<u8>,
+    /// Nodes lent with their lender's right to take them back by eviction.
+    pub(crate) reclaim: Vec<Option<Reclaim>>,
+    /// Which scheduler decides each domain's jobs.
+    pub(crate) routes: Vec<Route>,
+    /// Nodes that changed owner, in order.
+    pub(crate) moves: Vec<DomainMove>,
+}
+
+impl DomainState {
+    /// `domains` domains over `nodes` nodes owned as `initial` says (the first domain's
+    /// past its end); nothing without domains.
+    pub(crate) fn new(domains: usize, initial: &[u8], nodes: u32) -> Self {
+        if domains == 0 {
+            return DomainState::default();
+        }
+        DomainState {
+            owner: (0..nodes as usize).map(|n| initial.get(n).copied().unwrap_or(0)).collect(),
+            reclaim: vec![None; nodes as usize],
+            routes: (0..domains as u8).map(|d| Route { scheduler: d, whole_node: false }).collect(),
+            moves: Vec::new(),
+        }
+    }
+}

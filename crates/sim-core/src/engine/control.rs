@@ -162,12 +162,12 @@ impl Engine<'_> {
                 if let Some(r) = reclaim {
                     self.known_domain(i, r.by)?;
                 }
-                let from = self.node_domain[node.0 as usize];
-                let was = self.node_reclaim[node.0 as usize];
-                self.node_domain[node.0 as usize] = domain;
-                self.node_reclaim[node.0 as usize] = reclaim;
+                let n = node.0 as usize;
+                let (from, was) = (self.domains.owner[n], self.domains.reclaim[n]);
+                self.domains.owner[n] = domain;
+                self.domains.reclaim[n] = reclaim;
                 if from != domain {
-                    self.domain_moves.push(crate::domain::DomainMove { at: self.now, node, from, to: domain });
+                    self.domains.moves.push(crate::domain::DomainMove { at: self.now, node, from, to: domain });
                     if let Some(log) = self.log.as_deref_mut() {
                         let spec = self.controllers[i].spec();
                         let by = spec.split('[').next().unwrap_or_default();
@@ -189,8 +189,8 @@ impl Engine<'_> {
             Action::RouteDomain { domain, route } => {
                 self.known_domain(i, domain)?;
                 self.known_domain(i, route.scheduler)?;
-                if self.routes[domain as usize] != route {
-                    self.routes[domain as usize] = route;
+                if self.domains.routes[domain as usize] != route {
+                    self.domains.routes[domain as usize] = route;
                     self.info.capacity_changed = true;
                     self.node_epoch += 1;
                 }

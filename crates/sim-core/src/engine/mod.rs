@@ -84,9 +84,9 @@ macro_rules! sched_view {
             holds: &$e.holds,
             node_state: &$e.node_state,
             node_epoch: $e.node_epoch,
-            node_domain: &$e.node_domain,
-            node_reclaim: &$e.node_reclaim,
-            routes: &$e.routes,
+            node_domain: &$e.domains.owner,
+            node_reclaim: &$e.domains.reclaim,
+            routes: &$e.domains.routes,
             domain_names: &$e.cfg.domains,
             scope: None,
             capacity: $e.capacity,
@@ -331,14 +331,8 @@ struct Engine<'a> {
     interrupted_at: BTreeMap<JobId, SimTime>,
     /// Interruptions counted toward the restart limit ([`SimConfig::restarts`]), per job.
     restarts_counted: BTreeMap<JobId, u32>,
-    /// Each node's owning domain (empty in a run without domains: all the one).
-    node_domain: Vec<u8>,
-    /// Nodes lent with their lender's right to take them back by eviction.
-    node_reclaim: Vec<Option<crate::domain::Reclaim>>,
-    /// Which scheduler decides each domain's jobs.
-    routes: Vec<crate::domain::Route>,
-    /// Nodes that changed owner, in order.
-    domain_moves: Vec<crate::domain::DomainMove>,
+    /// The scheduling domains' nodes and routes.
+    domains: crate::domain::DomainState,
 }
 
 impl<'a> Engine<'a> {
@@ -435,16 +429,7 @@ impl<'a> Engine<'a> {
             interrupted_at: BTreeMap::new(),
             restarts_counted: BTreeMap::new(),
             ended: 0,
-            node_domain: if cfg.domains.is_empty() {
-                Vec::new()
-            } else {
-                (0..node_count as usize).map(|n| cfg.node_domains.get(n).copied().unwrap_or(0)).collect()
-            },
-            node_reclaim: if cfg.domains.is_empty() { Vec::new() } else { vec![None; node_count as usize] },
-            routes: (0..cfg.domains.len() as u8)
-                .map(|d| crate::domain::Route { scheduler: d, whole_node: false })
-                .collect(),
-            domain_moves: Vec::new(),
+            domains: crate::domain::DomainState::new(cfg.domains.len(), &cfg.node_domains, node_count),
         })
     }
 

@@ -193,8 +193,8 @@ impl Engine<'_> {
                 .map(|c| (c.spec(), c.report()))
                 .filter(|(_, r)| !r.is_empty())
                 .collect(),
-            domain_moves: std::mem::take(&mut self.domain_moves),
-            domain_schedulers: self.routes.iter().map(|r| r.scheduler).collect(),
+            domain_moves: std::mem::take(&mut self.domains.moves),
+            domain_schedulers: self.domains.routes.iter().map(|r| r.scheduler).collect(),
         })
     }
 }
