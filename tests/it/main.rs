@@ -8,6 +8,7 @@ mod energy;
 mod examples;
 mod golden;
 mod gpu;
+mod hybrid;
 mod reference;
 mod run;
 mod sacct_out;

@@ -565,7 +565,14 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
             node_price,
         }
     });
-    write_outputs(o, w, meta, &result, log, sacct, bill, domains)
+    write_outputs(o, w, meta, &result, log, sacct, Extras { bill, domains })
+}
+
+/// What a run's summary adds when the run has it: the bill (priced pools) and the
+/// figures per scheduling domain.
+struct Extras<'a> {
+    bill: Option<(&'a [traces::cluster_toml::PoolPrice], &'a crate::billing::Presence)>,
+    domains: Option<reports::domains::DomainRun<'a>>,
 }
 
 /// Writes a finished replay's files: every one complete under a temporary name first,
@@ -577,9 +584,9 @@ fn write_outputs(
     result: &RunResult,
     log: Option<Finished>,
     sacct: Option<(crate::sacct::Placed, Vec<Option<u64>>, &str)>,
-    bill: Option<(&[traces::cluster_toml::PoolPrice], &crate::billing::Presence)>,
-    domains: Option<reports::domains::DomainRun<'_>>,
+    extras: Extras<'_>,
 ) -> Result<Replayed, RunError> {
+    let Extras { bill, domains } = extras;
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
     // Jobs controllers submitted follow the input's, as their records do.
     let all_jobs: std::borrow::Cow<[sim_core::Job]> = if result.submitted.is_empty() {
