@@ -24,6 +24,17 @@ const WHEN_NONZERO: [&str; 9] = [
     "cost_total",
     "cost_per_useful_gpu_hour",
 ];
+/// Metrics shown when some run has them at all: the scheduling domains' (Slurm and
+/// Kubernetes on one cluster).
+const WHEN_PRESENT: [&str; 7] = [
+    "slurm_wait_mean",
+    "slurm_wait_p95",
+    "slurm_gpu_utilization",
+    "kubernetes_wait_mean",
+    "kubernetes_wait_p95",
+    "kubernetes_gpu_utilization",
+    "node_moves",
+];
 
 /// The headline metrics of these runs, with the label the table gives each
 /// (`utilization` reads "GPU allocation" on a cluster with GPUs).
@@ -41,6 +52,12 @@ pub fn shown(runs: &[RunData]) -> Vec<(Metric, String)> {
     for k in WHEN_NONZERO {
         let nonzero = runs.iter().any(|r| crate::compare::metric_value(&r.summary, k).is_some_and(|v| v != 0.0));
         if nonzero {
+            let m = metric(k);
+            out.push((m, m.label.to_string()));
+        }
+    }
+    for k in WHEN_PRESENT {
+        if runs.iter().any(|r| crate::compare::metric_value(&r.summary, k).is_some()) {
             let m = metric(k);
             out.push((m, m.label.to_string()));
         }
