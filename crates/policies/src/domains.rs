@@ -70,6 +70,7 @@ impl Member {
     ) {
         let of_mine = |j: &JobId| sees & (1u32 << view.job(*j).domain()) != 0;
         self.scope.domains = sees;
+        self.scope.refresh_running(view);
         self.scope.queue.clear();
         self.scope.queue.extend(view.queue().iter().copied().filter(|j| !hidden.contains(j) && of_mine(j)));
         let nodes = view.cluster().node_count() as usize;

@@ -204,3 +204,63 @@ fn meta() -> crate::summary::RunMeta {
         restarts: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim_core::cluster::{GpuSharing, GpuSpec, NodeId, NodePool, NodeSpec};
+    use sim_core::{Outcome, SimDuration, SimTime, TaskShape};
+
+    fn job(id: &str, domain: u8, submit: u64, gpus: u32, run: u64) -> Job {
+        let s = SimDuration::from_secs(run);
+        let mut j = Job::rigid(id, SimTime::from_secs(submit), 1, s, s);
+        j.task = TaskShape { cores: 1, gpus, ..TaskShape::default() };
+        j.domain = domain;
+        j
+    }
+
+    fn ran(start: u64, end: u64) -> JobRecord {
+        JobRecord::of(Some(SimTime::from_secs(start)), Some(SimTime::from_secs(end)), Outcome::Completed)
+    }
+
+    /// Two nodes of 4 GPUs at 2.00 an hour, node 0 Slurm's, node 1 Kubernetes' until it
+    /// moves to Slurm at 1 h. Slurm's A holds 4 GPUs over 0-1 h and C over 2-3 h, the pod B
+    /// 2 GPUs over 0-0.5 h. The arrival span is 0-2 h (16 GPU-hours): Slurm owned 8 + 4
+    /// of them and held 4 (C starts at its end); Kubernetes owned 4 and held 1.
+    #[test]
+    fn figures_over_the_arrival_span_with_a_move() {
+        let mut spec = NodeSpec::cores_only(8);
+        spec.gpus = vec![GpuSpec { model: "A100".into(), memory_mib: 81_920, power: None }; 4];
+        let pool = NodePool { name: "g".into(), count: 2, spec, sharing: GpuSharing::Exclusive, group: None };
+        let cluster = Cluster { pools: vec![pool] };
+        let jobs = [job("A", 0, 0, 4, 3600), job("B", 1, 0, 2, 1800), job("C", 0, 7200, 4, 3600)];
+        let records = [ran(0, 3600), ran(0, 1800), ran(7200, 10_800)];
+        let names = ["slurm".to_string(), "kubernetes".to_string()];
+        let moves = [DomainMove { at: SimTime::from_secs(3600), node: NodeId(1), from: 1, to: 0 }];
+        let run = DomainRun {
+            names: &names,
+            initial: &[0, 1],
+            moves: &moves,
+            schedulers: &[0, 1],
+            cluster: &cluster,
+            node_price: Some(vec![2.0, 2.0]),
+        };
+        let f = compute(&run, &jobs, &records);
+        let (s, k) = (&f["slurm"], &f["kubernetes"]);
+        assert_eq!((s.jobs, k.jobs), (2, 1));
+        assert_eq!((s.owned_gpu_hours, k.owned_gpu_hours), (12.0, 4.0));
+        assert_eq!((s.gpu_hours, k.gpu_hours), (8.0, 1.0));
+        assert_eq!((s.gpu_share, k.gpu_share), (0.25, 0.0625));
+        assert_eq!((s.gpu_utilization, k.gpu_utilization), (Some(4.0 / 12.0), Some(0.25)));
+        assert_eq!((s.idle_gpu_hours, k.idle_gpu_hours), (8.0, 3.0));
+        assert_eq!((s.nodes_in, s.nodes_out, k.nodes_in, k.nodes_out), (1, 0, 0, 1));
+        assert_eq!((s.cost, k.cost), (Some(6.0), Some(2.0)));
+        assert_eq!((s.cost_per_useful_gpu_hour, k.cost_per_useful_gpu_hour), (Some(0.75), Some(2.0)));
+        assert_eq!((s.wait_mean, s.requeues, s.lost_gpu_hours), (0.0, 0, 0.0));
+        // Routed to Slurm (bridge), the pod's GPUs count on Slurm's nodes.
+        let bridged = DomainRun { schedulers: &[0, 0], ..run };
+        let f = compute(&bridged, &jobs, &records);
+        assert_eq!(f["slurm"].gpu_utilization, Some(5.0 / 12.0));
+        assert_eq!(f["kubernetes"].gpu_utilization, Some(0.0));
+    }
+}

@@ -70,9 +70,26 @@ pub struct ViewScope {
     pub node_epoch: u64,
     /// The domains whose running jobs it sees (bit `d` for domain `d`).
     pub domains: u32,
+    /// Their running jobs by start, and by requested end ([`ViewScope::refresh_running`]).
+    pub(crate) by_start: std::collections::BTreeSet<(u64, JobId)>,
+    pub(crate) by_requested_end: std::collections::BTreeSet<(SimTime, u64, JobId, u64)>,
 }
 
 impl ViewScope {
+    /// Takes the running jobs of its domains from `view` (the run's whole view): call it
+    /// after setting `domains`, before [`crate::policy::SchedView::scoped`].
+    pub fn refresh_running(&mut self, view: &crate::policy::SchedView<'_>) {
+        let mask = self.domains;
+        let shown = |j: JobId| {
+            let d = view.jobs[j.idx()].domain as usize;
+            d < MAX_DOMAINS && mask & (1 << d) != 0
+        };
+        self.by_start.clear();
+        self.by_start.extend(view.running_by_start.iter().copied().filter(|&(_, j)| shown(j)));
+        self.by_requested_end.clear();
+        self.by_requested_end.extend(view.running_by_requested_end.iter().copied().filter(|k| shown(k.2)));
+    }
+
     /// Whether it sees the jobs of domain `d`.
     pub fn sees(&self, d: u8) -> bool {
         (d as usize) < MAX_DOMAINS && self.domains & (1 << d) != 0

@@ -423,7 +423,7 @@ impl<'a> SchedView<'a> {
     }
     /// Whether the view shows `j`'s attempt among the running jobs (in a domain
     /// scheduler's view, [`SchedView::scoped`], only its domains' jobs).
-    fn shows(&self, j: JobId) -> bool {
+    pub(crate) fn shows(&self, j: JobId) -> bool {
         self.scope.is_none_or(|m| {
             let d = self.jobs[j.idx()].domain as usize;
             d < crate::domain::MAX_DOMAINS && m & (1 << d) != 0
@@ -431,14 +431,12 @@ impl<'a> SchedView<'a> {
     }
     /// Running jobs in start order.
     pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
-        self.running_by_start
-            .iter()
-            .filter(move |&&(_, j)| self.shows(j))
-            .map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+        self.running_by_start.iter().map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
     }
     /// The jobs running on `node`, in start order.
     pub fn jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
         match self.running_on_nodes.on(node.0) {
+            Some(on) if self.scope.is_none() => on.collect(),
             Some(on) => on.filter(|&j| self.shows(j)).collect(),
             None => self.running().filter(|r| r.runs_on(self.cluster, node)).map(|r| r.job).collect(),
         }
@@ -447,20 +445,28 @@ impl<'a> SchedView<'a> {
     /// scheduler's view, those it does not see too (another domain's pods on a node its
     /// own domain lent away).
     pub fn all_jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
-        let all = SchedView { scope: None, ..*self };
-        all.jobs_on(node)
+        match self.running_on_nodes.on(node.0) {
+            Some(on) => on.collect(),
+            None => self
+                .running
+                .iter()
+                .flatten()
+                .filter(|r| r.runs_on(self.cluster, node))
+                .map(|r| (r.start, r.job))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .map(|(_, j)| j)
+                .collect(),
+        }
     }
     /// Number of running jobs.
     pub fn running_count(&self) -> usize {
-        match self.scope {
-            None => self.running_by_start.len(),
-            Some(_) => self.running_by_start.iter().filter(|&&(_, j)| self.shows(j)).count(),
-        }
+        self.running_by_start.len()
     }
     /// `(requested end, units)` of running jobs in requested-end order (then start order):
     /// the release profile EASY's shadow time is read from, without touching job records.
     pub fn requested_ends(&self) -> impl Iterator<Item = (SimTime, u64)> + '_ {
-        self.running_by_requested_end.iter().filter(move |k| self.shows(k.2)).map(|k| (k.0, k.3))
+        self.running_by_requested_end.iter().map(|k| (k.0, k.3))
     }
     /// The domain that owns `node` (0 in a run without domains, [`crate::domain`]).
     pub fn node_domain(&self, node: crate::cluster::NodeId) -> u8 {
@@ -488,8 +494,9 @@ impl<'a> SchedView<'a> {
         self.domain_names.get(d as usize).map_or("", String::as_str)
     }
     /// This view as one domain's scheduler sees it (`scope`): its part of the queue, the
-    /// node states it is shown, the running jobs of the domains it sees. The cluster,
-    /// ledger, free pool and time are the run's.
+    /// node states it is shown, the running jobs of the domains it sees (as of its last
+    /// [`crate::domain::ViewScope::refresh_running`]). The cluster, ledger, free pool and
+    /// time are the run's.
     pub fn scoped<'b>(&'b self, scope: &'b crate::domain::ViewScope) -> SchedView<'b>
     where
         'a: 'b,
@@ -499,6 +506,8 @@ impl<'a> SchedView<'a> {
             node_state: &scope.node_state,
             node_epoch: scope.node_epoch,
             scope: Some(scope.domains),
+            running_by_start: &scope.by_start,
+            running_by_requested_end: &scope.by_requested_end,
             ..*self
         }
     }
