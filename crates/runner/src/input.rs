@@ -194,14 +194,7 @@ fn load_domains(
         )));
     };
     let name = name_parts.join(" + ");
-    prepare(&mut workload, i, seed, &name, notes);
-    if !perturb.is_empty() {
-        workload.jobs = traces::perturb::apply(std::mem::take(&mut workload.jobs), &perturb, seed);
-        if workload.jobs.is_empty() {
-            return Err(bad(format!("{name}: --perturb left no job for seed {seed}")));
-        }
-    }
-    let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
+    let perturb = finish(&mut workload, i, seed, &name, &perturb, notes)?;
     let node_domains = config
         .cluster
         .pools
@@ -386,14 +379,7 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     if let Some(conf) = &slurm {
         by_slurm_names(&mut workload, conf, &name, notes);
     }
-    prepare(&mut workload, i, seed, &name, notes);
-    if !perturb.is_empty() {
-        workload.jobs = traces::perturb::apply(std::mem::take(&mut workload.jobs), &perturb, seed);
-        if workload.jobs.is_empty() {
-            return Err(bad(format!("{name}: --perturb left no job for seed {seed}")));
-        }
-    }
-    let perturb = (!perturb.is_empty()).then(|| traces::perturb::spec_text(&perturb));
+    let perturb = finish(&mut workload, i, seed, &name, &perturb, notes)?;
     let (controllers, prices) = config.map(|c| (c.controllers, c.prices)).unwrap_or_default();
     let slurm_restarts = slurm.as_ref().map(policies::slurm::conf::SlurmConf::restarts);
     Ok(Loaded {
@@ -460,6 +446,27 @@ pub fn perturbations(i: &Input) -> Result<Vec<traces::perturb::Perturbation>, Ru
 
 /// What a read workload gets before a replay: the shipped GPU profiles' power, the
 /// trace's GPU model names spelled as the cluster spells them, synthetic GPU memory.
+/// The workload as every run reads it: [`prepare`]d, then varied for `seed`
+/// (`--perturb`); returns the perturbation's canonical text.
+fn finish(
+    workload: &mut Workload,
+    i: &Input,
+    seed: u64,
+    name: &str,
+    perturb: &[traces::perturb::Perturbation],
+    notes: &mut dyn FnMut(String),
+) -> Result<Option<String>, RunError> {
+    prepare(workload, i, seed, name, notes);
+    if perturb.is_empty() {
+        return Ok(None);
+    }
+    workload.jobs = traces::perturb::apply(std::mem::take(&mut workload.jobs), perturb, seed);
+    if workload.jobs.is_empty() {
+        return Err(bad(format!("{name}: --perturb left no job for seed {seed}")));
+    }
+    Ok(Some(traces::perturb::spec_text(perturb)))
+}
+
 fn prepare(workload: &mut Workload, i: &Input, seed: u64, name: &str, notes: &mut dyn FnMut(String)) {
     // GPUs named but not given a profile take the shipped one's power (energy model).
     hw_calibrate::attach_power(&mut workload.cluster);

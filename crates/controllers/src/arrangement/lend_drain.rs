@@ -10,7 +10,7 @@
 //! created: Kubernetes' default `terminationGracePeriodSeconds`, 30 s) before its new
 //! owner may use it.
 
-use super::{Sides, gpus_in_use, idle, nodes_wanted, secs, waiting};
+use super::{Sides, Step, begin, gpus_in_use, idle, nodes_wanted, secs, waiting};
 use crate::timers::NodeTimers;
 use sim_core::cluster::{NodeId, NodeState};
 use sim_core::controller::{Action, Controller, Interests, Observed};
@@ -50,12 +50,6 @@ enum Phase {
     Returning,
     /// Given back, unusable until its move is over.
     ToSlurm,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Step {
-    Poll,
-    Arrive,
 }
 
 /// Lending with drain (see the module documentation).
@@ -202,12 +196,9 @@ impl Controller for LendDrain {
         Interests { ends: true, ..Interests::default() }
     }
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let Some(s) = Sides::of(view, out) else { return };
-        self.sides = Some(s);
-        self.phase = (0..view.cluster().node_count())
-            .map(|n| if view.node_domain(NodeId(n)) == s.slurm { Phase::Slurm } else { Phase::Fixed })
-            .collect();
-        self.timers.at(view, SimTime::ZERO, u32::MAX, Step::Poll, out);
+        if let Some((s, phase)) = begin(view, &mut self.timers, Phase::Slurm, Phase::Fixed, out) {
+            (self.sides, self.phase) = (Some(s), phase);
+        }
     }
     fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
         let (Some(s), Some((_, node, step))) = (self.sides, self.timers.fired()) else { return };

@@ -11,14 +11,13 @@
 //! it is idle and no pod is pending. SUNK schedules pods straight onto Slurm's nodes:
 //! `move_delay` (default 0) adds a relabel time to a lend.
 
-use super::{Sides, idle, nodes_wanted, secs, waiting};
+use super::{Sides, Step, begin, idle, nodes_wanted, secs, waiting};
 use crate::timers::NodeTimers;
 use sim_core::cluster::NodeId;
 use sim_core::controller::{Action, Controller, Interests, Observed};
 use sim_core::domain::Reclaim;
 use sim_core::policy::SchedView;
 use sim_core::spec::{Chosen, OptionInfo, Spec, SpecError, canonical_values};
-use sim_core::time::SimTime;
 
 /// `poll=<seconds>`.
 pub const POLL: OptionInfo = OptionInfo {
@@ -46,12 +45,6 @@ enum Phase {
     Slurm,
     ToK8s,
     Lent,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Step {
-    Poll,
-    Arrive,
 }
 
 /// Lending with eviction (see the module documentation).
@@ -155,12 +148,9 @@ impl Controller for LendEvict {
         Interests { starts: true, ..Interests::default() }
     }
     fn start(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
-        let Some(s) = Sides::of(view, out) else { return };
-        self.sides = Some(s);
-        self.phase = (0..view.cluster().node_count())
-            .map(|n| if view.node_domain(NodeId(n)) == s.slurm { Phase::Slurm } else { Phase::Fixed })
-            .collect();
-        self.timers.at(view, SimTime::ZERO, u32::MAX, Step::Poll, out);
+        if let Some((s, phase)) = begin(view, &mut self.timers, Phase::Slurm, Phase::Fixed, out) {
+            (self.sides, self.phase) = (Some(s), phase);
+        }
     }
     fn on_timer(&mut self, view: &SchedView<'_>, out: &mut Vec<Action>) {
         let (Some(s), Some((_, node, step))) = (self.sides, self.timers.fired()) else { return };

@@ -100,6 +100,32 @@ pub(crate) fn nodes_wanted(view: &SchedView<'_>, d: u8) -> u64 {
     g.div_ceil(gpus).max(c.div_ceil(cores))
 }
 
+/// What a lending arrangement's timer is for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Step {
+    /// Its periodic look (KEDA's poll).
+    Poll,
+    /// A node's move is over.
+    Arrive,
+}
+
+/// A lending arrangement's start: the two domains, each node's phase (`slurm` for
+/// Slurm's nodes, `fixed` for the others, which never move) and its first poll, at 0.
+pub(crate) fn begin<P: Copy>(
+    view: &SchedView<'_>,
+    timers: &mut crate::timers::NodeTimers<Step>,
+    slurm: P,
+    fixed: P,
+    out: &mut Vec<Action>,
+) -> Option<(Sides, Vec<P>)> {
+    let s = Sides::of(view, out)?;
+    let phases = (0..view.cluster().node_count())
+        .map(|n| if view.node_domain(NodeId(n)) == s.slurm { slurm } else { fixed })
+        .collect();
+    timers.at(view, sim_core::time::SimTime::ZERO, u32::MAX, Step::Poll, out);
+    Some((s, phases))
+}
+
 /// Seconds as a duration.
 pub(crate) fn secs(s: u64) -> sim_core::time::SimDuration {
     sim_core::time::SimDuration::from_secs(s)
