@@ -43,6 +43,89 @@ pub enum Command {
     /// job profiles.
     #[command(subcommand)]
     Calibrate(CalibrateCommand),
+    /// Sweeps bigger than one machine: a grid of traces × policies × settings × seeds
+    /// from a sweep.toml, run here or as a Slurm job array or a Kubernetes Indexed Job,
+    /// merged into the report `sim compare` writes (docs/sweeps.md).
+    #[command(subcommand)]
+    Sweep(SweepCommand),
+}
+
+/// `sim sweep`.
+#[derive(Subcommand, Debug)]
+pub enum SweepCommand {
+    /// List the cells: index, stable id, trace, policy, settings, seed, done or not.
+    Plan(SweepFileArgs),
+    /// Run one cell (an array task): --index, --cell, or the index in
+    /// SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX. A done cell is skipped.
+    Run(SweepRunArgs),
+    /// Run every cell not done yet here, in parallel, then merge.
+    Local(SweepLocalArgs),
+    /// Merge the finished cells into each trace's comparison.csv and report.html; name
+    /// the cells missing (exit 1 when any is).
+    Merge(SweepFileArgs),
+    /// Write the Slurm job array (sweep.sbatch) and its submit script with the merge job
+    /// after it (submit.sh) into the sweep's output folder.
+    Slurm(SweepSlurmArgs),
+    /// Write the Kubernetes Indexed Job (job.json, for kubectl apply -f) into the sweep's
+    /// output folder.
+    K8s(SweepK8sArgs),
+}
+
+/// A sweep file.
+#[derive(Args, Debug)]
+pub struct SweepFileArgs {
+    /// The sweep file (TOML; docs/sweeps.md).
+    pub sweep: PathBuf,
+}
+
+/// `sim sweep run`.
+#[derive(Args, Debug)]
+pub struct SweepRunArgs {
+    /// The sweep file.
+    pub sweep: PathBuf,
+    /// The cell's index in the plan (default: SLURM_ARRAY_TASK_ID, else
+    /// JOB_COMPLETION_INDEX).
+    #[arg(long, conflicts_with = "cell")]
+    pub index: Option<usize>,
+    /// The cell's id (sim sweep plan lists them).
+    #[arg(long)]
+    pub cell: Option<String>,
+    /// No notes on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `sim sweep local`.
+#[derive(Args, Debug)]
+pub struct SweepLocalArgs {
+    /// The sweep file.
+    pub sweep: PathBuf,
+    /// Cells run at once (default: one per core). The output does not depend on it.
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// No progress bar and no summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `sim sweep slurm`.
+#[derive(Args, Debug)]
+pub struct SweepSlurmArgs {
+    /// The sweep file.
+    pub sweep: PathBuf,
+    /// The `sim` binary the tasks run (default: this one).
+    #[arg(long)]
+    pub sim: Option<PathBuf>,
+}
+
+/// `sim sweep k8s`.
+#[derive(Args, Debug)]
+pub struct SweepK8sArgs {
+    /// The sweep file.
+    pub sweep: PathBuf,
+    /// Where the pods see the sweep file (default: its name under `[kubernetes] mount`).
+    #[arg(long)]
+    pub file_in_volume: Option<String>,
 }
 
 /// `sim calibrate`.

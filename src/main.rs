@@ -12,6 +12,7 @@ mod fgd;
 mod generate;
 mod report;
 mod run;
+mod sweep;
 mod trace_cmd;
 
 use std::process::ExitCode;
@@ -70,6 +71,7 @@ fn try_main() -> Result<(), Failure> {
         cli::Command::Calibrate(cli::CalibrateCommand::Sample(s)) => calibrate::sample(&s),
         cli::Command::Calibrate(cli::CalibrateCommand::Import(i)) => calibrate::import(&i),
         cli::Command::Compare(c) => compare::compare(&c),
+        cli::Command::Sweep(s) => sweep::sweep(&s),
         cli::Command::Report(r) => report::report(&r),
         cli::Command::Policies => {
             print!("{}", cli::policies_text());

@@ -9,10 +9,12 @@ mod examples;
 mod golden;
 mod gpu;
 mod hybrid;
+mod k8s_schema;
 mod reference;
 mod run;
 mod sacct_out;
 mod slurm;
+mod sweep;
 mod trace_tools;
 mod user_paths;
 

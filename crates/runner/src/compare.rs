@@ -194,19 +194,7 @@ fn compare_in_pool<'l>(
     let results: Vec<Result<(), RunError>> = plan
         .par_iter()
         .map(|cell| {
-            let o = crate::vary::apply(base, &cell.variant).map(|varied| RunOptions {
-                policy: (!base.compare_arrangements).then(|| cell.spec.clone()),
-                arrangement: if base.compare_arrangements {
-                    Some(cell.spec.clone())
-                } else {
-                    varied.arrangement.clone()
-                },
-                seed: cell.seed,
-                out: out.join(cell.folder()),
-                log: false,
-                jobs_format: crate::run::JobsFormat::Default,
-                ..varied
-            });
+            let o = cell_options(base, cell, out.join(cell.folder()));
             let r = o.and_then(|o| crate::run::run(&o, loaded_for(cell.seed), None).map(|done| (o, done))).and_then(
                 |(o, done)| {
                     crate::output::remove_stale(&o.out, &done.written, true)
@@ -222,7 +210,28 @@ fn compare_in_pool<'l>(
     let read: Vec<Result<crate::report::RunData, RunError>> =
         plan.par_iter().map(|cell| crate::report::read_run(&out.join(cell.folder()))).collect();
     let runs: Vec<crate::report::RunData> = read.into_iter().collect::<Result<_, _>>()?;
-    let written = crate::report::write_report(out, &runs)?;
+    write_comparison(out, plan, &runs)?;
+    Ok(runs)
+}
+
+/// The options of one cell's replay into `out`: `base` with the cell's varied settings,
+/// its policy (or arrangement) and seed; no decision log, the default `jobs.csv`.
+pub fn cell_options(base: &RunOptions, cell: &Cell, out: std::path::PathBuf) -> Result<RunOptions, RunError> {
+    crate::vary::apply(base, &cell.variant).map(|varied| RunOptions {
+        policy: (!base.compare_arrangements).then(|| cell.spec.clone()),
+        arrangement: if base.compare_arrangements { Some(cell.spec.clone()) } else { varied.arrangement.clone() },
+        seed: cell.seed,
+        out,
+        log: false,
+        jobs_format: crate::run::JobsFormat::Default,
+        ..varied
+    })
+}
+
+/// The comparison of `runs` (the runs of `plan`, read back in its order) into `out`: the
+/// report's files, earlier reports' stale files removed, and `runs.txt`.
+pub fn write_comparison(out: &Path, plan: &[Cell], runs: &[crate::report::RunData]) -> Result<(), RunError> {
+    let written = crate::report::write_report(out, runs)?;
     crate::output::remove_stale(out, &written, false)
         .map_err(|e| RunError::Other(format!("{}: removing an earlier report's files: {e}", out.display())))?;
     let list: String = plan.iter().map(|cell| cell.folder() + "\n").collect();
@@ -230,7 +239,7 @@ fn compare_in_pool<'l>(
     let f = crate::output::write_finished(&path, |w| w.write_all(list.as_bytes()))
         .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
     f.rename().map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
-    Ok(runs)
+    Ok(())
 }
 
 /// Whether a comparison needs the workload read once per seed: only when the seed

@@ -15,6 +15,8 @@
 //! * [`compare`] — a plan of (policy, seed) runs replayed in parallel, results in plan
 //!   order whatever the thread count;
 //! * [`report`] — run folders read back and the report written;
+//! * [`sweep`] — a grid of traces × policies × settings × seeds from a `sweep.toml`, one
+//!   cell per Slurm array task or Kubernetes Job index, merged into `sim compare`'s report;
 //! * [`fgd`] — the FGD paper's placement experiments on openb node and pod lists
 //!   (`sim fgd`): every (workload, placement, seed) in parallel, the curves written.
 //!
@@ -30,6 +32,7 @@ pub mod output;
 pub mod report;
 pub mod run;
 pub mod sacct;
+pub mod sweep;
 pub mod vary;
 
 /// Why a run could not be done.
