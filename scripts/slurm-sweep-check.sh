@@ -2,7 +2,7 @@
 # A sweep run as a real Slurm job array (docs/sweeps.md): installs Debian's Slurm and
 # munge packages when absent, starts a one-node Slurm (munged, slurmctld, slurmd) on
 # loopback inside a private network namespace, submits the array `sim sweep slurm` writes
-# for 2 traces × 4 policies × 2 seeds with its merge job after it, waits, and checks that
+# for 2 traces × 4 policies × 5 seeds (the sweep of tests/it/sweep.rs) with its merge job after it, waits, and checks that
 # each trace's merged comparison.csv and runs.txt are the bytes `sim compare` writes over
 # the same cells. Stops the daemons it started. Needs root (or sudo).
 #   usage: scripts/slurm-sweep-check.sh [path/to/sim]
@@ -89,7 +89,7 @@ ctc="$ROOT/data/CTC-SP2-1996-3.1-cln.first2000.swf.gz"
 cat > sweep.toml <<SWEEP
 out = "out"
 policies = ["fcfs", "easy", "conservative", "sjf-aging"]
-seeds = "1..2"
+seeds = "1..5"
 perturb = "resample"
 [[trace]]
 name = "kth"
@@ -112,11 +112,11 @@ if [ -n "$(squeue -h)" ]; then echo "slurm-sweep-check: jobs still queued after 
 cat out/logs/merge.out
 for t in kth ctc; do
   f=$kth; [ "$t" = ctc ] && f=$ctc
-  "$SIM" compare -q --trace "$f" --policies fcfs,easy,conservative,sjf-aging --seeds 1..2 --perturb resample --out "cmp-$t"
+  "$SIM" compare -q --trace "$f" --policies fcfs,easy,conservative,sjf-aging --seeds 1..5 --perturb resample --out "cmp-$t"
   for file in comparison.csv runs.txt; do
     cmp "cmp-$t/$file" "out/$t/$file" || { echo "slurm-sweep-check: $t/$file differs from sim compare's"; exit 1; }
   done
 done
-echo "== the job array's 16 cells, merged after it, are sim compare's bytes"
+echo "== the job array's 40 cells, merged after it, are sim compare's bytes"
 INNER
 rm -rf "$work"
