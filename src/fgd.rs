@@ -9,27 +9,7 @@ use runner::fgd::{Experiment, FgdOptions, FgdRun};
 
 /// Parses `42..51` (inclusive, as the paper's seeds 42–51) or `42,43` or `42`.
 pub fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
-    let bad = || format!("--seeds: expected a range such as 42..51 or a list such as 42,43, found '{s}'");
-    if let Some((a, b)) = s.split_once("..") {
-        let a: u64 = a.trim().parse().map_err(|_| bad())?;
-        let b: u64 = b.trim().trim_start_matches('=').parse().map_err(|_| bad())?;
-        if b < a {
-            return Err(format!(
-                "--seeds: the range '{s}' is reversed: its first seed must not exceed its last ({b}..{a}?)"
-            ));
-        }
-        if b - a > 100_000 {
-            return Err(format!("--seeds: the range '{s}' holds {} seeds, expected at most 100001", b - a + 1));
-        }
-        return Ok((a..=b).collect());
-    }
-    let seeds: Vec<u64> = s.split(',').map(|x| x.trim().parse::<u64>().map_err(|_| bad())).collect::<Result<_, _>>()?;
-    let mut sorted = seeds.clone();
-    sorted.sort_unstable();
-    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("--seeds: seed {} is listed twice in '{s}'", w[0]));
-    }
-    Ok(seeds)
+    runner::compare::parse_seeds(s, "--seeds")
 }
 
 /// `sim fgd`.
