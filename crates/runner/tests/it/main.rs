@@ -58,3 +58,39 @@ fn a_comparison_writes_every_run_and_the_report() {
     assert_eq!(list, "fcfs__seed1\neasy__seed1\n");
     assert!(dir.path().join("report.html").is_file());
 }
+
+/// Sweep files with arbitrary values: an error naming the file, or a sweep; never a panic.
+#[test]
+fn sweep_files_never_panic() {
+    use proptest::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(128));
+    let strategy = (
+        "[ -~]{0,12}",
+        prop::collection::vec("[ -~]{0,12}", 0..3),
+        proptest::option::of("[ -~]{0,8}"),
+        prop::collection::vec("[ -~]{0,12}", 0..3),
+        proptest::option::of("[ -~]{0,8}"),
+    );
+    runner
+        .run(&strategy, |(out, policies, seeds, traces, horizon)| {
+            let mut text = format!("out = {out:?}\npolicies = {policies:?}\n");
+            if let Some(s) = &seeds {
+                text.push_str(&format!("seeds = {s:?}\n"));
+            }
+            if let Some(h) = &horizon {
+                text.push_str(&format!("[run]\nhorizon = {h:?}\n"));
+            }
+            for t in &traces {
+                text.push_str(&format!("[[trace]]\ntrace = {t:?}\n"));
+            }
+            std::fs::write(&path, &text).unwrap();
+            match runner::sweep::Sweep::load(&path) {
+                Ok(s) => prop_assert!(!s.traces.is_empty() && !s.seeds.is_empty()),
+                Err(e) => prop_assert!(e.to_string().contains("s.toml"), "{e}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+}

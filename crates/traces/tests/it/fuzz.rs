@@ -229,3 +229,37 @@ proptest! {
         let _ = traces::cluster_toml::parse_delay(&ready);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// `[[domain]]` tables, a pool's `domain` and `arrangement` with arbitrary values: an
+    /// error or a cluster, never a panic; a cluster read has a domain per pool within its
+    /// domains.
+    #[test]
+    fn domain_tables_never_panic(
+        names in prop::collection::vec("[ -~]{0,10}", 0..4),
+        pool_domain in proptest::option::of("[ -~]{0,10}"),
+        window in proptest::option::of("[0-9dhms. ]{0,6}(\\.\\.)?[0-9dhms. ]{0,6}"),
+        arrangement in proptest::option::of("[ -~]{0,12}"),
+    ) {
+        let mut text = String::new();
+        if let Some(a) = &arrangement {
+            text.push_str(&format!("arrangement = {a:?}\n"));
+        }
+        for n in &names {
+            text.push_str(&format!("[[domain]]\nname = {n:?}\npolicy = \"kube\"\n"));
+            if let Some(w) = &window {
+                text.push_str(&format!("window = {w:?}\n"));
+            }
+        }
+        text.push_str("[[pool]]\nname = \"g\"\ncount = 2\ncores = 4\n");
+        if let Some(d) = &pool_domain {
+            text.push_str(&format!("domain = {d:?}\n"));
+        }
+        if let Ok(c) = traces::cluster_toml::parse("fuzz.toml", &text) {
+            prop_assert_eq!(c.pool_domains.len(), 1);
+            prop_assert!(c.domains.is_empty() && c.pool_domains[0] == 0 || (c.pool_domains[0] as usize) < c.domains.len());
+        }
+    }
+}
