@@ -194,3 +194,32 @@ fn the_hybrid_example_runs() {
         assert!(s["domains"]["slurm"]["jobs"] == 1912 && s["domains"]["kubernetes"]["jobs"] == 465, "{a}");
     }
 }
+
+/// One native trace whose jobs name their domain: the same run as a trace per domain; a
+/// domain the cluster lacks is refused naming the file, line and field.
+#[test]
+fn a_native_trace_names_each_jobs_domain() {
+    let d = tempfile::tempdir().unwrap();
+    let (cluster, _, _) = inputs(d.path(), CLUSTER);
+    let mixed = d.path().join("mixed.jsonl");
+    let pod = PODS.replace("{\"id\":\"p\",", "{\"id\":\"p\",\"domain\":\"kubernetes\",");
+    std::fs::write(&mixed, format!("{SLURM}{pod}")).unwrap();
+    let out = d.path().join("out").display().to_string();
+    let o = sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", mixed.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        (s["domains"]["slurm"]["jobs"].as_u64(), s["domains"]["kubernetes"]["jobs"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        (s["domains"]["slurm"]["wait_mean"].as_f64(), s["domains"]["kubernetes"]["wait_mean"].as_f64()),
+        (Some(50.0), Some(0.0))
+    );
+    let jobs = std::fs::read_to_string(d.path().join("out/jobs.csv")).unwrap();
+    assert!(jobs.contains("slurm/s1,") && jobs.contains("kubernetes/p,"), "{jobs}");
+    std::fs::write(&mixed, format!("{SLURM}{}", pod.replace("kubernetes", "k8s"))).unwrap();
+    let o = sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", mixed.to_str().unwrap()]);
+    fails(o, "mixed.jsonl:3: field 'domain': expected one of the cluster's domains (slurm, kubernetes)");
+}

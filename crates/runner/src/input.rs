@@ -99,13 +99,6 @@ fn load_domains(
     let cfg_path = i.cluster.as_deref().unwrap_or(Path::new(""));
     let dir = cfg_path.parent().unwrap_or(Path::new("")).to_path_buf();
     let names: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
-    if i.trace.is_some() {
-        return Err(bad(format!(
-            "{}: the cluster has scheduling domains ({}): give each its trace as --trace DOMAIN:FILE, or `trace` in              its [[domain]] table",
-            cfg_path.display(),
-            names.join(", ")
-        )));
-    }
     for (d, _) in &i.domain_traces {
         if !names.contains(&d.as_str()) {
             return Err(bad(format!(
@@ -122,9 +115,14 @@ fn load_domains(
         nodes: None,
         sharing: sim_core::GpuSharing::Shared,
         import: import_options(&i.pai_jobs, &i.app_runtimes)?,
+        domains: names.iter().map(|n| n.to_string()).collect(),
     };
-    let mut merged: Option<Workload> = None;
-    let mut name_parts = Vec::new();
+    // What is read: a plain --trace (its jobs in the domain each names, native `domain`,
+    // else the first), then each domain's own trace.
+    let mut sources: Vec<(Option<usize>, PathBuf, Option<Format>)> = Vec::new();
+    if let Some(t) = &i.trace {
+        sources.push((None, t.clone(), i.format));
+    }
     for (d, dom) in config.domains.iter().enumerate() {
         let given = i.domain_traces.iter().rev().find(|(n, _)| n == &dom.name).map(|(_, p)| p.clone());
         let path = match (given, &dom.trace) {
@@ -144,9 +142,15 @@ fn load_domains(
             })?),
             None => None,
         };
+        sources.push((Some(d), path, format));
+    }
+    let mut merged: Option<Workload> = None;
+    let mut name_parts = Vec::new();
+    for (d, path, format) in sources {
+        let dom = d.map(|d| &config.domains[d]);
         refuse_empty(&path)?;
         let w = traces::open(&path, &traces::LoadOptions { format, ..opts.clone() }).map_err(|e| bad(e.to_string()))?;
-        let shown = format!("{}:{}", dom.name, path.display());
+        let shown = dom.map_or_else(|| path.display().to_string(), |dom| format!("{}:{}", dom.name, path.display()));
         if w.format.needs_cluster() && w.format != Format::Native && w.format != Format::Openb {
             let rows = w.jobs.len() as u64 + w.skipped.total();
             notes(accounting(&shown, rows, w.jobs.len(), &w.skipped));
@@ -155,7 +159,7 @@ fn load_domains(
             return Err(bad(format!("{shown}: no jobs")));
         }
         let mut jobs = w.jobs.clone();
-        if let Some((from, to)) = dom.window {
+        if let Some((from, to)) = dom.and_then(|dom| dom.window) {
             jobs.retain(|j| j.submit.0 >= from.0 && j.submit.0 < to.0);
             if jobs.is_empty() {
                 return Err(bad(format!(
@@ -170,8 +174,10 @@ fn load_domains(
             }
         }
         for j in &mut jobs {
-            j.domain = d as u8;
-            j.trace_id = format!("{}/{}", dom.name, j.trace_id);
+            if let Some(d) = d {
+                j.domain = d as u8;
+            }
+            j.trace_id = format!("{}/{}", config.domains[j.domain as usize].name, j.trace_id);
         }
         name_parts.push(shown);
         merged = Some(match merged {
@@ -188,7 +194,8 @@ fn load_domains(
     }
     let Some(mut workload) = merged else {
         return Err(bad(format!(
-            "{}: no domain has a workload: give --trace DOMAIN:FILE ({}), or `trace` in a [[domain]] table",
+            "{}: no domain has a workload: give --trace DOMAIN:FILE ({}), `trace` in a [[domain]] table, or a \
+             native --trace whose jobs name their `domain`",
             cfg_path.display(),
             names.join(", ")
         )));
@@ -356,6 +363,7 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
         nodes: i.nodes.clone(),
         sharing: i.sharing.unwrap_or(sim_core::GpuSharing::Shared),
         import: import_options(&i.pai_jobs, &i.app_runtimes)?,
+        domains: Vec::new(),
     };
     let (mut workload, name) = match &i.trace {
         Some(path) => {

@@ -224,6 +224,8 @@ pub struct LoadOptions {
     pub sharing: sim_core::GpuSharing,
     /// What the importers need beyond the file (a PAI job table, Sia run times).
     pub import: ImportOptions,
+    /// The cluster's scheduling domains: a native job's `domain` names one of them.
+    pub domains: Vec<String>,
 }
 
 /// Reads a trace of any format into a workload on its cluster: the one entry point for
@@ -235,7 +237,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Workload, TraceError> {
     let format = opts.format.unwrap_or_else(|| detect_file_format(path));
     let needs = |what: String| TraceError::malformed(&name, None, None, what);
     let mut w = match (format, &opts.cluster) {
-        (Format::Native, Some(c)) => load_native(path, c.clone())?,
+        (Format::Native, Some(c)) => load_native_in(path, c.clone(), &opts.domains)?,
         (Format::Openb, Some(c)) => load_openb_on(path, c.clone())?,
         (Format::Openb, None) => match &opts.nodes {
             Some(nodes) => load_openb(path, nodes, opts.sharing)?,
@@ -295,12 +297,17 @@ pub fn load_openb_on(pods: &Path, cluster: Cluster) -> Result<Workload, TraceErr
 
 /// Reads a native JSON Lines workload to replay on `cluster`.
 pub fn load_native(path: &Path, cluster: Cluster) -> Result<Workload, TraceError> {
+    load_native_in(path, cluster, &[])
+}
+
+/// As [`load_native`], on a cluster with these scheduling domains (a job's `domain`).
+pub fn load_native_in(path: &Path, cluster: Cluster, domains: &[String]) -> Result<Workload, TraceError> {
     let (bytes, name, checksum) = read_file(path)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
         TraceError::malformed(&name, Some(line), None, "not UTF-8 text")
     })?;
-    let jobs = native::parse(&name, text)?;
+    let jobs = native::parse_in_domains(&name, text, domains)?;
     on_cluster(Format::Native, &name, jobs, cluster, checksum)
 }
 

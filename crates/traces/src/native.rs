@@ -29,6 +29,7 @@
 //! | `preferred` | `[[weight, term], ...]`, weight 1–100 | none |
 //! | `tolerations` | `{key, exists, value, effect, toleration_seconds}`; effect `NoSchedule`, `PreferNoSchedule`, `NoExecute` or absent (all); `toleration_seconds` (also `tolerationSeconds`): how long a NoExecute taint is tolerated, absent = for ever | none |
 //! | `checkpoint` | the job's own periodic checkpoints, in place of the run's `--checkpoint`: `{"interval": SECONDS or "auto", "cost": SECONDS, "restore": SECONDS}` (`auto`: Young's interval for the run's failure rate; cost and restore default to 0), or `"none"` | the run's |
+//! | `domain` | its scheduling domain on a cluster with `[[domain]]` tables (`slurm`, `kubernetes`; docs/hybrid.md) | the first domain |
 //! | `restart_policy` | `Never` (the Job controller re-creates a failed pod) or `OnFailure` (the kubelet restarts it in place, on its GPUs, after CrashLoopBackOff) | `Never` |
 //! | `labels` | the pod's own labels `{key: value}` | none |
 //! | `pod_affinity` | `{selector: [requirements], topology_key, weight, anti}`: weight 0 = required, 1–100 preferred; `anti: true` for anti-affinity; keys `node`, `rack`, `zone`, `switch` or a node label | none |
@@ -51,6 +52,8 @@ use std::io::Write;
 #[serde(deny_unknown_fields)]
 struct Line<'a> {
     id: String,
+    #[serde(default)]
+    domain: Option<String>,
     #[serde(borrow)]
     submit: &'a RawValue,
     #[serde(borrow, default)]
@@ -130,20 +133,40 @@ fn secs(file: &str, line: u64, field: &str, raw: &RawValue) -> Result<u64, Trace
 
 /// Reads a native workload (`file` names it in errors).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, TraceError> {
+    parse_in_domains(file, text, &[])
+}
+
+/// Reads a native workload for a cluster with these scheduling domains: a job's `domain`
+/// is the index of its name among them (none: a `domain` field is an error).
+pub fn parse_in_domains(file: &str, text: &str, domains: &[String]) -> Result<Vec<Job>, TraceError> {
     let mut jobs = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let l = raw.trim();
         if !l.is_empty() {
-            jobs.push(job(file, i as u64 + 1, l)?);
+            jobs.push(job(file, i as u64 + 1, l, domains)?);
         }
     }
     Ok(jobs)
 }
 
 /// Line `n` (`l`, not empty) as a job; errors name the line and the field.
-fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
+fn job(file: &str, n: u64, l: &str, domains: &[String]) -> Result<Job, TraceError> {
     let j: Line<'_> = serde_json::from_str(l)
         .map_err(|e| TraceError::malformed(file, Some(n), None, format!("not a job object: {e}")))?;
+    let domain = match &j.domain {
+        None => 0,
+        Some(d) => match domains.iter().position(|x| x == d) {
+            Some(i) => i as u8,
+            None if domains.is_empty() => {
+                let want = "no domain: the cluster configuration has no [[domain]] tables";
+                return Err(TraceError::bad(file, n, "field 'domain'", want, d));
+            }
+            None => {
+                let want = format!("one of the cluster's domains ({})", domains.join(", "));
+                return Err(TraceError::bad(file, n, "field 'domain'", want, d));
+            }
+        },
+    };
     let submit = secs(file, n, "submit", j.submit)?;
     // serde reads `null` as `None`.
     let runtime = j.runtime.map(|r| secs(file, n, "runtime", r)).transpose()?.map(SimDuration);
@@ -213,11 +236,11 @@ fn job(file: &str, n: u64, l: &str) -> Result<Job, TraceError> {
         trace_status,
         gpu_models: j.gpu_models,
         constraints,
+        domain,
         min_tasks: j.min_tasks,
         observed_start,
         restart_policy,
         checkpoint,
-        domain: 0,
     })
 }
 
