@@ -54,6 +54,8 @@ pub struct Domains {
     /// Jobs this policy evicted to free a locked node (so as not to evict them twice).
     evicted: BTreeSet<JobId>,
     buf: Vec<Decision>,
+    /// The view's node epoch at the last look for stranded holds.
+    holds_epoch: Option<u64>,
 }
 
 impl Member {
@@ -81,7 +83,13 @@ impl Member {
             let engine = states.get(n).copied().unwrap_or(NodeState::Up);
             let id = NodeId(n as u32);
             let d = self.domain;
-            let mine = view.node_domain(id) == d || view.node_reclaim(id).is_some_and(|r| r.by == d);
+            let reclaim = view.node_reclaim(id);
+            let mut mine = view.node_domain(id) == d || reclaim.is_some_and(|r| r.by == d);
+            // A lent node its lender has started work on is the lender's again (its owner
+            // changes only after the pass, when the arrangement sees the start).
+            if let Some(r) = reclaim.filter(|r| r.by != d && mine) {
+                mine = !view.all_jobs_on(id).iter().any(|&j| view.route(view.job(j).domain()).scheduler == r.by);
+            }
             let s = if engine != NodeState::Up {
                 engine
             } else if mine && !taken.contains(&(n as u32)) {
@@ -135,6 +143,10 @@ impl Domains {
                     .map(move |o| (n, o))
             })
             .collect();
+        // Partial gangs of the borrower holding tasks there give them back at once.
+        for held in Self::foreign_holds(view, sees, &lent) {
+            out.push(Decision::Release { job: held });
+        }
         if foreign.is_empty() {
             return out.push(bind);
         }
@@ -184,12 +196,46 @@ impl Domains {
             locks: BTreeMap::new(),
             evicted: BTreeSet::new(),
             buf: Vec::new(),
+            holds_epoch: None,
         })
     }
 
     fn member_of(&self, view: &SchedView<'_>, job: JobId) -> Option<usize> {
         let s = view.route(view.job(job).domain()).scheduler;
         self.members.iter().position(|m| m.domain == s)
+    }
+
+    /// Whether domain `d`'s scheduler may place work on `node` (its own, or lent with its
+    /// right to take it back).
+    fn usable(view: &SchedView<'_>, d: u8, node: NodeId) -> bool {
+        view.node_domain(node) == d || view.node_reclaim(node).is_some_and(|r| r.by == d)
+    }
+
+    /// Partial gangs (tasks held, the rest not placed yet) on nodes their scheduler may no
+    /// longer use — the node moved to another domain — give their tasks back (they stay
+    /// in the queue, as Kueue's eviction of a workload not ready): a gang must not start
+    /// on another domain's node. Looked at when nodes changed.
+    fn release_stranded(&mut self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
+        if self.holds_epoch == Some(view.node_epoch()) {
+            return;
+        }
+        self.holds_epoch = Some(view.node_epoch());
+        for &j in view.queue() {
+            let d = view.route(view.job(j).domain()).scheduler;
+            if view.held(j).iter().any(|b| !Self::usable(view, d, b.node)) {
+                out.push(Decision::Release { job: j });
+            }
+        }
+    }
+
+    /// The waiting jobs of domains other than `sees` holding tasks on `nodes`.
+    fn foreign_holds(view: &SchedView<'_>, sees: u32, nodes: &[u32]) -> Vec<JobId> {
+        view.queue()
+            .iter()
+            .copied()
+            .filter(|&j| sees & (1u32 << view.job(j).domain()) == 0)
+            .filter(|&j| view.held(j).iter().any(|b| nodes.contains(&b.node.0)))
+            .collect()
     }
 
     /// Forgets the locks of jobs no longer waiting, and those whose nodes are free of
@@ -231,6 +277,7 @@ impl Policy for Domains {
 
     fn schedule(&mut self, view: &SchedView<'_>, info: &PassInfo, out: &mut Vec<Decision>) {
         self.settle_locks(view);
+        self.release_stranded(view, out);
         for &j in &info.queued {
             if let Some(i) = self.member_of(view, j) {
                 if self.job_member.len() <= j.idx() {

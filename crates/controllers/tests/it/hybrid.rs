@@ -163,11 +163,11 @@ impl sim_core::controller::Controller for Owners {
     }
 }
 
-fn checked(cluster: &Cluster, jobs: &[Job], arrangement: &str) -> (String, Vec<String>) {
+fn checked(cluster: &Cluster, jobs: &[Job], arrangement: &str, kube: &str) -> (String, Vec<String>) {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut p = policies::Domains::new(vec![
         (0, "slurm".into(), policies::build("slurm").unwrap()),
-        (1, "kubernetes".into(), policies::build("kube").unwrap()),
+        (1, "kubernetes".into(), policies::build(kube).unwrap()),
     ])
     .unwrap();
     let cfg = SimConfig {
@@ -185,26 +185,32 @@ fn checked(cluster: &Cluster, jobs: &[Job], arrangement: &str) -> (String, Vec<S
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
-    /// Any small mixed workload under every arrangement: every job completes (exactly
-    /// one outcome each), every start is on its scheduler's nodes, and a second run gives
-    /// the same schedule.
+    /// Any small mixed workload under every arrangement, pods in gangs of 1 or 2 tasks placed
+    /// all at once or one at a time (their partial gangs holding GPUs): every job completes
+    /// (exactly one outcome each), every start is on its scheduler's own nodes, and a second
+    /// run gives the same schedule.
     #[test]
     fn every_arrangement_keeps_the_invariants(
-        shapes in proptest::collection::vec((0u8..2, 0u64..600, 1u32..9, 10u64..500), 1..14),
+        shapes in proptest::collection::vec((0u8..2, 0u64..600, 1u32..9, 10u64..500, 1u32..3), 1..14),
+        one_at_a_time in proptest::bool::ANY,
     ) {
         let jobs: Vec<Job> = shapes
             .iter()
             .enumerate()
-            .map(|(i, &(d, submit, gpus, run))| {
+            .map(|(i, &(d, submit, gpus, run, tasks))| {
                 let mut j = gpu_job(&format!("j{i}"), submit, gpus, run);
                 j.domain = d;
+                if d == 1 {
+                    j.tasks = tasks;
+                }
                 j
             })
             .collect();
+        let kube = if one_at_a_time { "kube[gang=permit-wait]" } else { "kube" };
         for a in [
-            "static[slurm_nodes=2]",
+            "static[slurm_nodes=1]",
             "lend-drain",
             "lend-drain[cooldown=0,move_delay=0]",
             "lend-evict",
@@ -212,10 +218,10 @@ proptest::proptest! {
             "bridge",
             "bridge[shared]",
         ] {
-            let (first, bad) = checked(&cluster(3), &jobs, a);
+            let (first, bad) = checked(&cluster(3), &jobs, a, kube);
             proptest::prop_assert!(bad.is_empty(), "{a}: {bad:?}");
             proptest::prop_assert!(!first.contains("Unfinished"), "{a}: {first}");
-            let (again, _) = checked(&cluster(3), &jobs, a);
+            let (again, _) = checked(&cluster(3), &jobs, a, kube);
             proptest::prop_assert_eq!(first, again, "{}", a);
         }
     }
