@@ -57,7 +57,8 @@ pub fn sweep(c: &SweepCommand) -> Result<(), Failure> {
 fn plan(s: &Sweep) -> Result<(), Failure> {
     use std::fmt::Write as _;
     let cells = s.cells();
-    let done = cells.iter().filter(|c| s.done(c)).count();
+    let state: Vec<bool> = cells.iter().map(|c| s.done(c)).collect();
+    let done = state.iter().filter(|&&d| d).count();
     let mut text = format!(
         "{} cells ({} traces × {} policies × {} settings × {} seeds), {done} done\nindex\tid\ttrace\tfolder\tdone\n",
         cells.len(),
@@ -66,8 +67,8 @@ fn plan(s: &Sweep) -> Result<(), Failure> {
         s.variants.len(),
         s.seeds.len()
     );
-    for (i, c) in cells.iter().enumerate() {
-        let state = if s.done(c) { "yes" } else { "no" };
+    for (i, (c, &d)) in cells.iter().zip(&state).enumerate() {
+        let state = if d { "yes" } else { "no" };
         let _ = writeln!(text, "{i}\t{}\t{}\t{}\t{state}", c.id, s.traces[c.trace].name, c.cell.folder());
     }
     // A reader that stops early (`| head`) is not an error.
@@ -79,7 +80,8 @@ fn plan(s: &Sweep) -> Result<(), Failure> {
 }
 
 fn local(s: &Sweep, threads: usize, quiet: bool) -> Result<(), Failure> {
-    let todo = s.cells().iter().filter(|c| !s.done(c)).count();
+    let all = s.cells();
+    let (cells, todo) = (all.len(), all.iter().filter(|c| !s.done(c)).count());
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new(todo as u64);
@@ -100,7 +102,7 @@ fn local(s: &Sweep, threads: usize, quiet: bool) -> Result<(), Failure> {
     }
     let missing = s.merge()?;
     if !quiet {
-        let before = s.cells().len() - todo;
+        let before = cells - todo;
         println!("schedlab sweep → {}: {ran} cells run, {before} were done", s.out.display());
     }
     report_missing(&missing)

@@ -42,6 +42,11 @@ fn inputs(dir: &Path, cluster: &str) -> (String, String, String) {
     (w("cluster.toml", cluster), w("slurm.jsonl", SLURM), w("pods.jsonl", PODS))
 }
 
+/// The `summary.json` of the run folder `dir/out`.
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("out/summary.json")).unwrap()).unwrap()
+}
+
 fn run(dir: &Path, extra: &[&str]) -> std::process::Output {
     let (cluster, slurm, pods) = inputs(dir, CLUSTER);
     let out = dir.join("out").display().to_string();
@@ -59,8 +64,8 @@ fn a_static_split_from_the_pools_and_its_figures_per_domain() {
     let d = tempfile::tempdir().unwrap();
     let o = run(d.path(), &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let summary = std::fs::read(d.path().join("out/summary.json")).unwrap();
-    let s: serde_json::Value = serde_json::from_slice(&summary).unwrap();
+    let bytes = std::fs::read(d.path().join("out/summary.json")).unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(s["domains"]["slurm"]["wait_mean"], 50.0, "{s:#}");
     assert_eq!(s["domains"]["kubernetes"]["wait_mean"], 0.0);
     assert_eq!(s["domains"]["slurm"]["jobs"], 2);
@@ -69,13 +74,12 @@ fn a_static_split_from_the_pools_and_its_figures_per_domain() {
     let jobs = std::fs::read_to_string(d.path().join("out/jobs.csv")).unwrap();
     assert!(jobs.contains("slurm/s2,") && jobs.contains("kubernetes/p,"), "{jobs}");
     assert!(run(d.path(), &[]).status.success());
-    assert_eq!(std::fs::read(d.path().join("out/summary.json")).unwrap(), summary, "same inputs, same bytes");
+    assert_eq!(std::fs::read(d.path().join("out/summary.json")).unwrap(), bytes, "same inputs, same bytes");
     // Bridged, the pod is a Slurm job on a whole node: both nodes are Slurm's, s1 and s2
     // run at once and the pod waits for the first to end.
     let o = run(d.path(), &["--arrangement", "bridge"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("out/summary.json")).unwrap()).unwrap();
+    let s: serde_json::Value = summary(d.path());
     assert_eq!(
         (s["domains"]["slurm"]["wait_mean"].as_f64(), s["domains"]["kubernetes"]["wait_mean"].as_f64()),
         (Some(0.0), Some(90.0))
@@ -188,8 +192,7 @@ fn the_hybrid_example_runs() {
             "3600",
         ]);
         assert!(o.status.success(), "{a}: {}", String::from_utf8_lossy(&o.stderr));
-        let s: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(d.path().join("out/summary.json")).unwrap()).unwrap();
+        let s: serde_json::Value = summary(d.path());
         assert_eq!(s["jobs_total"], 1912 + 465, "{a}");
         assert!(s["domains"]["slurm"]["jobs"] == 1912 && s["domains"]["kubernetes"]["jobs"] == 465, "{a}");
     }
@@ -207,8 +210,7 @@ fn a_native_trace_names_each_jobs_domain() {
     let out = d.path().join("out").display().to_string();
     let o = sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", mixed.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("out/summary.json")).unwrap()).unwrap();
+    let s: serde_json::Value = summary(d.path());
     assert_eq!(
         (s["domains"]["slurm"]["jobs"].as_u64(), s["domains"]["kubernetes"]["jobs"].as_u64()),
         (Some(2), Some(1))

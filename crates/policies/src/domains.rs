@@ -23,10 +23,16 @@
 //! not have the earlier ones' decisions yet).
 
 use sim_core::cluster::{NodeId, NodeState};
-use sim_core::domain::ViewScope;
+use sim_core::domain::{ViewScope, in_mask};
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, PassInfo, PassMode, Policy, SchedView};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Whether domain `d`'s scheduler may place work on `node` (its own, or lent with its
+/// right to take it back).
+fn usable(view: &SchedView<'_>, d: u8, node: NodeId) -> bool {
+    view.node_domain(node) == d || view.node_reclaim(node).is_some_and(|r| r.by == d)
+}
 
 /// One domain's scheduler and what it was last shown.
 struct Member {
@@ -70,7 +76,7 @@ impl Member {
         hidden: &BTreeSet<JobId>,
         taken: &BTreeSet<u32>,
     ) {
-        let of_mine = |j: &JobId| sees & (1u32 << view.job(*j).domain()) != 0;
+        let of_mine = |j: &JobId| in_mask(sees, view.job(*j).domain());
         self.scope.domains = sees;
         self.scope.refresh_running(view);
         self.scope.queue.clear();
@@ -83,11 +89,10 @@ impl Member {
             let engine = states.get(n).copied().unwrap_or(NodeState::Up);
             let id = NodeId(n as u32);
             let d = self.domain;
-            let reclaim = view.node_reclaim(id);
-            let mut mine = view.node_domain(id) == d || reclaim.is_some_and(|r| r.by == d);
+            let mut mine = usable(view, d, id);
             // A lent node its lender has started work on is the lender's again (its owner
             // changes only after the pass, when the arrangement sees the start).
-            if let Some(r) = reclaim.filter(|r| r.by != d && mine) {
+            if let Some(r) = view.node_reclaim(id).filter(|r| r.by != d && mine) {
                 mine = !view.all_jobs_on(id).iter().any(|&j| view.route(view.job(j).domain()).scheduler == r.by);
             }
             let s = if engine != NodeState::Up {
@@ -114,7 +119,7 @@ impl Member {
 }
 
 impl Domains {
-    /// Member `i`'s start of a job: passed on, unless it is on lent nodes where the
+    /// Member `i`'s decision: passed on, unless it starts a job on lent nodes where the
     /// borrower's jobs run: then those are evicted after their kill wait and the nodes
     /// locked for the job. Lent nodes it uses are `taken` for the rest of the pass.
     fn bind_or_lock(
@@ -139,7 +144,7 @@ impl Domains {
             .flat_map(|&n| {
                 view.all_jobs_on(NodeId(n))
                     .into_iter()
-                    .filter(|o| sees & (1u32 << view.job(*o).domain()) == 0)
+                    .filter(|o| !in_mask(sees, view.job(*o).domain()))
                     .map(move |o| (n, o))
             })
             .collect();
@@ -205,12 +210,6 @@ impl Domains {
         self.members.iter().position(|m| m.domain == s)
     }
 
-    /// Whether domain `d`'s scheduler may place work on `node` (its own, or lent with its
-    /// right to take it back).
-    fn usable(view: &SchedView<'_>, d: u8, node: NodeId) -> bool {
-        view.node_domain(node) == d || view.node_reclaim(node).is_some_and(|r| r.by == d)
-    }
-
     /// Partial gangs (tasks held, the rest not placed yet) on nodes their scheduler may no
     /// longer use — the node moved to another domain — give their tasks back (they stay
     /// in the queue, as Kueue's eviction of a workload not ready): a gang must not start
@@ -222,7 +221,7 @@ impl Domains {
         self.holds_epoch = Some(view.node_epoch());
         for &j in view.queue() {
             let d = view.route(view.job(j).domain()).scheduler;
-            if view.held(j).iter().any(|b| !Self::usable(view, d, b.node)) {
+            if view.held(j).iter().any(|b| !usable(view, d, b.node)) {
                 out.push(Decision::Release { job: j });
             }
         }
@@ -233,7 +232,7 @@ impl Domains {
         view.queue()
             .iter()
             .copied()
-            .filter(|&j| sees & (1u32 << view.job(j).domain()) == 0)
+            .filter(|&j| !in_mask(sees, view.job(j).domain()))
             .filter(|&j| view.held(j).iter().any(|b| nodes.contains(&b.node.0)))
             .collect()
     }
@@ -302,17 +301,13 @@ impl Policy for Domains {
             }
             let sub = view.scoped(&m.scope);
             let pass = std::mem::take(&mut m.pending);
-            self.buf.clear();
-            m.policy.schedule(&sub, &pass, &mut self.buf);
-            let decisions = std::mem::take(&mut self.buf);
-            for dec in decisions {
-                match dec {
-                    Decision::Bind { job, binding, reason } => {
-                        self.bind_or_lock(view, i, sees, Decision::Bind { job, binding, reason }, &mut taken, out)
-                    }
-                    other => out.push(other),
-                }
+            // The member's decisions, in a buffer kept across passes.
+            let mut decisions = std::mem::take(&mut self.buf);
+            m.policy.schedule(&sub, &pass, &mut decisions);
+            for dec in decisions.drain(..) {
+                self.bind_or_lock(view, i, sees, dec, &mut taken, out);
             }
+            self.buf = decisions;
         }
     }
 

@@ -123,32 +123,26 @@ pub fn compute(run: &DomainRun<'_>, jobs: &[Job], records: &[JobRecord]) -> BTre
     }
     let mut out = BTreeMap::new();
     let mut held_on = vec![0f64; d_count];
-    let mut figures: Vec<(Vec<Job>, Vec<JobRecord>)> = vec![(Vec::new(), Vec::new()); d_count];
-    for (j, r) in jobs.iter().zip(records) {
-        let d = j.domain as usize;
-        if d < d_count {
-            figures[d].0.push(j.clone());
-            figures[d].1.push(r.clone());
-        }
-    }
     let mut rows = Vec::with_capacity(d_count);
-    for (d, (js, rs)) in figures.iter().enumerate() {
-        let s = crate::summary::Summary::compute(meta(), js, rs);
+    for d in 0..d_count {
+        // One domain's jobs at a time: its summary reads slices of them.
+        let (js, rs): (Vec<Job>, Vec<JobRecord>) = jobs
+            .iter()
+            .zip(records)
+            .filter(|(j, _)| j.domain as usize == d)
+            .map(|(j, r)| (j.clone(), r.clone()))
+            .unzip();
+        let s = crate::summary::Summary::compute(crate::summary::RunMeta::default(), &js, &rs);
         let lost: f64 = s.interruptions.as_ref().map_or(0.0, |i| {
             ["failure", "eviction", "preemption"].iter().filter_map(|k| i.lost_gpu_hours.get(k)).sum()
         });
         let held = s.gpu_hours + s.wasted_gpu_hours + lost;
         // Within the arrival span: last attempts clipped to it, the rest whole.
         let mut in_span = s.wasted_gpu_hours + lost;
-        for (j, r) in js.iter().zip(rs) {
+        for (j, r) in js.iter().zip(&rs) {
             if let (Some(a), Some(b), false) = (r.start, r.end, r.outcome == sim_core::Outcome::OomKilled) {
                 let t = b.0.min(end).saturating_sub(a.0.max(start)) as f64;
-                let milli = if r.gpu_milli_held > 0 {
-                    r.gpu_milli_held as f64
-                } else {
-                    f64::from(j.tasks) * f64::from(j.task.gpus) * f64::from(j.task.gpu_milli())
-                };
-                in_span += t * milli / 1000.0 / HOUR_US;
+                in_span += t * crate::summary::gpu_milli_held(j, r) as f64 / 1000.0 / HOUR_US;
             }
         }
         let scheduler = run.schedulers.get(d).copied().unwrap_or(d as u8) as usize;
@@ -183,26 +177,6 @@ pub fn compute(run: &DomainRun<'_>, jobs: &[Job], records: &[JobRecord]) -> BTre
         );
     }
     out
-}
-
-fn meta() -> crate::summary::RunMeta {
-    crate::summary::RunMeta {
-        trace: String::new(),
-        trace_sha256: String::new(),
-        format: String::new(),
-        machine_units: 0,
-        machine_gpus: 0,
-        policy: String::new(),
-        policy_given: None,
-        perturb: None,
-        seed: 0,
-        walltime_kill: false,
-        trace_rows_skipped: BTreeMap::new(),
-        controllers: Vec::new(),
-        variant: BTreeMap::new(),
-        checkpoint: None,
-        restarts: None,
-    }
 }
 
 #[cfg(test)]

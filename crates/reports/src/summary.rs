@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 pub const BSLD_TAU_SECS: f64 = 10.0;
 
 /// What identifies a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunMeta {
     /// Trace file as given (or the embedded default's name).
     pub trace: String,
@@ -570,18 +570,23 @@ impl Totals {
         let run = (e - s).0;
         self.area += run as u128 * job.units() as u128;
         if rec.outcome != Outcome::OomKilled {
-            let held = if rec.gpu_milli_held > 0 {
-                rec.gpu_milli_held as u128
-            } else {
-                job.tasks as u128 * job.task.gpus as u128 * job.task.gpu_milli() as u128
-            };
-            self.gpu_milli_us += run as u128 * held;
+            self.gpu_milli_us += run as u128 * gpu_milli_held(job, rec);
         }
         let w = (s - job.submit).0 as f64 / 1e6;
         let r = run as f64 / 1e6;
         self.bsld_sum += ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0);
         self.bsld_n += 1;
         self.last_end = Some(self.last_end.map_or(e.0, |l: u64| l.max(e.0)));
+    }
+}
+
+/// The milli-GPUs a job's last attempt held: what the engine recorded, else its request
+/// (an exclusive pool's GPUs count whole).
+pub(crate) fn gpu_milli_held(job: &Job, rec: &JobRecord) -> u128 {
+    if rec.gpu_milli_held > 0 {
+        u128::from(rec.gpu_milli_held)
+    } else {
+        u128::from(job.tasks) * u128::from(job.task.gpus) * u128::from(job.task.gpu_milli())
     }
 }
 

@@ -140,8 +140,7 @@ fn check_arrangements(specs: &[String]) -> Result<(), RunError> {
     }
     let mut seen: Vec<(String, String, &str)> = Vec::new();
     for a in specs {
-        crate::run::check_arrangement(a).map_err(|e| bad(format!("--arrangements: {e}")))?;
-        let canonical = controllers::build(a, 0, 0).map(|c| c.spec()).unwrap_or_default();
+        let canonical = crate::run::check_arrangement(a).map_err(|e| bad(format!("--arrangements: {e}")))?;
         let folder = folder_name(a, 0);
         if let Some((_, _, first)) = seen.iter().find(|(c, f, _)| *c == canonical || *f == folder) {
             return Err(bad(format!("--arrangements: '{a}' is the same as '{first}': list each once")));

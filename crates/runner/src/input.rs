@@ -149,7 +149,8 @@ fn load_domains(
     for (d, path, format) in sources {
         let dom = d.map(|d| &config.domains[d]);
         refuse_empty(&path)?;
-        let w = traces::open(&path, &traces::LoadOptions { format, ..opts.clone() }).map_err(|e| bad(e.to_string()))?;
+        let mut w =
+            traces::open(&path, &traces::LoadOptions { format, ..opts.clone() }).map_err(|e| bad(e.to_string()))?;
         let shown = dom.map_or_else(|| path.display().to_string(), |dom| format!("{}:{}", dom.name, path.display()));
         if w.format.needs_cluster() && w.format != Format::Native && w.format != Format::Openb {
             let rows = w.jobs.len() as u64 + w.skipped.total();
@@ -158,7 +159,7 @@ fn load_domains(
         if w.jobs.is_empty() {
             return Err(bad(format!("{shown}: no jobs")));
         }
-        let mut jobs = w.jobs.clone();
+        let mut jobs = std::mem::take(&mut w.jobs);
         if let Some((from, to)) = dom.and_then(|dom| dom.window) {
             jobs.retain(|j| j.submit.0 >= from.0 && j.submit.0 < to.0);
             if jobs.is_empty() {

@@ -149,8 +149,8 @@ pub fn arrangement(o: &RunOptions, l: &Loaded) -> Result<Option<String>, RunErro
     Ok(Some(spec))
 }
 
-/// Checks that `spec` is an arrangement that builds.
-pub fn check_arrangement(spec: &str) -> Result<(), RunError> {
+/// Checks that `spec` is an arrangement that builds; returns its canonical spec.
+pub fn check_arrangement(spec: &str) -> Result<String, RunError> {
     let name = spec.split('[').next().unwrap_or_default().trim();
     if !controllers::arrangement::NAMES.contains(&name) {
         return Err(RunError::BadInput(format!(
@@ -158,8 +158,8 @@ pub fn check_arrangement(spec: &str) -> Result<(), RunError> {
             controllers::arrangement::NAMES.join(", ")
         )));
     }
-    controllers::build(spec, 0, 0).map_err(|e| RunError::BadInput(format!("arrangement '{spec}': {e}")))?;
-    Ok(())
+    let built = controllers::build(spec, 0, 0).map_err(|e| RunError::BadInput(format!("arrangement '{spec}': {e}")))?;
+    Ok(built.spec())
 }
 
 /// The composite policy of a cluster with scheduling domains: each domain's

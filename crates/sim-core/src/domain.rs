@@ -22,6 +22,11 @@ use crate::time::{SimDuration, SimTime};
 /// The most domains a run may have (a job's domain is one bit of [`ViewScope`]'s mask).
 pub const MAX_DOMAINS: usize = 32;
 
+/// Whether domain `d` is in `mask` (bit `d` for domain `d`): the domains a scheduler sees.
+pub fn in_mask(mask: u32, d: u8) -> bool {
+    (d as usize) < MAX_DOMAINS && mask & (1 << d) != 0
+}
+
 /// The right of a node's lender to take it back by evicting what runs there: CoreWeave
 /// SUNK's node lock (a Slurm job starting on a node evicts its Kubernetes pods after
 /// `--slurm-kill-wait`, 30 s).
@@ -80,10 +85,7 @@ impl ViewScope {
     /// after setting `domains`, before [`crate::policy::SchedView::scoped`].
     pub fn refresh_running(&mut self, view: &crate::policy::SchedView<'_>) {
         let mask = self.domains;
-        let shown = |j: JobId| {
-            let d = view.jobs[j.idx()].domain as usize;
-            d < MAX_DOMAINS && mask & (1 << d) != 0
-        };
+        let shown = |j: JobId| in_mask(mask, view.jobs[j.idx()].domain);
         self.by_start.clear();
         self.by_start.extend(view.running_by_start.iter().copied().filter(|&(_, j)| shown(j)));
         self.by_requested_end.clear();
@@ -92,7 +94,7 @@ impl ViewScope {
 
     /// Whether it sees the jobs of domain `d`.
     pub fn sees(&self, d: u8) -> bool {
-        (d as usize) < MAX_DOMAINS && self.domains & (1 << d) != 0
+        in_mask(self.domains, d)
     }
 }
 

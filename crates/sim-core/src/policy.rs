@@ -424,10 +424,7 @@ impl<'a> SchedView<'a> {
     /// Whether the view shows `j`'s attempt among the running jobs (in a domain
     /// scheduler's view, [`SchedView::scoped`], only its domains' jobs).
     pub(crate) fn shows(&self, j: JobId) -> bool {
-        self.scope.is_none_or(|m| {
-            let d = self.jobs[j.idx()].domain as usize;
-            d < crate::domain::MAX_DOMAINS && m & (1 << d) != 0
-        })
+        self.scope.is_none_or(|m| crate::domain::in_mask(m, self.jobs[j.idx()].domain))
     }
     /// Running jobs in start order.
     pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {

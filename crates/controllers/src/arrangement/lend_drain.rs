@@ -10,7 +10,7 @@
 //! created: Kubernetes' default `terminationGracePeriodSeconds`, 30 s) before its new
 //! owner may use it.
 
-use super::{Sides, Step, begin, gpus_in_use, idle, nodes_wanted, secs, waiting};
+use super::{Sides, Step, begin, gpus_in_use, idle, nodes_wanted, secs, to_lend, waiting};
 use crate::timers::NodeTimers;
 use sim_core::cluster::{NodeId, NodeState};
 use sim_core::controller::{Action, Controller, Interests, Observed};
@@ -150,19 +150,15 @@ impl LendDrain {
         } else if self.slurm_busy_at.is_none_or(|t| t < now && now.saturating_since(t) >= secs(self.cooldown))
             && waiting(view, s.k8s).next().is_some()
         {
-            let own = (0..nodes)
-                .filter(|&n| matches!(self.phase[n as usize], Phase::Fixed | Phase::K8s) && idle(view, n))
-                .count() as u64
-                + self.count(Phase::ToK8s);
-            let short = nodes_wanted(view, s.k8s).saturating_sub(own);
-            let slurm = self.count(Phase::Slurm);
-            let lendable = slurm.saturating_sub(self.keep);
-            // The NodeSet scales in from its highest ordinal: the last idle nodes go first.
-            let give: Vec<u32> = (0..nodes)
-                .rev()
-                .filter(|&n| self.phase[n as usize] == Phase::Slurm && idle(view, n))
-                .take(short.min(lendable) as usize)
-                .collect();
+            let phase = &self.phase;
+            let give = to_lend(
+                view,
+                s,
+                |n| phase[n as usize] == Phase::Slurm,
+                |n| matches!(phase[n as usize], Phase::Fixed | Phase::K8s),
+                self.count(Phase::ToK8s),
+                self.count(Phase::Slurm).saturating_sub(self.keep),
+            );
             for n in give {
                 self.phase[n as usize] = Phase::ToK8s;
                 out.push(Action::SetNodeState { node: NodeId(n), state: NodeState::Draining });

@@ -11,7 +11,7 @@
 //! it is idle and no pod is pending. SUNK schedules pods straight onto Slurm's nodes:
 //! `move_delay` (default 0) adds a relabel time to a lend.
 
-use super::{Sides, Step, begin, idle, nodes_wanted, secs, waiting};
+use super::{Sides, Step, begin, idle, secs, to_lend, waiting};
 use crate::timers::NodeTimers;
 use sim_core::cluster::NodeId;
 use sim_core::controller::{Action, Controller, Interests, Observed};
@@ -96,17 +96,16 @@ impl LendEvict {
     fn poll(&mut self, view: &SchedView<'_>, s: Sides, out: &mut Vec<Action>) {
         let nodes = self.phase.len() as u32;
         if waiting(view, s.k8s).next().is_some() {
-            let own = (0..nodes)
-                .filter(|&n| matches!(self.phase[n as usize], Phase::Fixed | Phase::Lent) && idle(view, n))
-                .count()
-                + self.phase.iter().filter(|&&p| p == Phase::ToK8s).count();
-            let short = nodes_wanted(view, s.k8s).saturating_sub(own as u64);
-            // Slurm places on its first nodes: the last idle ones are lent first.
-            let give: Vec<u32> = (0..nodes)
-                .rev()
-                .filter(|&n| self.phase[n as usize] == Phase::Slurm && idle(view, n))
-                .take(short as usize)
-                .collect();
+            let phase = &self.phase;
+            let coming = phase.iter().filter(|&&p| p == Phase::ToK8s).count() as u64;
+            let give = to_lend(
+                view,
+                s,
+                |n| phase[n as usize] == Phase::Slurm,
+                |n| matches!(phase[n as usize], Phase::Fixed | Phase::Lent),
+                coming,
+                u64::MAX,
+            );
             for n in give {
                 self.phase[n as usize] = Phase::ToK8s;
                 out.push(Action::Note {

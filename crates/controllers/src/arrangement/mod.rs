@@ -100,6 +100,25 @@ pub(crate) fn nodes_wanted(view: &SchedView<'_>, d: u8) -> u64 {
     g.div_ceil(gpus).max(c.div_ceil(cores))
 }
 
+/// The idle Slurm nodes to lend to Kubernetes, highest-numbered first (Slurm places on
+/// its first nodes; a NodeSet scales in from its highest ordinal): as many as the pending
+/// pods need beyond Kubernetes' idle nodes and the `coming` ones on their way, at most
+/// `most`. `slurm(n)`: whether node `n` is Slurm's to lend; `k8s(n)`: whether it is
+/// Kubernetes'.
+pub(crate) fn to_lend(
+    view: &SchedView<'_>,
+    s: Sides,
+    slurm: impl Fn(u32) -> bool,
+    k8s: impl Fn(u32) -> bool,
+    coming: u64,
+    most: u64,
+) -> Vec<u32> {
+    let nodes = view.cluster().node_count();
+    let own = (0..nodes).filter(|&n| k8s(n) && idle(view, n)).count() as u64 + coming;
+    let short = nodes_wanted(view, s.k8s).saturating_sub(own).min(most);
+    (0..nodes).rev().filter(|&n| slurm(n) && idle(view, n)).take(short as usize).collect()
+}
+
 /// What a lending arrangement's timer is for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Step {

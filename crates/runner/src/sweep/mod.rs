@@ -15,7 +15,7 @@ use crate::RunError;
 use crate::compare::Cell;
 use crate::input::{Input, Loaded};
 use crate::run::RunOptions;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub mod scripts;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ struct File {
 }
 
 /// `[run]`: the settings of every cell's replay (the flags of `sim run`).
-#[derive(Deserialize, Default, Debug, Clone, PartialEq)]
+#[derive(Deserialize, Serialize, Default, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 struct RunTable {
     #[serde(default)]
@@ -61,7 +61,7 @@ struct RunTable {
 }
 
 /// `[[trace]]`: one workload, with the input flags of `sim run`.
-#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 struct TraceTable {
     #[serde(default)]
@@ -281,10 +281,12 @@ impl Sweep {
     /// settings and seed. Adding a seed or a policy leaves the other cells' ids alone.
     fn cell_id(&self, trace: &SweepTrace, cell: &Cell) -> String {
         use sha2::Digest;
-        let text = format!(
-            "trace={:?}\nrun={:?}\ncontrollers={:?}\nperturb={:?}\npolicy={}\nvariant={:?}\nseed={}\n",
-            trace.table, self.run, self.base.controllers, self.perturb, cell.spec, cell.variant, cell.seed
-        );
+        // JSON, not Rust's Debug text: the ids must not change with the toolchain.
+        let text = serde_json::json!({
+            "trace": trace.table, "run": self.run, "controllers": self.base.controllers, "perturb": self.perturb,
+            "policy": cell.spec, "variant": cell.variant, "seed": cell.seed,
+        })
+        .to_string();
         sha2::Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
@@ -322,11 +324,6 @@ impl Sweep {
         })
     }
 
-    /// The options of one cell's replay into `out`: `sim compare`'s for the same cell.
-    pub fn options(&self, c: &SweepCell, out: PathBuf) -> Result<RunOptions, RunError> {
-        crate::compare::cell_options(&self.base, &c.cell, out)
-    }
-
     /// Runs one cell on its workload (read for its seed) unless it is done; its folder
     /// appears whole or not at all. Returns whether it ran.
     pub fn run_cell(&self, c: &SweepCell, loaded: &Loaded) -> Result<bool, RunError> {
@@ -339,7 +336,8 @@ impl Sweep {
             .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", parent.display())))?;
         let tmp = parent.join(format!(".{}.partial-{}", c.cell.folder(), std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
-        let o = self.options(c, tmp.clone())?;
+        // `sim compare`'s options for the same cell.
+        let o = crate::compare::cell_options(&self.base, &c.cell, tmp.clone())?;
         crate::run::run(&o, loaded, None)?;
         let cell = serde_json::json!({ "id": c.id, "trace": self.traces[c.trace].name, "policy": c.cell.spec,
             "variant": c.cell.variant, "seed": c.cell.seed });
@@ -376,7 +374,9 @@ impl Sweep {
             if cells.is_empty() {
                 continue;
             }
+            // Each seed's workload read once (the cells repeat the seeds, policy by policy).
             let mut seeds: Vec<u64> = cells.iter().map(|c| c.cell.seed).collect();
+            seeds.sort_unstable();
             seeds.dedup();
             let loaded = crate::compare::load_per_seed(&self.traces[t].input, &seeds, threads, &mut |_| {})?;
             let first = seeds[0];
@@ -405,9 +405,9 @@ impl Sweep {
         let cells = self.cells();
         let mut missing = Vec::new();
         for t in 0..self.traces.len() {
-            let mine: Vec<&SweepCell> = cells.iter().filter(|c| c.trace == t).collect();
-            let finished: Vec<&SweepCell> = mine.iter().copied().filter(|c| self.done(c)).collect();
-            missing.extend(mine.iter().copied().filter(|c| !self.done(c)).cloned());
+            let (finished, absent): (Vec<&SweepCell>, Vec<&SweepCell>) =
+                cells.iter().filter(|c| c.trace == t).partition(|c| self.done(c));
+            missing.extend(absent.into_iter().cloned());
             if finished.is_empty() {
                 continue;
             }
