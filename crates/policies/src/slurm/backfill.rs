@@ -30,6 +30,9 @@ struct Plan {
     blocked: Vec<u64>,
     /// Whether `Slurm::future` holds this cycle's nodes (copied at the first plan).
     future: bool,
+    /// Whether `Slurm::releases` lists this cycle's releases (built at the first plan
+    /// that reads them).
+    releases: bool,
     /// The releases applied to `Slurm::future`: the running jobs' whose expected end
     /// (at least `soonest`) is at most this.
     cursor: SimTime,
@@ -63,6 +66,7 @@ impl Slurm {
             by_end: Vec::new(),
             blocked: vec![0; self.nodes.cpus.len().div_ceil(64)],
             future: false,
+            releases: false,
             cursor: view.now(),
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
@@ -133,6 +137,9 @@ impl Slurm {
         let limit = self.limit(view, j);
         match self.earliest(view, p, &r, limit, plan, horizon) {
             Some((t, held)) if t == now => {
+                if plan.releases {
+                    self.releases.start(now + limit, &held);
+                }
                 if plan.future {
                     // The future state holds it too, unless its end is already applied.
                     let soonest = now + SimDuration(1);
@@ -169,7 +176,9 @@ impl Slurm {
     /// The earliest `t` in [now, horizon] at which `r` fits for `limit` on partition `p`
     /// clear of every reservation, and where. Now is tested on the nodes as they are;
     /// later times on [`Slurm::future`], the nodes with the releases up to the plan's
-    /// cursor applied, from the first running job's expected end at which the partition
+    /// cursor applied (for packed one-CPU tasks on nodes in index order, on
+    /// [`Slurm::releases`]: the same free CPUs, read per node where a plan looks), from
+    /// the first running job's expected end at which the partition
     /// could hold the job at all (before it, it fits nowhere): a sweep over the expected
     /// ends and the reservations' ends, testing the nodes where the free CPUs outside
     /// the reservations that overlap the job's window could hold it.
@@ -197,34 +206,60 @@ impl Slurm {
         if t > horizon {
             return None;
         }
-        if !plan.future {
+        // Packed one-CPU tasks on nodes in index order: the releases listed per node;
+        // otherwise the node counts moved to `t`.
+        let packed = r.fungible() && self.nodes.order_is_index[p];
+        if packed && !plan.releases {
+            let running = &self.running;
+            let ends = self.ends.iter().map(|&(e, j)| (e, running[&j].held.as_slice()));
+            self.releases.build(&self.nodes, ends);
+            plan.releases = true;
+        }
+        // Debug builds check the per-node releases against the node counts.
+        let check = cfg!(debug_assertions);
+        if (!packed || check) && !plan.future {
             self.future.copy_free_from(&self.nodes);
             plan.future = true;
             plan.cursor = now;
         }
-        self.move_cursor(now, t, plan);
         let soonest = now + SimDuration(1);
-        let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
         let mut ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
         Self::block_at(plan, t, limit);
         loop {
-            // Enough CPUs on the unblocked nodes: the only place worth a node scan.
-            if self.future.free_outside(p, &plan.blocked) >= need
-                && let Some(held) = self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
-            {
-                return Some((t, held));
+            if packed {
+                let got = self.releases.place(&self.nodes, p, r, t, &plan.blocked, |n| Self::node_up(view, n));
+                if check {
+                    self.move_cursor(now, t, plan);
+                    let want = (self.future.free_outside(p, &plan.blocked) >= need)
+                        .then(|| self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n)))
+                        .flatten();
+                    debug_assert_eq!(got, want, "packed plan at {t:?} differs from the node counts");
+                }
+                if let Some(held) = got {
+                    return Some((t, held));
+                }
+            } else {
+                // Releases up to `t`.
+                self.move_cursor(now, t, plan);
+                // Enough CPUs on the unblocked nodes: the only place worth a node scan.
+                if self.future.free_outside(p, &plan.blocked) >= need
+                    && let Some(held) = self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
+                {
+                    return Some((t, held));
+                }
             }
-            // The next time the job may fit: an expected end or a reservation's end.
-            let first = if plan.cursor < soonest { SimTime::ZERO } else { plan.cursor + SimDuration(1) };
-            let next_release = self.ends.range((first, JobId(0))..).next().map(|x| x.0.max(soonest));
+            // The next time the job may fit: an expected end or a reservation's end
+            // (`t` is at least `soonest`, so an expected end after it is one after
+            // `soonest`).
+            let next_release = self.ends.range((t + SimDuration(1), JobId(0))..).next().map(|x| x.0.max(soonest));
             let next_end = plan.by_end.get(ib).map(|x| x.0);
             match [next_release, next_end].into_iter().flatten().min() {
                 Some(n) if n <= horizon => t = n,
                 _ => return None,
             }
-            // Releases up to `t`; the reservations again when one opened or ended.
-            self.move_cursor(now, t, plan);
+            // The reservations again when one opened or ended.
             let (ia2, ib2) =
                 (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
             if ib2 != ib {

@@ -42,6 +42,7 @@ pub mod priority;
 pub mod qos;
 
 mod preempt;
+mod releases;
 
 use crate::options::OptionInfo;
 use crate::spec::{PolicyError, PolicySpec};
@@ -96,6 +97,9 @@ pub struct Slurm {
     nodes: Nodes,
     /// The nodes as a backfill cycle's plans see them at a later time (scratch).
     future: Nodes,
+    /// Each node's releases as a backfill cycle's plans of packed one-CPU jobs read them
+    /// (scratch).
+    releases: releases::Releases,
     running: BTreeMap<JobId, Run>,
     /// When each job was first seen (`SimTime::MAX`: not yet).
     seen: Vec<SimTime>,
@@ -219,6 +223,7 @@ impl Slurm {
         Ok(Slurm {
             conf,
             future: nodes.clone(),
+            releases: releases::Releases::default(),
             nodes,
             running: BTreeMap::new(),
             seen: Vec::new(),

@@ -1,0 +1,178 @@
+//! The future a backfill cycle plans on, for jobs of packed one-CPU tasks in a partition
+//! whose nodes go in index order (SWF logs under `CR_Core`/`CR_CPU`: `-n N`).
+//!
+//! A node's free CPUs at a later time `t` are its free CPUs now plus those of the running
+//! jobs on it expected to end by `t` (`backfill.c` builds its `node_space` map from the
+//! same expected ends). Rather than moving node counts per release as
+//! [`super::nodes::Nodes`] would, each node's releases are listed once per cycle, the
+//! nodes with any CPU free by `t` are kept as a bitset (one OR per job released), and a
+//! node's free CPUs are summed only where a plan looks: outside the reservations, with a
+//! CPU free. The answers are those of the node-count map exactly.
+
+use super::nodes::{Held, Nodes, Request};
+use sim_core::time::SimTime;
+
+/// Each node's releases over one backfill cycle.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Releases {
+    /// Per node, where its releases begin in `entries` (one more than the nodes).
+    off: Vec<u32>,
+    /// (expected end, CPUs) of the running jobs on each node, node by node.
+    entries: Vec<(SimTime, u32)>,
+    /// The running jobs by expected end: (end, their node words' range in `words`).
+    jobs: Vec<(SimTime, u32, u32)>,
+    /// Each job's nodes, one bit each: (word index, bits).
+    words: Vec<(u32, u64)>,
+    /// The nodes with a free CPU when the cycle's first plan was made.
+    base: Vec<u64>,
+    /// The nodes with a free CPU by `at` (and maybe some with none: a job started since
+    /// took their last one).
+    avail: Vec<u64>,
+    /// How many of `jobs` `avail` includes, and the time it is for.
+    applied: usize,
+    at: SimTime,
+    /// Jobs started in the cycle: (node, expected end, CPUs) in order, and their nodes'
+    /// bits.
+    started: Vec<(u32, SimTime, u32)>,
+    started_bits: Vec<u64>,
+    /// Scratch: the candidate nodes and their free CPUs.
+    found: Vec<(u32, u32)>,
+}
+
+impl Releases {
+    /// Lists the releases of `running` ((expected end, what it holds), by expected end)
+    /// on `nodes` as they are now.
+    pub fn build<'a>(&mut self, nodes: &Nodes, running: impl Iterator<Item = (SimTime, &'a [Held])> + Clone) {
+        let n = nodes.cpus.len();
+        self.off.clear();
+        self.off.resize(n + 1, 0);
+        self.jobs.clear();
+        self.words.clear();
+        for (end, held) in running.clone() {
+            let from = self.words.len() as u32;
+            for h in held {
+                self.off[h.node as usize + 1] += 1;
+                let (w, b) = (h.node / 64, 1u64 << (h.node % 64));
+                match self.words[from as usize..].iter_mut().find(|x| x.0 == w) {
+                    Some(x) => x.1 |= b,
+                    None => self.words.push((w, b)),
+                }
+            }
+            self.jobs.push((end, from, self.words.len() as u32 - from));
+        }
+        for i in 0..n {
+            self.off[i + 1] += self.off[i];
+        }
+        self.entries.clear();
+        self.entries.resize(self.off[n] as usize, (SimTime::ZERO, 0));
+        let mut next: Vec<u32> = self.off[..n].to_vec();
+        for (end, held) in running {
+            for h in held {
+                let at = &mut next[h.node as usize];
+                self.entries[*at as usize] = (end, h.cpus);
+                *at += 1;
+            }
+        }
+        self.base.clone_from(&nodes.has_free);
+        self.avail.clone_from(&nodes.has_free);
+        self.applied = 0;
+        self.at = SimTime::ZERO;
+        self.started.clear();
+        self.started_bits.clear();
+        self.started_bits.resize(n.div_ceil(64), 0);
+    }
+
+    /// Counts a job started in the cycle, expected to end at `end`.
+    pub fn start(&mut self, end: SimTime, held: &[Held]) {
+        for h in held {
+            self.started.push((h.node, end, h.cpus));
+            self.started_bits[h.node as usize / 64] |= 1u64 << (h.node % 64);
+        }
+        self.started.sort_unstable();
+    }
+
+    /// Makes `avail` the nodes with a CPU free by `t`.
+    fn advance(&mut self, t: SimTime) {
+        if t < self.at {
+            self.avail.clone_from(&self.base);
+            self.applied = 0;
+        }
+        while let Some(&(end, from, len)) = self.jobs.get(self.applied).filter(|x| x.0 <= t) {
+            let _ = end;
+            for &(w, b) in &self.words[from as usize..(from + len) as usize] {
+                self.avail[w as usize] |= b;
+            }
+            self.applied += 1;
+        }
+        self.at = t;
+    }
+
+    /// Node `n`'s free CPUs at `t` (at least just after now).
+    fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
+        let mut free = nodes.free_cpus[n];
+        for &(end, cpus) in &self.entries[self.off[n] as usize..self.off[n + 1] as usize] {
+            if end <= t {
+                free += cpus;
+            }
+        }
+        if self.started_bits[n / 64] & (1u64 << (n % 64)) != 0 {
+            let from = self.started.partition_point(|x| (x.0 as usize) < n);
+            for &(_, end, cpus) in self.started[from..].iter().take_while(|x| x.0 as usize == n) {
+                if end <= t {
+                    free += cpus;
+                }
+            }
+        }
+        free
+    }
+
+    /// Where `r` (packed one-CPU tasks) goes at `t` on partition `p`'s nodes outside
+    /// `blocked` that `usable` allows, in node order; `None` when the free CPUs there are
+    /// fewer than it asks or it does not fit. The answer of
+    /// [`Nodes::free_outside`] and [`Nodes::place_outside`] on the nodes as they are at `t`.
+    pub fn place(
+        &mut self,
+        nodes: &Nodes,
+        p: usize,
+        r: &Request,
+        t: SimTime,
+        blocked: &[u64],
+        mut usable: impl FnMut(u32) -> bool,
+    ) -> Option<Vec<Held>> {
+        self.advance(t);
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        let mut sum = 0u64;
+        for (w, (&m, &a)) in nodes.member_bits[p].iter().zip(&self.avail).enumerate() {
+            let mut x = m & a & !blocked.get(w).copied().unwrap_or(0);
+            while x != 0 {
+                let n = w * 64 + x.trailing_zeros() as usize;
+                x &= x - 1;
+                let f = self.free_at(nodes, n, t);
+                if f > 0 {
+                    sum += u64::from(f);
+                    found.push((n as u32, f));
+                }
+            }
+        }
+        let mut out = None;
+        if sum >= r.total_cpus() {
+            let mut left = r.tasks;
+            let mut held = Vec::new();
+            for &(n, f) in &found {
+                if left == 0 {
+                    break;
+                }
+                if !usable(n) {
+                    continue;
+                }
+                let k = f.min(left);
+                left -= k;
+                held.push(Held { node: n, tasks: k, cpus: k, mem: 0, gpus: 0 });
+            }
+            out = (left == 0).then_some(held);
+        }
+        self.found = found;
+        out
+    }
+}
