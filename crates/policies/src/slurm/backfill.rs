@@ -253,8 +253,26 @@ impl Slurm {
             // The next time the job may fit: an expected end or a reservation's end
             // (`t` is at least `soonest`, so an expected end after it is one after
             // `soonest`).
-            let next_release = self.ends.range((t + SimDuration(1), JobId(0))..).next().map(|x| x.0.max(soonest));
             let next_end = plan.by_end.get(ib).map(|x| x.0);
+            let next_release = if packed {
+                // Only a release on a node outside the reservations can make it fit.
+                let next = self.releases.next_release(t, next_end, &self.nodes.member_bits[p], &plan.blocked);
+                if check {
+                    let skipped: Vec<SimTime> = self
+                        .ends
+                        .range((t + SimDuration(1), JobId(0))..)
+                        .map(|x| x.0)
+                        .take_while(|&e| next.or(next_end).is_none_or(|n| e < n))
+                        .collect();
+                    for e in skipped {
+                        let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked, |n| Self::node_up(view, n));
+                        debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
+                    }
+                }
+                next
+            } else {
+                self.ends.range((t + SimDuration(1), JobId(0))..).next().map(|x| x.0.max(soonest))
+            };
             match [next_release, next_end].into_iter().flatten().min() {
                 Some(n) if n <= horizon => t = n,
                 _ => return None,

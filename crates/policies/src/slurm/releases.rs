@@ -35,6 +35,9 @@ pub(super) struct Releases {
     /// bits.
     started: Vec<(u32, SimTime, u32)>,
     started_bits: Vec<u64>,
+    /// The jobs started in the cycle by expected end: (end, their node words' range in
+    /// `words`).
+    started_jobs: Vec<(SimTime, u32, u32)>,
     /// Scratch: the candidate nodes and their free CPUs.
     found: Vec<(u32, u32)>,
 }
@@ -78,17 +81,68 @@ impl Releases {
         self.applied = 0;
         self.at = SimTime::ZERO;
         self.started.clear();
+        self.started_jobs.clear();
         self.started_bits.clear();
         self.started_bits.resize(n.div_ceil(64), 0);
     }
 
     /// Counts a job started in the cycle, expected to end at `end`.
     pub fn start(&mut self, end: SimTime, held: &[Held]) {
+        let from = self.words.len() as u32;
         for h in held {
             self.started.push((h.node, end, h.cpus));
             self.started_bits[h.node as usize / 64] |= 1u64 << (h.node % 64);
+            let (w, b) = (h.node / 64, 1u64 << (h.node % 64));
+            match self.words[from as usize..].iter_mut().find(|x| x.0 == w) {
+                Some(x) => x.1 |= b,
+                None => self.words.push((w, b)),
+            }
         }
         self.started.sort_unstable();
+        let job = (end, from, self.words.len() as u32 - from);
+        let at = self.started_jobs.partition_point(|x| x.0 <= end);
+        self.started_jobs.insert(at, job);
+    }
+
+    /// The first expected end after `t` and before `before` at which a job releases a
+    /// CPU on a node of `member` outside `blocked`. Until then (no reservation ending,
+    /// so the blocked nodes only grow) the CPUs free outside the reservations do not
+    /// grow, and a plan that failed at `t` fails again at every release in between.
+    pub fn next_release(
+        &self,
+        t: SimTime,
+        before: Option<SimTime>,
+        member: &[u64],
+        blocked: &[u64],
+    ) -> Option<SimTime> {
+        let (mut i, mut k) = (self.jobs.partition_point(|x| x.0 <= t), self.started_jobs.partition_point(|x| x.0 <= t));
+        loop {
+            let (a, b) = (self.jobs.get(i), self.started_jobs.get(k));
+            let &(end, from, len) = match (a, b) {
+                (Some(x), Some(y)) if y.0 < x.0 => {
+                    k += 1;
+                    y
+                }
+                (Some(x), _) => {
+                    i += 1;
+                    x
+                }
+                (None, Some(y)) => {
+                    k += 1;
+                    y
+                }
+                (None, None) => return None,
+            };
+            if before.is_some_and(|b| end >= b) {
+                return None;
+            }
+            let useful = self.words[from as usize..(from + len) as usize]
+                .iter()
+                .any(|&(w, b)| b & member[w as usize] & !blocked.get(w as usize).copied().unwrap_or(0) != 0);
+            if useful {
+                return Some(end);
+            }
+        }
     }
 
     /// Makes `avail` the nodes with a CPU free by `t`.
