@@ -17,7 +17,8 @@ use sim_core::time::SimTime;
 pub(super) struct Releases {
     /// Per node, where its releases begin in `entries` (one more than the nodes).
     off: Vec<u32>,
-    /// (expected end, CPUs) of the running jobs on each node, node by node.
+    /// (expected end, CPUs) of the running jobs on each node, node by node, each node's
+    /// by expected end.
     entries: Vec<(SimTime, u32)>,
     /// The running jobs by expected end: (end, their node words' range in `words`).
     jobs: Vec<(SimTime, u32, u32)>,
@@ -164,10 +165,12 @@ impl Releases {
     /// Node `n`'s free CPUs at `t` (at least just after now).
     fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
         let mut free = nodes.free_cpus[n];
+        // Listed by expected end (`build` reads the jobs in that order).
         for &(end, cpus) in &self.entries[self.off[n] as usize..self.off[n + 1] as usize] {
-            if end <= t {
-                free += cpus;
+            if end > t {
+                break;
             }
+            free += cpus;
         }
         if self.started_bits[n / 64] & (1u64 << (n % 64)) != 0 {
             let from = self.started.partition_point(|x| (x.0 as usize) < n);
