@@ -231,11 +231,7 @@ impl Slurm {
             if packed {
                 let got = self.releases.place(&self.nodes, p, r, t, &plan.blocked, |n| Self::node_up(view, n));
                 if check {
-                    self.move_cursor(now, t, plan);
-                    let want = (self.future.free_outside(p, &plan.blocked) >= need)
-                        .then(|| self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n)))
-                        .flatten();
-                    debug_assert_eq!(got, want, "packed plan at {t:?} differs from the node counts");
+                    self.check_packed(view, (p, r, t), plan, got.as_ref());
                 }
                 if let Some(held) = got {
                     return Some((t, held));
@@ -258,16 +254,7 @@ impl Slurm {
                 // Only a release on a node outside the reservations can make it fit.
                 let next = self.releases.next_release(t, next_end, &self.nodes.member_bits[p], &plan.blocked);
                 if check {
-                    let skipped: Vec<SimTime> = self
-                        .ends
-                        .range((t + SimDuration(1), JobId(0))..)
-                        .map(|x| x.0)
-                        .take_while(|&e| next.or(next_end).is_none_or(|n| e < n))
-                        .collect();
-                    for e in skipped {
-                        let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked, |n| Self::node_up(view, n));
-                        debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
-                    }
+                    self.check_skipped(view, (p, r, t), plan, next.or(next_end));
                 }
                 next
             } else {
@@ -293,6 +280,44 @@ impl Slurm {
                 }
             }
             (ia, ib) = (ia2, ib2);
+        }
+    }
+
+    /// Debug builds: a packed plan's test at `t` (`got`) is the node counts' answer.
+    fn check_packed(
+        &mut self,
+        view: &SchedView<'_>,
+        at: (usize, &Request, SimTime),
+        plan: &mut Plan,
+        got: Option<&Vec<Held>>,
+    ) {
+        let (p, r, t) = at;
+        self.move_cursor(view.now(), t, plan);
+        let want = (self.future.free_outside(p, &plan.blocked) >= r.total_cpus())
+            .then(|| self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n)))
+            .flatten();
+        debug_assert_eq!(got, want.as_ref(), "packed plan at {t:?} differs from the node counts");
+    }
+
+    /// Debug builds: a packed plan that failed at `t` fails at every expected end it
+    /// skips before `next`.
+    fn check_skipped(
+        &mut self,
+        view: &SchedView<'_>,
+        at: (usize, &Request, SimTime),
+        plan: &Plan,
+        next: Option<SimTime>,
+    ) {
+        let (p, r, t) = at;
+        let skipped: Vec<SimTime> = self
+            .ends
+            .range((t + SimDuration(1), JobId(0))..)
+            .map(|x| x.0)
+            .take_while(|&e| next.is_none_or(|n| e < n))
+            .collect();
+        for e in skipped {
+            let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked, |n| Self::node_up(view, n));
+            debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
         }
     }
 

@@ -33,7 +33,9 @@
 //! Speed: pending jobs are kept in scheduling order between passes and running jobs by
 //! expected end, so a pass costs what it tests, not the length of the queue; a backfill
 //! cycle plans the reservation of a job that cannot start now only when a later job
-//! might start now (until then no reservation can change what starts).
+//! might start now (until then no reservation can change what starts), and plans of
+//! packed one-CPU jobs read each node's releases where they look (`releases.rs`) rather
+//! than moving node counts per release.
 
 pub mod conf;
 pub mod fairshare;

@@ -233,3 +233,49 @@ impl Releases {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slurm::conf::SlurmConf;
+
+    fn held(node: u32, cpus: u32) -> Held {
+        Held { node, tasks: cpus, cpus, mem: 0, gpus: 0 }
+    }
+
+    #[test]
+    fn reads_each_nodes_free_cpus_at_a_later_time() {
+        let conf = SlurmConf::parse("NodeName=n[1-3] CPUs=4\nPartitionName=p Nodes=ALL\n", "t").unwrap();
+        let mut nodes = Nodes::new(&conf);
+        // Job a holds all of n1 and 2 CPUs of n2 until 100; job b the rest of n2 until 200.
+        let (a, b) = (vec![held(0, 4), held(1, 2)], vec![held(1, 2)]);
+        a.iter().chain(&b).for_each(|h| nodes.take(h));
+        let mut rel = Releases::default();
+        rel.build(&nodes, [(SimTime(100), a.as_slice()), (SimTime(200), b.as_slice())].into_iter());
+        let r = |tasks| Request { tasks, cpus: 1, mem: Some(0), gpus: 0, one_per_node: false, whole_nodes: false };
+        let none = [0u64];
+        // At 50 only n3 is free: 4 CPUs.
+        assert_eq!(rel.place(&nodes, 0, &r(5), SimTime(50), &none, |_| true), None);
+        let at = |v: Option<Vec<Held>>| v.map(|v| v.iter().map(|h| (h.node, h.cpus)).collect::<Vec<_>>());
+        assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(50), &none, |_| true)), Some(vec![(2, 4)]));
+        // At 100 n1 and half of n2 are free too, lowest index first.
+        assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(100), &none, |_| true)), Some(vec![(0, 4), (1, 2), (2, 1)]));
+        // n1 reserved: 6 CPUs outside it; back in time, the bitset is rebuilt.
+        assert_eq!(rel.place(&nodes, 0, &r(7), SimTime(150), &[0b001], |_| true), None);
+        assert_eq!(rel.place(&nodes, 0, &r(1), SimTime(50), &[0b100], |_| true), None);
+        assert_eq!(at(rel.place(&nodes, 0, &r(8), SimTime(200), &[0b001], |_| true)), Some(vec![(1, 4), (2, 4)]));
+        // A job started now on n3 until 300 takes its CPUs until then.
+        let c = vec![held(2, 3)];
+        c.iter().for_each(|h| nodes.take(h));
+        rel.start(SimTime(300), &c);
+        assert_eq!(at(rel.place(&nodes, 0, &r(2), SimTime(250), &[0b011], |_| true)), None);
+        assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(300), &[0b011], |_| true)), Some(vec![(2, 4)]));
+        // The releases that can help a plan with n1 reserved: b's on n2 at 200 (a's at
+        // 100 touches n2 too), none before a reservation ending at 150 when n1 and n2 are.
+        let member = &nodes.member_bits[0];
+        assert_eq!(rel.next_release(SimTime(0), None, member, &[0b001]), Some(SimTime(100)));
+        assert_eq!(rel.next_release(SimTime(100), None, member, &[0b011]), Some(SimTime(300)));
+        assert_eq!(rel.next_release(SimTime(100), Some(SimTime(150)), member, &[0b001]), None);
+        assert_eq!(rel.next_release(SimTime(100), None, member, &[0b001]), Some(SimTime(200)));
+    }
+}
