@@ -7,7 +7,9 @@
 //! keeps a later job off its nodes. So the reservation of a job that cannot start now
 //! (more CPUs than its partition has free, or than it has free outside the reservations
 //! planned so far) is planned only when a later job might start now, in order, before
-//! that job is tested: the same starts as planning every job.
+//! that job is tested, and only until those planned leave that job too few CPUs free
+//! now (then it waits unplanned too): no job starts before every job ahead of it is
+//! planned, so the starts are those of planning every job.
 
 use super::nodes::{Held, Request};
 use super::{By, Slurm};
@@ -44,6 +46,8 @@ struct Plan {
     released: Vec<Option<Vec<(SimTime, u64)>>>,
     /// Each reservation's end, by id.
     ends: Vec<SimTime>,
+    /// Each reservation's begin, by id.
+    begins: Vec<SimTime>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
@@ -71,11 +75,14 @@ impl Slurm {
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
             ends: Vec::new(),
+            begins: Vec::new(),
             soonest: view.now() + SimDuration(1),
         };
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
         // Jobs tested that cannot start now, whose reservations are not planned yet.
         let mut unplanned: Vec<JobId> = Vec::new();
+        // The nodes the reservations planned so far block for the job tested now.
+        let mut kept: Vec<u64> = Vec::new();
         let (mut tested, mut at) = (0u32, None);
         while tested < max_test {
             let Some(k) = self.next_pending(at) else { break };
@@ -104,14 +111,36 @@ impl Slurm {
             // they leave too few CPUs free now, it cannot start now either, and the
             // reservations before it are not needed yet.
             if !unplanned.is_empty() {
-                Self::block_at(&mut plan, view.now(), self.limit(view, k.job));
+                let limit = self.limit(view, k.job);
+                Self::block_at(&mut plan, view.now(), limit);
                 if self.nodes.free_outside(p, &plan.blocked) < r.total_cpus() {
                     unplanned.push(k.job);
                     continue;
                 }
-            }
-            for j in unplanned.drain(..) {
-                self.backfill_job(view, j, &mut plan, horizon, out);
+                // The reservations before it one at a time, in order: once those planned
+                // leave it too few CPUs free now, the rest can wait as it does.
+                kept.clone_from(&plan.blocked);
+                let mut done = 0;
+                let mut fits = true;
+                while done < unplanned.len() {
+                    let id = plan.nodes.len();
+                    self.backfill_job(view, unplanned[done], &mut plan, horizon, out);
+                    done += 1;
+                    if plan.nodes.len() > id && plan.begins[id] <= view.now() + limit {
+                        for &(w, b) in &plan.nodes[id] {
+                            kept[w as usize] |= b;
+                        }
+                        if self.nodes.free_outside(p, &kept) < r.total_cpus() {
+                            fits = false;
+                            break;
+                        }
+                    }
+                }
+                unplanned.drain(..done);
+                if !fits {
+                    unplanned.push(k.job);
+                    continue;
+                }
             }
             self.backfill_job(view, k.job, &mut plan, horizon, out);
         }
@@ -163,6 +192,7 @@ impl Slurm {
                 }
                 plan.nodes.push(bits);
                 plan.ends.push(end);
+                plan.begins.push(t);
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {

@@ -56,11 +56,7 @@ impl Releases {
             let from = self.words.len() as u32;
             for h in held {
                 self.off[h.node as usize + 1] += 1;
-                let (w, b) = (h.node / 64, 1u64 << (h.node % 64));
-                match self.words[from as usize..].iter_mut().find(|x| x.0 == w) {
-                    Some(x) => x.1 |= b,
-                    None => self.words.push((w, b)),
-                }
+                add_node(&mut self.words, from as usize, h.node);
             }
             self.jobs.push((end, from, self.words.len() as u32 - from));
         }
@@ -93,11 +89,7 @@ impl Releases {
         for h in held {
             self.started.push((h.node, end, h.cpus));
             self.started_bits[h.node as usize / 64] |= 1u64 << (h.node % 64);
-            let (w, b) = (h.node / 64, 1u64 << (h.node % 64));
-            match self.words[from as usize..].iter_mut().find(|x| x.0 == w) {
-                Some(x) => x.1 |= b,
-                None => self.words.push((w, b)),
-            }
+            add_node(&mut self.words, from as usize, h.node);
         }
         self.started.sort_unstable();
         let job = (end, from, self.words.len() as u32 - from);
@@ -152,8 +144,8 @@ impl Releases {
             self.avail.clone_from(&self.base);
             self.applied = 0;
         }
-        while let Some(&(end, from, len)) = self.jobs.get(self.applied).filter(|x| x.0 <= t) {
-            let _ = end;
+        while let Some(&(_, from, len)) = self.jobs.get(self.applied).filter(|x| x.0 <= t) {
+            // Its nodes have more free from now on.
             for &(w, b) in &self.words[from as usize..(from + len) as usize] {
                 self.avail[w as usize] |= b;
             }
@@ -231,6 +223,19 @@ impl Releases {
         }
         self.found = found;
         out
+    }
+}
+
+/// Adds node `n` to the node words from `from` on (one job's): most jobs hold their nodes
+/// in index order, so the last word is tried first.
+fn add_node(words: &mut Vec<(u32, u64)>, from: usize, n: u32) {
+    let (w, b) = (n / 64, 1u64 << (n % 64));
+    if let Some(x) = words[from..].last_mut().filter(|x| x.0 == w) {
+        x.1 |= b;
+    } else if let Some(x) = words[from..].iter_mut().find(|x| x.0 == w) {
+        x.1 |= b;
+    } else {
+        words.push((w, b));
     }
 }
 
