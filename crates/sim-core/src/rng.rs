@@ -5,6 +5,8 @@
 //! stream's name through a fixed hash (FNV-1a 64), so adding a draw in one component never
 //! shifts another component's sequence.
 
+pub mod go;
+
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
 

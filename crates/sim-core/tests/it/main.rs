@@ -3,6 +3,7 @@
 mod controllers;
 mod engine;
 mod events;
+mod go_rand;
 mod gpu;
 mod node_lifecycle;
 mod suspend;
