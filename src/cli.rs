@@ -205,6 +205,15 @@ pub struct FgdArgs {
     /// Tune each workload to this multiple of the cluster's GPU capacity (0: no tuning).
     #[arg(long, default_value_t = 1.3)]
     pub tune: f64,
+    /// Random draws: `chacha` (schedlab's named streams) or `go` (Go's math/rand seeded
+    /// with each seed, drawn in the FGD simulator's order, to reproduce its published
+    /// per-seed curves).
+    #[arg(long, value_enum, default_value_t = FgdRngArg::Chacha)]
+    pub rng: FgdRngArg,
+    /// With `--rng go`: the Float64 draws the simulator's client-go reflectors make
+    /// between the workload tuning and the node permutation.
+    #[arg(long, default_value_t = 10)]
+    pub go_informer_draws: u32,
     /// Output folder.
     #[arg(long, default_value = "fgd-out")]
     pub out: PathBuf,
@@ -214,6 +223,15 @@ pub struct FgdArgs {
     /// No progress bar and no table on stdout.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Where `sim fgd` draws from.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FgdRngArg {
+    /// schedlab's ChaCha streams.
+    Chacha,
+    /// Go's math/rand, as the FGD simulator draws.
+    Go,
 }
 
 /// Trace formats.

@@ -4,7 +4,8 @@
 //! progress bar and prints the table.
 
 use crate::Failure;
-use crate::cli::FgdArgs;
+use crate::cli::{FgdArgs, FgdRngArg};
+use policies::fgd_protocol::FgdRng;
 use runner::fgd::{Experiment, FgdOptions, FgdRun};
 
 /// Parses `42..51` (inclusive, as the paper's seeds 42–51) or `42,43` or `42`.
@@ -16,8 +17,19 @@ pub fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
 pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
     let policies = runner::fgd::placements(a.policies.as_deref())?;
     let seeds = parse_seeds(&a.seeds).map_err(Failure::BadInput)?;
-    let options =
-        FgdOptions { nodes: a.nodes.clone(), pods: a.pods.clone(), policies, seeds, tune: a.tune, out: a.out.clone() };
+    let rng = match a.rng {
+        FgdRngArg::Chacha => FgdRng::ChaCha,
+        FgdRngArg::Go => FgdRng::Go { informer_draws: a.go_informer_draws },
+    };
+    let options = FgdOptions {
+        nodes: a.nodes.clone(),
+        pods: a.pods.clone(),
+        policies,
+        seeds,
+        tune: a.tune,
+        rng,
+        out: a.out.clone(),
+    };
     let experiment = Experiment::load(&options)?;
     let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = show.then(|| {

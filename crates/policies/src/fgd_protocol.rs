@@ -20,7 +20,8 @@ use crate::placement::frag::{FragMeter, PodType, TypicalPods};
 use crate::placement::{MemoryFit, PlaceCx, Placement, PodReq};
 use sim_core::job::TaskShape;
 use sim_core::ledger::{Ledger, MILLI};
-use sim_core::rng::{self, RngStreams, uniform_index};
+use sim_core::rng::go::GoRand;
+use sim_core::rng::{self, RngStreams, SimRng, uniform_index};
 use sim_core::{Cluster, NodeId};
 use std::collections::HashMap;
 
@@ -79,35 +80,114 @@ pub struct ProtocolRun {
 /// The paper's six placements, in its order.
 pub const PAPER_POLICIES: &[&str] = &["random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd"];
 
+/// Where a run's random draws come from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FgdRng {
+    /// schedlab's named ChaCha streams (`fgd-shuffle`, `fgd-tune`, `fgd-node-order`,
+    /// `fgd-select`) of the run's seed.
+    ChaCha,
+    /// Go's `math/rand` global source seeded with the run's seed, drawn in the FGD
+    /// simulator's order (`docs/gpu.md`, "Go's random source"): one `Int()`, the pod
+    /// shuffle, the tuning draws, `informer_draws` `Float64()` draws (the client-go
+    /// reflectors started before the nodes are created), then `Perm` of the nodes.
+    Go {
+        /// `Float64()` draws between the tuning and the node permutation.
+        informer_draws: u32,
+    },
+}
+
+/// The draws of one run before any pod is placed, from either source.
+enum Draws {
+    ChaCha(RngStreams, Option<SimRng>),
+    Go(GoRand, u32),
+}
+
+impl Draws {
+    fn new(rng: FgdRng, seed: u64) -> Self {
+        match rng {
+            FgdRng::ChaCha => Draws::ChaCha(RngStreams::new(seed), None),
+            FgdRng::Go { informer_draws } => {
+                // core.go: rand.Seed(tuneseed), then a log line that calls rand.Int().
+                let mut g = GoRand::new(seed as i64);
+                g.int();
+                Draws::Go(g, informer_draws)
+            }
+        }
+    }
+
+    /// The pods' order: `order` shuffled.
+    fn shuffle(&mut self, order: &mut [usize]) {
+        match self {
+            Draws::ChaCha(streams, _) => rng::shuffle(&mut streams.stream("fgd-shuffle"), order),
+            Draws::Go(g, _) => g.shuffle(order.len(), |i, j| order.swap(i, j)),
+        }
+    }
+
+    /// A tuning draw in `0..n` (`Intn(n)`).
+    fn tune(&mut self, n: usize) -> usize {
+        match self {
+            Draws::ChaCha(streams, tune) => uniform_index(tune.get_or_insert_with(|| streams.stream("fgd-tune")), n),
+            Draws::Go(g, _) => g.intn(n),
+        }
+    }
+
+    /// Each node's rank for ties (its index in name order gets `Perm(n)[i]`).
+    fn node_rank(&mut self, n: usize) -> Vec<u32> {
+        match self {
+            Draws::ChaCha(streams, _) => {
+                let mut rank: Vec<u32> = (0..n as u32).collect();
+                rng::shuffle(&mut streams.stream("fgd-node-order"), &mut rank);
+                rank
+            }
+            Draws::Go(g, informers) => {
+                for _ in 0..*informers {
+                    g.float64();
+                }
+                g.perm(n).into_iter().map(|i| i as u32).collect()
+            }
+        }
+    }
+}
+
 /// Runs the protocol for `pods` (the workload file's pods) on `cluster` with placement
 /// `policy` and `seed`, tuning the workload to `ratio` × GPU capacity (`ratio <= 0`: no
-/// tuning).
+/// tuning), with the ChaCha streams.
 pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64) -> Option<ProtocolRun> {
+    run_with(cluster, pods, policy, seed, ratio, FgdRng::ChaCha)
+}
+
+/// [`run`] with the draws from `rng`.
+pub fn run_with(
+    cluster: &Cluster,
+    pods: &[Pod],
+    policy: &str,
+    seed: u64,
+    ratio: f64,
+    rng: FgdRng,
+) -> Option<ProtocolRun> {
     let placement = Placement::by_name(policy, MemoryFit::Oblivious)?;
     let mut sorted: Vec<&Pod> = pods.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let types: Vec<PodType> = sorted.iter().map(|p| p.pod_type()).collect();
     let typical = TypicalPods::from_pods(&types, 95.0);
 
-    let streams = RngStreams::new(seed);
-    let mut shuffle = streams.stream("fgd-shuffle");
+    let mut draws = Draws::new(rng, seed);
     let mut order: Vec<usize> = (0..sorted.len()).collect();
-    rng::shuffle(&mut shuffle, &mut order);
+    draws.shuffle(&mut order);
 
     let total_gpus: u64 = cluster.nodes().map(|(_, s, _)| s.gpus.len() as u64).sum();
     if ratio > 0.0 && !sorted.is_empty() {
-        let mut tune = streams.stream("fgd-tune");
         let target = ratio * (total_gpus * MILLI as u64) as f64;
         let mut total: u64 = sorted.iter().map(|p| p.total_milli()).sum();
         while total as f64 > target && !order.is_empty() {
-            let k = uniform_index(&mut tune, order.len());
+            let k = draws.tune(order.len());
             total -= sorted[order[k]].total_milli();
             order.remove(k);
         }
         // Drawing pods that ask for no GPU never reaches the target.
         if (total as f64) < target && sorted.iter().any(|p| p.task.gpu_milli() > 0) {
             loop {
-                let k = uniform_index(&mut tune, sorted.len());
+                let k = draws.tune(sorted.len());
                 if (total + sorted[k].task.gpu_milli() as u64) as f64 > target {
                     break;
                 }
@@ -131,13 +211,10 @@ pub fn run(cluster: &Cluster, pods: &[Pod], policy: &str, seed: u64, ratio: f64)
     let mut ledger = Ledger::new(cluster);
     let n_nodes = ledger.nodes().len();
     let mut cx = PlaceCx::new(FragMeter::new(typical)).with_cache(n_nodes, ids.len().max(1));
-    let mut select = streams.stream("fgd-select");
+    let mut select = RngStreams::new(seed).stream("fgd-select");
     // The simulator names nodes `<random index>-<name>` and its scheduler takes the
     // first best node by name: ties go to the first best node of a random node order.
-    let mut order_rng = streams.stream("fgd-node-order");
-    let mut rank: Vec<u32> = (0..n_nodes as u32).collect();
-    rng::shuffle(&mut order_rng, &mut rank);
-    cx = cx.with_node_order(rank);
+    cx = cx.with_node_order(draws.node_rank(n_nodes));
     let node_frag = |cx: &mut PlaceCx, l: &Ledger, i: usize| {
         let n = &l.nodes()[i];
         let left: Vec<u32> = n.gpus.iter().map(|g| g.milli_left).collect();

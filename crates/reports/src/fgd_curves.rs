@@ -41,8 +41,64 @@ pub fn round2(x: f64) -> f64 {
     format!("{x:.2}").parse().unwrap_or(x)
 }
 
-/// Buckets a run's samples.
+/// The sum of `v` as NumPy's `add.reduce` computes it for float64 (pandas' `mean`
+/// without bottleneck): blocks of up to 128 summed in eight interleaved partial sums,
+/// longer runs split in two (at a multiple of eight) and summed recursively
+/// (`numpy/core/src/umath/loops_utils.h.src`, `pairwise_sum`).
+pub fn pairwise_sum(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n < 8 {
+        let mut res = 0.0;
+        for &x in v {
+            res += x;
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0f64; 8];
+        r.copy_from_slice(&v[..8]);
+        let mut i = 8;
+        while i < n - n % 8 {
+            for j in 0..8 {
+                r[j] += v[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for &x in &v[i..] {
+            res += x;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_sum(&v[..n2]) + pairwise_sum(&v[n2..])
+    }
+}
+
+/// Rounds as NumPy's `round(x, 2)` does for a float64 (what Python's `round` calls on
+/// pandas' mean): `rint(x * 100) / 100`, halves to even after the scaling.
+pub fn round2_numpy(x: f64) -> f64 {
+    (x * 100.0).round_ties_even() / 100.0
+}
+
+/// How a bucket's mean is summed and rounded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// Summed in order, rounded to the nearest two-decimal value ([`round2`]).
+    Plain,
+    /// As the paper's pandas scripts compute it: NumPy's pairwise sum
+    /// ([`pairwise_sum`]) and NumPy's rounding of the mean ([`round2_numpy`]); with
+    /// `sim fgd --rng go` the published CSVs are reproduced to the last digit.
+    NumPy,
+}
+
+/// Buckets a run's samples, with [`Arithmetic::Plain`].
 pub fn curves(samples: &[CurveSample], total_gpus: u64) -> Curves {
+    curves_with(samples, total_gpus, Arithmetic::Plain)
+}
+
+/// Buckets a run's samples, its means computed with `arithmetic`.
+pub fn curves_with(samples: &[CurveSample], total_gpus: u64, arithmetic: Arithmetic) -> Curves {
     let g = total_gpus.max(1) as f64;
     // Buckets 0..=131: 131 only serves as the neighbour of an empty 130.
     let n = MAX_BUCKET + 2;
@@ -68,12 +124,17 @@ pub fn curves(samples: &[CurveSample], total_gpus: u64) -> Curves {
         let v: Vec<f64> = series[b.saturating_sub(1)..=b + 1].concat();
         (!v.is_empty()).then_some(v)
     };
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let numpy = arithmetic == Arithmetic::NumPy;
+    let mean = |v: &[f64]| {
+        let sum = if numpy { pairwise_sum(v) } else { v.iter().sum::<f64>() };
+        sum / v.len() as f64
+    };
+    let round = |x: f64| if numpy { round2_numpy(x) } else { round2(x) };
     let mut out = Curves { allocation: Vec::new(), fragmentation: Vec::new(), fragmentation_ratio: Vec::new() };
     for b in 0..=MAX_BUCKET {
-        out.allocation.push(pick(&alloc, b).map(|v| round2(mean(&v))));
-        out.fragmentation.push(pick(&frag, b).map(|v| round2(100.0 * mean(&v) / 1000.0 / g)));
-        out.fragmentation_ratio.push(pick(&ratio, b).map(|v| round2(mean(&v))));
+        out.allocation.push(pick(&alloc, b).map(|v| round(mean(&v))));
+        out.fragmentation.push(pick(&frag, b).map(|v| round(100.0 * mean(&v) / 1000.0 / g)));
+        out.fragmentation_ratio.push(pick(&ratio, b).map(|v| round(mean(&v))));
     }
     out
 }

@@ -11,7 +11,7 @@
 
 use crate::RunError;
 use crate::output::write_finished;
-use policies::fgd_protocol::{self, PAPER_POLICIES, Pod};
+use policies::fgd_protocol::{self, FgdRng, PAPER_POLICIES, Pod};
 use rayon::prelude::*;
 use reports::fgd_curves::{self, CurveSample, Curves};
 use sim_core::Cluster;
@@ -33,6 +33,8 @@ pub struct FgdOptions {
     pub seeds: Vec<u64>,
     /// Each workload tuned to this multiple of the cluster's GPU capacity (0: no tuning).
     pub tune: f64,
+    /// Where the runs' random draws come from.
+    pub rng: FgdRng,
     /// The output folder.
     pub out: PathBuf,
 }
@@ -101,6 +103,7 @@ pub struct Experiment {
     /// The seeds, in order.
     pub seeds: Vec<u64>,
     tune: f64,
+    rng: FgdRng,
     out: PathBuf,
 }
 
@@ -139,6 +142,7 @@ impl Experiment {
             policies: o.policies.clone(),
             seeds: o.seeds.clone(),
             tune: o.tune,
+            rng: o.rng,
             out: o.out.clone(),
         })
     }
@@ -178,7 +182,8 @@ impl Experiment {
 
     /// One run of the protocol: workload `w` under placement `p` with seed `s`.
     fn run_one(&self, w: usize, p: &str, s: u64) -> FgdRun {
-        let r = fgd_protocol::run(&self.cluster, &self.workloads[w].1, p, s, self.tune).expect("placement checked");
+        let r = fgd_protocol::run_with(&self.cluster, &self.workloads[w].1, p, s, self.tune, self.rng)
+            .expect("placement checked");
         let samples: Vec<CurveSample> = r
             .samples
             .iter()
@@ -189,7 +194,12 @@ impl Experiment {
                 idle_milli: x.idle_milli,
             })
             .collect();
-        let curves = fgd_curves::curves(&samples, r.total_gpus);
+        // Reproducing the original: its analysis scripts' arithmetic too.
+        let arithmetic = match self.rng {
+            FgdRng::ChaCha => fgd_curves::Arithmetic::Plain,
+            FgdRng::Go { .. } => fgd_curves::Arithmetic::NumPy,
+        };
+        let curves = fgd_curves::curves_with(&samples, r.total_gpus, arithmetic);
         FgdRun { workload: w, policy: p.to_string(), seed: s, curves, placed: r.placed, failed: r.failed }
     }
 
