@@ -111,12 +111,14 @@ fn read(path: &Path) -> Result<Vec<u8>, RunError> {
     traces::read_file(path).map(|(bytes, _, _)| bytes).map_err(|e| RunError::BadInput(e.to_string()))
 }
 
-/// A pod list as a workload: its name (the file name without `.csv`) and pods.
+/// A pod list as a workload: its name (the file name without `.csv` or `.csv.gz`) and
+/// pods.
 fn workload(path: &Path) -> Result<(String, Vec<Pod>), RunError> {
     let name = path.display().to_string();
     let pods = traces::openb::parse_pods(&name, &read(path)?).map_err(|e| RunError::BadInput(e.to_string()))?;
     let stem = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let stem = stem.strip_suffix(".csv").unwrap_or(&stem).to_string();
+    let stem = stem.strip_suffix(".gz").unwrap_or(&stem);
+    let stem = stem.strip_suffix(".csv").unwrap_or(stem).to_string();
     let pods = pods.iter().map(|p| Pod { name: p.name.clone(), task: p.task(), models: p.gpu_spec.clone() }).collect();
     Ok((stem, pods))
 }
