@@ -98,8 +98,8 @@ pub enum FgdRng {
 
 /// The draws of one run before any pod is placed, from either source.
 enum Draws {
-    ChaCha(RngStreams, Option<SimRng>),
-    Go(GoRand, u32),
+    ChaCha(RngStreams, Option<Box<SimRng>>),
+    Go(Box<GoRand>, u32),
 }
 
 impl Draws {
@@ -110,7 +110,7 @@ impl Draws {
                 // core.go: rand.Seed(tuneseed), then a log line that calls rand.Int().
                 let mut g = GoRand::new(seed as i64);
                 g.int();
-                Draws::Go(g, informer_draws)
+                Draws::Go(Box::new(g), informer_draws)
             }
         }
     }
@@ -126,7 +126,9 @@ impl Draws {
     /// A tuning draw in `0..n` (`Intn(n)`).
     fn tune(&mut self, n: usize) -> usize {
         match self {
-            Draws::ChaCha(streams, tune) => uniform_index(tune.get_or_insert_with(|| streams.stream("fgd-tune")), n),
+            Draws::ChaCha(streams, tune) => {
+                uniform_index(tune.get_or_insert_with(|| Box::new(streams.stream("fgd-tune"))), n)
+            }
             Draws::Go(g, _) => g.intn(n),
         }
     }
