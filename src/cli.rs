@@ -211,9 +211,10 @@ pub struct FgdArgs {
     #[arg(long, value_enum, default_value_t = FgdRngArg::Chacha)]
     pub rng: FgdRngArg,
     /// With `--rng go`: the Float64 draws the simulator's client-go reflectors make
-    /// between the workload tuning and the node permutation.
-    #[arg(long, default_value_t = 10)]
-    pub go_informer_draws: u32,
+    /// between the workload tuning and the node permutation (default: 10 after a tuning
+    /// that clones pods, 9 after one that drops pods).
+    #[arg(long)]
+    pub go_informer_draws: Option<u32>,
     /// Output folder.
     #[arg(long, default_value = "fgd-out")]
     pub out: PathBuf,

@@ -88,18 +88,22 @@ pub enum FgdRng {
     ChaCha,
     /// Go's `math/rand` global source seeded with the run's seed, drawn in the FGD
     /// simulator's order (`docs/gpu.md`, "Go's random source"): one `Int()`, the pod
-    /// shuffle, the tuning draws, `informer_draws` `Float64()` draws (the client-go
-    /// reflectors started before the nodes are created), then `Perm` of the nodes.
+    /// shuffle, the tuning draws, the `Float64()` draws of the client-go reflectors
+    /// started before the nodes are created, then `Perm` of the nodes.
     Go {
-        /// `Float64()` draws between the tuning and the node permutation.
-        informer_draws: u32,
+        /// `Float64()` draws between the tuning and the node permutation; `None`: ten
+        /// after a tuning that cloned pods (or none), nine after one that dropped pods.
+        /// The reflectors draw from their own goroutines: after a long tuning all ten
+        /// have drawn before the permutation, after a short one usually one has not
+        /// (a race in the original; `docs/gpu.md`).
+        informer_draws: Option<u32>,
     },
 }
 
 /// The draws of one run before any pod is placed, from either source.
 enum Draws {
     ChaCha(RngStreams, Option<Box<SimRng>>),
-    Go(Box<GoRand>, u32),
+    Go(Box<GoRand>, Option<u32>),
 }
 
 impl Draws {
@@ -133,8 +137,9 @@ impl Draws {
         }
     }
 
-    /// Each node's rank for ties (its index in name order gets `Perm(n)[i]`).
-    fn node_rank(&mut self, n: usize) -> Vec<u32> {
+    /// Each node's rank for ties (its index in name order gets `Perm(n)[i]`), after a
+    /// tuning that dropped pods (`shrunk`) or not.
+    fn node_rank(&mut self, n: usize, shrunk: bool) -> Vec<u32> {
         match self {
             Draws::ChaCha(streams, _) => {
                 let mut rank: Vec<u32> = (0..n as u32).collect();
@@ -142,7 +147,7 @@ impl Draws {
                 rank
             }
             Draws::Go(g, informers) => {
-                for _ in 0..*informers {
+                for _ in 0..informers.unwrap_or(if shrunk { 9 } else { 10 }) {
                     g.float64();
                 }
                 g.perm(n).into_iter().map(|i| i as u32).collect()
@@ -178,9 +183,11 @@ pub fn run_with(
     draws.shuffle(&mut order);
 
     let total_gpus: u64 = cluster.nodes().map(|(_, s, _)| s.gpus.len() as u64).sum();
+    let mut shrunk = false;
     if ratio > 0.0 && !sorted.is_empty() {
         let target = ratio * (total_gpus * MILLI as u64) as f64;
         let mut total: u64 = sorted.iter().map(|p| p.total_milli()).sum();
+        shrunk = total as f64 > target;
         while total as f64 > target && !order.is_empty() {
             let k = draws.tune(order.len());
             total -= sorted[order[k]].total_milli();
@@ -216,7 +223,7 @@ pub fn run_with(
     let mut select = RngStreams::new(seed).stream("fgd-select");
     // The simulator names nodes `<random index>-<name>` and its scheduler takes the
     // first best node by name: ties go to the first best node of a random node order.
-    cx = cx.with_node_order(draws.node_rank(n_nodes));
+    cx = cx.with_node_order(draws.node_rank(n_nodes, shrunk));
     let node_frag = |cx: &mut PlaceCx, l: &Ledger, i: usize| {
         let n = &l.nodes()[i];
         let left: Vec<u32> = n.gpus.iter().map(|g| g.milli_left).collect();
