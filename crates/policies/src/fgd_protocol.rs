@@ -89,7 +89,8 @@ pub enum FgdRng {
     /// Go's `math/rand` global source seeded with the run's seed, drawn in the FGD
     /// simulator's order (`docs/gpu.md`, "Go's random source"): one `Int()`, the pod
     /// shuffle, the tuning draws, the `Float64()` draws of the client-go reflectors
-    /// started before the nodes are created, then `Perm` of the nodes.
+    /// started before the nodes are created, then `Perm` of the nodes; and the
+    /// fragmentation summed as the Go code sums it ([`FragMeter::summed_as_go`]).
     Go {
         /// `Float64()` draws between the tuning and the node permutation; `None`: ten
         /// after a tuning that cloned pods (or none), nine after one that dropped pods.
@@ -176,7 +177,8 @@ pub fn run_with(
     let mut sorted: Vec<&Pod> = pods.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let types: Vec<PodType> = sorted.iter().map(|p| p.pod_type()).collect();
-    let typical = TypicalPods::from_pods(&types, 95.0);
+    let go = matches!(rng, FgdRng::Go { .. });
+    let typical = if go { TypicalPods::from_pods_go(&types, 95.0) } else { TypicalPods::from_pods(&types, 95.0) };
 
     let mut draws = Draws::new(rng, seed);
     let mut order: Vec<usize> = (0..sorted.len()).collect();
@@ -219,7 +221,8 @@ pub fn run_with(
 
     let mut ledger = Ledger::new(cluster);
     let n_nodes = ledger.nodes().len();
-    let mut cx = PlaceCx::new(FragMeter::new(typical)).with_cache(n_nodes, ids.len().max(1));
+    let meter = if go { FragMeter::new(typical).summed_as_go() } else { FragMeter::new(typical) };
+    let mut cx = PlaceCx::new(meter).with_cache(n_nodes, ids.len().max(1));
     let mut select = RngStreams::new(seed).stream("fgd-select");
     // The simulator names nodes `<random index>-<name>` and its scheduler takes the
     // first best node by name: ties go to the first best node of a random node order.

@@ -64,6 +64,20 @@ impl TypicalPods {
 
     /// As [`TypicalPods::from_pods`], from each type's count (each type once).
     pub fn from_counts<'a>(counts: impl IntoIterator<Item = (&'a PodType, u64)>, threshold_pct: f64) -> Self {
+        Self::from_counts_as(counts, threshold_pct, false)
+    }
+
+    /// As [`TypicalPods::from_pods`], each popularity computed as the Go simulator's
+    /// floating point does (count over all pods, then over the share kept).
+    pub fn from_pods_go<'a>(pods: impl IntoIterator<Item = &'a PodType>, threshold_pct: f64) -> Self {
+        let mut counts: HashMap<&PodType, u64> = HashMap::new();
+        for p in pods {
+            *counts.entry(p).or_default() += 1;
+        }
+        Self::from_counts_as(counts, threshold_pct, true)
+    }
+
+    fn from_counts_as<'a>(counts: impl IntoIterator<Item = (&'a PodType, u64)>, threshold_pct: f64, go: bool) -> Self {
         let mut list: Vec<(&PodType, u64)> = counts.into_iter().filter(|e| e.1 > 0).collect();
         let total: u64 = list.iter().map(|e| e.1).sum();
         if total == 0 {
@@ -80,6 +94,7 @@ impl TypicalPods {
         let expected = threshold_pct * total as f64 / 100.0;
         let mut cum = 0.0f64;
         let mut kept = Vec::new();
+        let all = list.len();
         for (t, c) in list {
             if cum >= expected {
                 break;
@@ -87,7 +102,17 @@ impl TypicalPods {
             cum += c as f64;
             kept.push((t.clone(), c as f64));
         }
-        let types = kept.into_iter().map(|(t, c)| (t, c / cum)).collect();
+        let chopped = kept.len() < all;
+        let total = total as f64;
+        let types = kept
+            .into_iter()
+            .map(|(t, c)| match go {
+                // GetTypicalPods: count / total, then over the share kept when chopped.
+                true if chopped => (t, c / total / (cum / total)),
+                true => (t, c / total),
+                false => (t, c / cum),
+            })
+            .collect();
         TypicalPods { types }
     }
 }
@@ -100,12 +125,20 @@ pub struct FragMeter {
     access: Vec<Vec<bool>>,
     /// Looked up only, never iterated (FxHash: cheaper than SipHash on these short keys).
     memo: rustc_hash::FxHashMap<(u16, u64, [u16; 8]), f64>,
+    /// Whether to sum as the Go simulator does.
+    go: bool,
 }
 
 impl FragMeter {
     /// A meter for `typical`.
     pub fn new(typical: TypicalPods) -> Self {
-        FragMeter { typical, models: Vec::new(), access: Vec::new(), memo: Default::default() }
+        FragMeter { typical, models: Vec::new(), access: Vec::new(), memo: Default::default(), go: false }
+    }
+
+    /// Sums as the Go simulator does ([`FragMeter::compute_go`]).
+    pub fn summed_as_go(mut self) -> Self {
+        self.go = true;
+        self
     }
 
     fn model_index(&mut self, model: &str) -> u16 {
@@ -141,6 +174,9 @@ impl FragMeter {
     }
 
     fn compute(&self, mi: u16, cpu_left: u64, gpu_left: &[u32]) -> f64 {
+        if self.go {
+            return self.compute_go(mi, cpu_left, gpu_left);
+        }
         let idle: u64 = gpu_left.iter().map(|&g| g as u64).sum();
         let access = &self.access[mi as usize];
         let mut f = 0.0;
@@ -158,6 +194,42 @@ impl FragMeter {
             f += p * frag as f64;
         }
         f
+    }
+
+    /// [`FragMeter::compute`] summed as `NodeGpuShareFragAmount` does: one sum per class
+    /// (Q1, Q2, Q3, Q4, XL, XR, NoAccess) over the typical pods in order, a Q3 pod's
+    /// too-small GPUs counted in Q2, then the classes but Q3 added in that order
+    /// (`FragAmountSumExceptQ3`). The same value up to the last bits of the floating
+    /// point, which decide ties of the truncated FGD score.
+    fn compute_go(&self, mi: u16, cpu_left: u64, gpu_left: &[u32]) -> f64 {
+        let idle: u64 = gpu_left.iter().map(|&g| g as u64).sum();
+        let access = &self.access[mi as usize];
+        let mut data = [0.0f64; 7];
+        for (k, (t, p)) in self.typical.types.iter().enumerate() {
+            let cpu_ok = cpu_left >= t.cpu_milli;
+            if t.gpu_milli == 0 {
+                data[if cpu_ok { 4 } else { 5 }] += p * idle as f64;
+            } else if !access[k] {
+                data[6] += p * idle as f64;
+            } else if gpu_left.iter().filter(|&&g| g >= t.gpu_milli).count() >= t.gpus as usize {
+                if cpu_ok {
+                    let small: u64 = gpu_left.iter().filter(|&&g| g < t.gpu_milli).map(|&g| g as u64).sum();
+                    data[1] += p * small as f64;
+                    data[2] += p * (idle - small) as f64;
+                } else {
+                    data[3] += p * idle as f64;
+                }
+            } else {
+                data[if cpu_ok { 1 } else { 0 }] += p * idle as f64;
+            }
+        }
+        let mut out = 0.0;
+        for (i, d) in data.iter().enumerate() {
+            if i != 2 {
+                out += d;
+            }
+        }
+        out
     }
 }
 
