@@ -157,6 +157,34 @@ impl Draws {
     }
 }
 
+/// Tunes the pods `order` (indices into the name-sorted `sorted`) to `target` milli-GPU:
+/// pods dropped at random while above it; below it, pods drawn with replacement from
+/// `sorted` appended until the next would pass it. Whether it dropped pods.
+fn tune(sorted: &[&Pod], order: &mut Vec<usize>, target: f64, draws: &mut Draws) -> bool {
+    if sorted.is_empty() {
+        return false;
+    }
+    let mut total: u64 = sorted.iter().map(|p| p.total_milli()).sum();
+    let shrunk = total as f64 > target;
+    while total as f64 > target && !order.is_empty() {
+        let k = draws.tune(order.len());
+        total -= sorted[order[k]].total_milli();
+        order.remove(k);
+    }
+    // Drawing pods that ask for no GPU never reaches the target.
+    if (total as f64) < target && sorted.iter().any(|p| p.task.gpu_milli() > 0) {
+        loop {
+            let k = draws.tune(sorted.len());
+            if (total + sorted[k].task.gpu_milli() as u64) as f64 > target {
+                break;
+            }
+            total += sorted[k].total_milli();
+            order.push(k);
+        }
+    }
+    shrunk
+}
+
 /// Runs the protocol for `pods` (the workload file's pods) on `cluster` with placement
 /// `policy` and `seed`, tuning the workload to `ratio` × GPU capacity (`ratio <= 0`: no
 /// tuning), with the ChaCha streams.
@@ -185,28 +213,7 @@ pub fn run_with(
     draws.shuffle(&mut order);
 
     let total_gpus: u64 = cluster.nodes().map(|(_, s, _)| s.gpus.len() as u64).sum();
-    let mut shrunk = false;
-    if ratio > 0.0 && !sorted.is_empty() {
-        let target = ratio * (total_gpus * MILLI as u64) as f64;
-        let mut total: u64 = sorted.iter().map(|p| p.total_milli()).sum();
-        shrunk = total as f64 > target;
-        while total as f64 > target && !order.is_empty() {
-            let k = draws.tune(order.len());
-            total -= sorted[order[k]].total_milli();
-            order.remove(k);
-        }
-        // Drawing pods that ask for no GPU never reaches the target.
-        if (total as f64) < target && sorted.iter().any(|p| p.task.gpu_milli() > 0) {
-            loop {
-                let k = draws.tune(sorted.len());
-                if (total + sorted[k].task.gpu_milli() as u64) as f64 > target {
-                    break;
-                }
-                total += sorted[k].total_milli();
-                order.push(k);
-            }
-        }
-    }
+    let shrunk = ratio > 0.0 && tune(&sorted, &mut order, ratio * (total_gpus * MILLI as u64) as f64, &mut draws);
 
     // Dense type ids for the score cache: everything a filter or score reads.
     let mut ids: HashMap<(u64, u64, u32, u32, &[String]), u32> = HashMap::new();
