@@ -5,25 +5,11 @@ use crate::Failure;
 use crate::cli::{ImportArgs, ProbeArgs, SampleArgs};
 use hw_calibrate::sample::{GpuSampler, RecordedSamples, Sampled, run_sampled};
 use hw_calibrate::{CalibrateError, GpuProfile, HardwareProfile, to_toml};
-use runner::output::write_finished;
 use std::path::Path;
 use std::time::Duration;
 
 fn fail(e: CalibrateError) -> Failure {
     if e.is_bad_input() { Failure::BadInput(e.to_string()) } else { Failure::Other(e.to_string()) }
-}
-
-/// Writes every `(path, text)` whole, or none of them.
-fn write_all(files: &[(&Path, String)]) -> Result<(), Failure> {
-    let io = |p: &Path, e: std::io::Error| Failure::Other(format!("{}: {e}", p.display()));
-    let mut done = Vec::new();
-    for (p, text) in files {
-        done.push((*p, write_finished(p, |w| w.write_all(text.as_bytes())).map_err(|e| io(p, e))?));
-    }
-    for (p, f) in done {
-        f.rename().map_err(|e| io(p, e))?;
-    }
-    Ok(())
 }
 
 fn watts(w: Option<f64>) -> String {
@@ -70,7 +56,7 @@ pub fn probe(a: &ProbeArgs) -> Result<(), Failure> {
     }
     let profile = probed.profile;
     let text = to_toml(&profile, &format!("schedlab hardware profile: sim calibrate probe ({})", profile.origin));
-    write_all(&[(&a.out, text)])?;
+    crate::write_all(&[(&a.out, text)])?;
     summary(&a.out, &profile);
     Ok(())
 }
@@ -103,7 +89,7 @@ pub fn sample(a: &SampleArgs) -> Result<(), Failure> {
     };
     let j = &sampled.job;
     let text = j.to_toml("schedlab job profile: sim calibrate sample");
-    write_all(&[(&a.out, text)])?;
+    crate::write_all(&[(&a.out, text)])?;
     for n in &j.notes {
         eprintln!("note: {n}");
     }
@@ -145,7 +131,7 @@ pub fn import(a: &ImportArgs) -> Result<(), Failure> {
         let text = imported.job.to_toml(&format!("schedlab job profile: sim calibrate import of {name}"));
         files.push((j.as_path(), text));
     }
-    write_all(&files)?;
+    crate::write_all(&files)?;
     println!("{name}: {} readings ({})", imported.readings, imported.format.name());
     summary(&a.out, &imported.hardware);
     if let Some(j) = &a.job_out {

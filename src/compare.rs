@@ -7,19 +7,14 @@ use crate::cli::{CompareArgs, JobsFormat};
 pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     let listed = c.policies.as_deref().or(c.arrangements.as_deref()).unwrap_or_default();
     let specs = runner::compare::split_specs(listed);
-    let seeds = crate::fgd::parse_seeds(&c.seeds).map_err(Failure::BadInput)?;
+    let seeds = runner::compare::parse_seeds(&c.seeds, "--seeds").map_err(Failure::BadInput)?;
     let mut base = crate::args::run_options(&c.sim, None, 0, c.out.clone(), false, JobsFormat::Default)?;
     base.slurm_conf = c.input.slurm_conf.clone();
     base.slurm_qos = c.input.qos.clone();
     base.slurm_assoc = c.input.assoc.clone();
     base.compare_arrangements = c.arrangements.is_some();
     // Every spec and controller is checked before any run starts.
-    runner::compare::check_specs(&specs, &base)?;
-    runner::run::controllers(&base, &[])?;
-    let variants = runner::vary::parse(&c.vary)?;
-    for v in &variants {
-        runner::vary::apply(&base, v)?;
-    }
+    let variants = runner::compare::check_plan(&specs, &c.vary, &base)?;
     let plan = runner::compare::plan(&specs, &variants, &seeds);
     // The workload is read once per distinct seed only when the seed changes it
     // (`--perturb`, synthetic GPU memory), otherwise once; in parallel. Notes are printed
@@ -31,26 +26,12 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
             eprintln!("{n}");
         }
     })?;
-    let first = seeds[0];
-    let loaded_for = |seed: u64| loaded.get(&seed).unwrap_or(&loaded[&first]);
+    let loaded_for = |seed: u64| runner::compare::loaded_for(&loaded, seed);
     let show = !c.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::new(plan.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} comparing {bar:40} {pos}/{len} runs ({eta})")
-                .expect("valid template"),
-        );
-        b
-    });
-    let done = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let bar = crate::progress(show, plan.len() as u64, "{spinner} comparing {bar:40} {pos}/{len} runs ({eta})");
+    let done = || bar.inc(1);
     let runs = runner::compare::compare(&plan, &base, &loaded_for, &c.out, threads, &done)?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     if !c.quiet {
         println!("schedlab compare → {}", c.out.display());
         print!("{}", runner::report::comparison_table(&runs));

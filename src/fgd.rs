@@ -8,15 +8,10 @@ use crate::cli::{FgdArgs, FgdRngArg};
 use policies::fgd_protocol::FgdRng;
 use runner::fgd::{Experiment, FgdOptions, FgdRun};
 
-/// Parses `42..51` (inclusive, as the paper's seeds 42–51) or `42,43` or `42`.
-pub fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
-    runner::compare::parse_seeds(s, "--seeds")
-}
-
 /// `sim fgd`.
 pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
     let policies = runner::fgd::placements(a.policies.as_deref())?;
-    let seeds = parse_seeds(&a.seeds).map_err(Failure::BadInput)?;
+    let seeds = runner::compare::parse_seeds(&a.seeds, "--seeds").map_err(Failure::BadInput)?;
     let rng = match a.rng {
         FgdRngArg::Chacha => FgdRng::ChaCha,
         FgdRngArg::Go => FgdRng::Go { informer_draws: a.go_informer_draws },
@@ -32,23 +27,10 @@ pub fn fgd(a: &FgdArgs) -> Result<(), Failure> {
     };
     let experiment = Experiment::load(&options)?;
     let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::new(experiment.runs().len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} fgd {bar:40} {pos}/{len} runs ({eta})")
-                .expect("valid template"),
-        );
-        b
-    });
-    let done = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let bar = crate::progress(show, experiment.runs().len() as u64, "{spinner} fgd {bar:40} {pos}/{len} runs ({eta})");
+    let done = || bar.inc(1);
     let results = experiment.run(a.threads.unwrap_or(0), &done)?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     experiment.write(&results)?;
     if !a.quiet {
         print_table(&experiment, &results, &a.out);

@@ -26,6 +26,31 @@ pub enum Failure {
     Other(String),
 }
 
+/// A progress bar of `len` steps on standard error drawn with `template`, hidden (every
+/// call a no-op) unless `show`.
+pub(crate) fn progress(show: bool, len: u64, template: &str) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(len);
+    b.set_style(indicatif::ProgressStyle::with_template(template).expect("valid template"));
+    b
+}
+
+/// Writes every `(path, text)` whole, or none of them.
+pub(crate) fn write_all(files: &[(&std::path::Path, String)]) -> Result<(), Failure> {
+    let io = |p: &std::path::Path, e: std::io::Error| Failure::Other(format!("{}: {e}", p.display()));
+    let mut done = Vec::new();
+    for (p, text) in files {
+        let f = runner::output::write_finished(p, |w| std::io::Write::write_all(w, text.as_bytes()));
+        done.push((*p, f.map_err(|e| io(p, e))?));
+    }
+    for (p, f) in done {
+        f.rename().map_err(|e| io(p, e))?;
+    }
+    Ok(())
+}
+
 impl From<runner::RunError> for Failure {
     fn from(e: runner::RunError) -> Self {
         match e {

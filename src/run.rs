@@ -37,23 +37,14 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if !a.quiet {
         runner::run::notes(&o, &loaded)?.iter().for_each(|n| eprintln!("{n}"));
     }
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::new(loaded.workload.jobs.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})")
-                .expect("valid template"),
-        );
-        b
-    });
-    let mut tick = |n: u64| {
-        if let Some(b) = &bar {
-            b.set_position(n);
-        }
-    };
+    let bar = crate::progress(
+        show,
+        loaded.workload.jobs.len() as u64,
+        "{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})",
+    );
+    let mut tick = |n: u64| bar.set_position(n);
     let done = runner::run::run(&o, &loaded, Some(&mut tick))?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     let mut written = done.written;
     if a.report {
         let run = runner::report::read_run(&a.out)?;

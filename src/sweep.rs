@@ -14,14 +14,14 @@ pub fn sweep(c: &SweepCommand) -> Result<(), Failure> {
             let s = Sweep::load(&a.sweep)?;
             let cell = s.pick(a.index, a.cell.as_deref())?;
             let quiet = a.quiet;
-            let ran = s.run_one(&cell, &mut |n| {
+            let ran = s.run_one(cell, &mut |n| {
                 if !quiet {
                     eprintln!("{n}");
                 }
             })?;
             if !a.quiet {
                 let what = if ran { "done" } else { "already done" };
-                println!("cell {} ({}) {what} → {}", cell.id, cell.cell.folder(), s.folder(&cell).display());
+                println!("cell {} ({}) {what} → {}", cell.id, cell.cell.folder(), s.folder(cell).display());
             }
             Ok(())
         }
@@ -34,10 +34,12 @@ pub fn sweep(c: &SweepCommand) -> Result<(), Failure> {
                 None => std::env::current_exe().map_err(|e| Failure::Other(format!("this program's path: {e}")))?,
             };
             let file = absolute(&a.sweep)?;
-            let array = s.out.join("sweep.sbatch");
-            write(&array, &scripts::slurm_array(&s, &sim, &file))?;
-            let submit = s.out.join("submit.sh");
-            write(&submit, &scripts::slurm_submit(&s, &sim, &file, &array))?;
+            let (array, submit) = (s.out.join("sweep.sbatch"), s.out.join("submit.sh"));
+            create_out(&s)?;
+            crate::write_all(&[
+                (&array, scripts::slurm_array(&s, &sim, &file)),
+                (&submit, scripts::slurm_submit(&s, &sim, &file, &array)),
+            ])?;
             println!("{} cells: bash {} submits the array and the merge after it", s.cells().len(), submit.display());
             Ok(())
         }
@@ -47,7 +49,8 @@ pub fn sweep(c: &SweepCommand) -> Result<(), Failure> {
             let inside = a.file_in_volume.clone().unwrap_or_else(|| format!("{}/{name}", s.kubernetes.mount));
             let job = scripts::kubernetes_job(&s, &inside);
             let path = s.out.join("job.json");
-            write(&path, &format!("{job:#}\n"))?;
+            create_out(&s)?;
+            crate::write_all(&[(&path, format!("{job:#}\n"))])?;
             println!("{} cells: kubectl apply -f {}", s.cells().len(), path.display());
             Ok(())
         }
@@ -83,23 +86,10 @@ fn local(s: &Sweep, threads: usize, quiet: bool) -> Result<(), Failure> {
     let all = s.cells();
     let (cells, todo) = (all.len(), all.iter().filter(|c| !s.done(c)).count());
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::new(todo as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} sweeping {bar:40} {pos}/{len} cells ({eta})")
-                .expect("valid template"),
-        );
-        b
-    });
-    let done = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let bar = crate::progress(show, todo as u64, "{spinner} sweeping {bar:40} {pos}/{len} cells ({eta})");
+    let done = || bar.inc(1);
     let ran = s.run_local(threads, &done)?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     let missing = s.merge()?;
     if !quiet {
         let before = cells - todo;
@@ -126,11 +116,7 @@ fn absolute(p: &Path) -> Result<PathBuf, Failure> {
     std::path::absolute(p).map_err(|e| Failure::Other(format!("{}: {e}", p.display())))
 }
 
-fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).map_err(|e| Failure::Other(format!("{}: {e}", d.display())))?;
-    }
-    let f = runner::output::write_finished(path, |w| w.write_all(text.as_bytes()))
-        .map_err(|e| Failure::Other(format!("{}: {e}", path.display())))?;
-    f.rename().map_err(|e| Failure::Other(format!("{}: {e}", path.display())))
+/// The sweep's output folder, created.
+fn create_out(s: &Sweep) -> Result<(), Failure> {
+    std::fs::create_dir_all(&s.out).map_err(|e| Failure::Other(format!("{}: {e}", s.out.display())))
 }

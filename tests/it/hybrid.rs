@@ -88,7 +88,7 @@ fn a_static_split_from_the_pools_and_its_figures_per_domain() {
     assert!(s["domains"]["kubernetes"]["gpu_utilization"].is_null(), "it owns no node");
 }
 
-fn fails(o: std::process::Output, want: &str) {
+fn fails(o: &std::process::Output, want: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(want), "{err:?} should contain {want:?}");
@@ -97,28 +97,27 @@ fn fails(o: std::process::Output, want: &str) {
 #[test]
 fn bad_domain_input_is_refused_with_exit_2() {
     let d = tempfile::tempdir().unwrap();
-    fails(run(d.path(), &["--arrangement", "lend-somehow"]), "arrangement 'lend-somehow': expected one of static");
-    fails(run(d.path(), &["--arrangement", "lend-evict[kill_wait=soon]"]), "kill_wait");
-    fails(run(d.path(), &["--policy", "kube"]), "each domain's policy is its [[domain]] table's");
+    fails(&run(d.path(), &["--arrangement", "lend-somehow"]), "arrangement 'lend-somehow': expected one of static");
+    fails(&run(d.path(), &["--arrangement", "lend-evict[kill_wait=soon]"]), "kill_wait");
+    fails(&run(d.path(), &["--policy", "kube"]), "each domain's policy is its [[domain]] table's");
     // A domain the cluster does not have.
     let (cluster, slurm, _) = inputs(d.path(), CLUSTER);
     let out = d.path().join("o").display().to_string();
     let t = format!("gpu:{slurm}");
-    fails(sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", &t]), "has no domain 'gpu'");
+    fails(&sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", &t]), "has no domain 'gpu'");
     // A domain's trace without domains.
     let plain = d.path().join("plain.toml");
     std::fs::write(&plain, "[[pool]]\nname = \"a\"\ncount = 1\ncores = 4\n").unwrap();
     let t = format!("slurm:{slurm}");
     let o = sim(&["run", "-q", "--out", &out, "--cluster", plain.to_str().unwrap(), "--trace", &t]);
-    fails(o, "needs a cluster configuration with [[domain]] tables");
+    fails(&o, "needs a cluster configuration with [[domain]] tables");
     // A pool of a domain that is not declared: the file is named.
     let bad = CLUSTER.replace("domain = \"kubernetes\"", "domain = \"k8s\"");
     let (cluster, slurm, _) = inputs(d.path(), &bad);
     let t = format!("slurm:{slurm}");
     let o = sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", &t]);
-    fails(o, "cluster.toml");
-    let o = sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", &t]);
-    fails(o, "pool 'serve': domain: expected one of the [[domain]] names (slurm, kubernetes), found 'k8s'");
+    fails(&o, "cluster.toml");
+    fails(&o, "pool 'serve': domain: expected one of the [[domain]] names (slurm, kubernetes), found 'k8s'");
     assert!(!Path::new(&out).join("summary.json").exists());
 }
 
@@ -169,7 +168,7 @@ fn arrangements_are_compared_per_domain() {
         "--arrangements",
         "static,static[slurm_nodes=pools]",
     ]);
-    fails(o, "is the same as 'static'");
+    fails(&o, "is the same as 'static'");
 }
 
 /// The shipped example reads (its first simulated hour, every arrangement).
@@ -223,5 +222,5 @@ fn a_native_trace_names_each_jobs_domain() {
     assert!(jobs.contains("slurm/s1,") && jobs.contains("kubernetes/p,"), "{jobs}");
     std::fs::write(&mixed, format!("{SLURM}{}", pod.replace("kubernetes", "k8s"))).unwrap();
     let o = sim(&["run", "-q", "--out", &out, "--cluster", &cluster, "--trace", mixed.to_str().unwrap()]);
-    fails(o, "mixed.jsonl:3: field 'domain': expected one of the cluster's domains (slurm, kubernetes)");
+    fails(&o, "mixed.jsonl:3: field 'domain': expected one of the cluster's domains (slurm, kubernetes)");
 }

@@ -67,20 +67,20 @@ pub struct Domains {
 impl Member {
     /// Its view of this pass (its queue, the nodes it may use) and what happened since it
     /// was last called. `sees`: the domains whose jobs it schedules; `hidden`: jobs
-    /// waiting for a locked node; `taken`: nodes it may not use now.
+    /// waiting for a locked node (the keys of the locks); `taken`: nodes it may not use now.
     fn show(
         &mut self,
         view: &SchedView<'_>,
         info: &PassInfo,
         sees: u32,
-        hidden: &BTreeSet<JobId>,
+        hidden: &BTreeMap<JobId, Lock>,
         taken: &BTreeSet<u32>,
     ) {
         let of_mine = |j: &JobId| in_mask(sees, view.job(*j).domain());
         self.scope.domains = sees;
         self.scope.refresh_running(view);
         self.scope.queue.clear();
-        self.scope.queue.extend(view.queue().iter().copied().filter(|j| !hidden.contains(j) && of_mine(j)));
+        self.scope.queue.extend(view.queue().iter().copied().filter(|j| !hidden.contains_key(j) && of_mine(j)));
         let nodes = view.cluster().node_count() as usize;
         let states = view.node_states();
         let mut changed = self.scope.node_state.len() != nodes;
@@ -111,7 +111,7 @@ impl Member {
             self.scope.node_epoch += 1;
             self.pending.capacity_changed = true;
         }
-        self.pending.queued.extend(info.queued.iter().filter(|j| of_mine(j) && !hidden.contains(j)));
+        self.pending.queued.extend(info.queued.iter().filter(|j| of_mine(j) && !hidden.contains_key(j)));
         self.pending.released.extend(info.released.iter().filter(|j| of_mine(j)));
         self.pending.capacity_changed |= info.capacity_changed;
         self.pending.woken |= info.woken;
@@ -137,6 +137,10 @@ impl Domains {
         lent.sort_unstable();
         lent.dedup();
         lent.retain(|&n| view.node_domain(NodeId(n)) != d);
+        if lent.is_empty() {
+            // On its own domain's nodes: nothing to evict or give back.
+            return out.push(bind);
+        }
         taken.extend(lent.iter().copied());
         // The borrower's jobs on the lent nodes it chose.
         let foreign: Vec<(u32, JobId)> = lent
@@ -285,7 +289,6 @@ impl Policy for Domains {
                 self.job_member[j.idx()] = i as u8;
             }
         }
-        let hidden: BTreeSet<JobId> = self.locks.keys().copied().collect();
         // Locked nodes, and lent nodes a scheduler started a job on in this pass: no
         // other scheduler is shown them.
         let mut taken: BTreeSet<u32> = self.locks.values().flat_map(|l| l.nodes.iter().copied()).collect();
@@ -295,7 +298,7 @@ impl Policy for Domains {
                 .filter(|&e| view.route(e).scheduler == d)
                 .fold(0, |m, e| m | (1u32 << e));
             let m = &mut self.members[i];
-            m.show(view, info, sees, &hidden, &taken);
+            m.show(view, info, sees, &self.locks, &taken);
             if m.scope.queue.is_empty() {
                 continue;
             }

@@ -103,14 +103,19 @@ pub enum FgdRng {
 
 /// The draws of one run before any pod is placed, from either source.
 enum Draws {
-    ChaCha(RngStreams, Option<Box<SimRng>>),
+    /// The run's streams, and its `fgd-tune` stream.
+    ChaCha(RngStreams, Box<SimRng>),
     Go(Box<GoRand>, Option<u32>),
 }
 
 impl Draws {
     fn new(rng: FgdRng, seed: u64) -> Self {
         match rng {
-            FgdRng::ChaCha => Draws::ChaCha(RngStreams::new(seed), None),
+            FgdRng::ChaCha => {
+                let streams = RngStreams::new(seed);
+                let tune = Box::new(streams.stream("fgd-tune"));
+                Draws::ChaCha(streams, tune)
+            }
             FgdRng::Go { informer_draws } => {
                 // core.go: rand.Seed(tuneseed), then a log line that calls rand.Int().
                 let mut g = GoRand::new(seed as i64);
@@ -131,9 +136,7 @@ impl Draws {
     /// A tuning draw in `0..n` (`Intn(n)`).
     fn tune(&mut self, n: usize) -> usize {
         match self {
-            Draws::ChaCha(streams, tune) => {
-                uniform_index(tune.get_or_insert_with(|| Box::new(streams.stream("fgd-tune"))), n)
-            }
+            Draws::ChaCha(_, tune) => uniform_index(tune, n),
             Draws::Go(g, _) => g.intn(n),
         }
     }

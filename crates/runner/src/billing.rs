@@ -38,6 +38,16 @@ impl Controller for Billing<'_> {
     }
 }
 
+/// Each node's pool price (a pool without a price: free).
+pub fn node_prices(cluster: &Cluster, prices: &[PoolPrice]) -> Vec<PoolPrice> {
+    let mut node_price: Vec<PoolPrice> = Vec::with_capacity(cluster.node_count() as usize);
+    for (pool, price) in cluster.pools.iter().zip(prices.iter().copied().chain(std::iter::repeat(PoolPrice::default())))
+    {
+        node_price.extend(std::iter::repeat_n(price, pool.count as usize));
+    }
+    node_price
+}
+
 /// The bill of a run of `jobs` (their `records`) on `cluster` whose pools cost `prices`,
 /// its nodes present as `presence` says (all present from the start). `None` when no pool
 /// has a price.
@@ -53,12 +63,7 @@ pub fn bill(
     }
     let from = jobs.iter().map(|j| j.submit).min()?;
     let to = records.iter().filter_map(|r| r.end).max().unwrap_or(from).max(from);
-    // Each node's pool price.
-    let mut node_price: Vec<PoolPrice> = Vec::with_capacity(cluster.node_count() as usize);
-    for (pool, price) in cluster.pools.iter().zip(prices.iter().copied().chain(std::iter::repeat(PoolPrice::default())))
-    {
-        node_price.extend(std::iter::repeat_n(price, pool.count as usize));
-    }
+    let node_price = node_prices(cluster, prices);
     // Microseconds present within [from, to], per node.
     let mut present_us = vec![0u128; node_price.len()];
     let mut since: Vec<Option<SimTime>> = vec![Some(from); node_price.len()];

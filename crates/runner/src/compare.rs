@@ -103,6 +103,18 @@ pub fn plan(specs: &[String], variants: &[crate::vary::Variant], seeds: &[u64]) 
     out
 }
 
+/// Checks a comparison before any run starts: its specs ([`check_specs`]), the
+/// controllers, and each `--vary` combination applied to `base`; the combinations.
+pub fn check_plan(specs: &[String], vary: &[String], base: &RunOptions) -> Result<Vec<crate::vary::Variant>, RunError> {
+    check_specs(specs, base)?;
+    crate::run::controllers(base, &[])?;
+    let variants = crate::vary::parse(vary)?;
+    for v in &variants {
+        crate::vary::apply(base, v)?;
+    }
+    Ok(variants)
+}
+
 /// Checks every spec before any run starts: each builds, and no policy comes twice (the
 /// same canonical spec, or two specs that would share a run folder).
 pub fn check_specs(specs: &[String], base: &RunOptions) -> Result<(), RunError> {
@@ -230,12 +242,23 @@ fn compare_in_pool<'l>(
         })
         .collect();
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
-    // Read back in parallel, collected in plan order (the first error in that order wins).
-    let read: Vec<Result<crate::report::RunData, RunError>> =
-        plan.par_iter().map(|cell| crate::report::read_run(&out.join(cell.folder()))).collect();
-    let runs: Vec<crate::report::RunData> = read.into_iter().collect::<Result<_, _>>()?;
+    let runs = read_runs(out, plan)?;
     write_comparison(out, plan, &runs)?;
     Ok(runs)
+}
+
+/// The runs of `plan`'s cells under `out`, read back in parallel and collected in plan
+/// order (the first error in that order wins).
+pub fn read_runs(out: &Path, plan: &[Cell]) -> Result<Vec<crate::report::RunData>, RunError> {
+    let read: Vec<Result<crate::report::RunData, RunError>> =
+        plan.par_iter().map(|cell| crate::report::read_run(&out.join(cell.folder()))).collect();
+    read.into_iter().collect()
+}
+
+/// The workload read for `seed` (`load_per_seed` reads one for all seeds when the seed
+/// does not change it).
+pub fn loaded_for(loaded: &std::collections::BTreeMap<u64, Loaded>, seed: u64) -> &Loaded {
+    loaded.get(&seed).unwrap_or_else(|| loaded.values().next().expect("at least one seed read"))
 }
 
 /// The options of one cell's replay into `out`: `base` with the cell's varied settings,

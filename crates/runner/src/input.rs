@@ -131,15 +131,10 @@ fn load_domains(
             (None, None) => continue,
         };
         let format = match &dom.format {
-            Some(f) => Some(traces::FORMATS.iter().copied().find(|x| x.name() == f).ok_or_else(|| {
-                let known: Vec<&str> = traces::FORMATS.iter().map(|x| x.name()).collect();
-                bad(format!(
-                    "{}: domain '{}': format: expected one of {}, found '{f}'",
-                    cfg_path.display(),
-                    dom.name,
-                    known.join(", ")
-                ))
-            })?),
+            Some(f) => Some(
+                traces::Format::named(f)
+                    .map_err(|e| bad(format!("{}: domain '{}': {e}", cfg_path.display(), dom.name)))?,
+            ),
             None => None,
         };
         sources.push((Some(d), path, format));
@@ -319,11 +314,11 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
     }
     let perturb = perturbations(i)?;
     let config = i.cluster.as_deref().map(load_cluster).transpose()?;
+    if i.slurm_conf.is_some() && config.is_some() {
+        return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
+    }
     match &config {
         Some(c) if !c.domains.is_empty() => {
-            if i.slurm_conf.is_some() {
-                return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
-            }
             return load_domains(i, config.expect("matched"), seed, perturb, notes);
         }
         _ if !i.domain_traces.is_empty() => {
@@ -335,11 +330,8 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
         }
         _ => {}
     }
-    let slurm = match (&i.slurm_conf, &config) {
-        (Some(_), Some(_)) => {
-            return Err(bad("--slurm-conf and --cluster both describe the cluster: give one".into()));
-        }
-        (Some(path), None) => {
+    let slurm = match &i.slurm_conf {
+        Some(path) => {
             let mut conf = slurm_conf(path)?;
             if !conf.not_modelled.is_empty() {
                 let keys: Vec<String> = conf.not_modelled.iter().map(|(l, k)| format!("{k} (line {l})")).collect();
@@ -354,7 +346,7 @@ pub fn load(i: &Input, seed: u64, notes: &mut dyn FnMut(String)) -> Result<Loade
             }
             Some(conf)
         }
-        (None, _) => None,
+        None => None,
     };
     let slurm_cluster = slurm.as_ref().map(policies::slurm::conf::SlurmConf::cluster);
     let opts = traces::LoadOptions {
@@ -453,8 +445,6 @@ pub fn perturbations(i: &Input) -> Result<Vec<traces::perturb::Perturbation>, Ru
     }
 }
 
-/// What a read workload gets before a replay: the shipped GPU profiles' power, the
-/// trace's GPU model names spelled as the cluster spells them, synthetic GPU memory.
 /// The workload as every run reads it: [`prepare`]d, then varied for `seed`
 /// (`--perturb`); returns the perturbation's canonical text.
 fn finish(
@@ -476,6 +466,8 @@ fn finish(
     Ok(Some(traces::perturb::spec_text(perturb)))
 }
 
+/// What a read workload gets before a replay: the shipped GPU profiles' power, the
+/// trace's GPU model names spelled as the cluster spells them, synthetic GPU memory.
 fn prepare(workload: &mut Workload, i: &Input, seed: u64, name: &str, notes: &mut dyn FnMut(String)) {
     // GPUs named but not given a profile take the shipped one's power (energy model).
     hw_calibrate::attach_power(&mut workload.cluster);

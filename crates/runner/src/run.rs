@@ -548,14 +548,8 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
     let bill = priced.then_some((&l.prices[..], &presence));
     let names: Vec<String> = l.domains.iter().map(|d| d.name.clone()).collect();
     let domains = (!names.is_empty()).then(|| {
-        let node_price = priced.then(|| {
-            w.cluster
-                .pools
-                .iter()
-                .zip(&l.prices)
-                .flat_map(|(p, x)| std::iter::repeat_n(x.per_hour, p.count as usize))
-                .collect()
-        });
+        let node_price =
+            priced.then(|| crate::billing::node_prices(&w.cluster, &l.prices).iter().map(|p| p.per_hour).collect());
         reports::domains::DomainRun {
             names: &names,
             initial: &l.node_domains,

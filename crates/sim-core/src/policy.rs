@@ -423,7 +423,7 @@ impl<'a> SchedView<'a> {
     }
     /// Whether the view shows `j`'s attempt among the running jobs (in a domain
     /// scheduler's view, [`SchedView::scoped`], only its domains' jobs).
-    pub(crate) fn shows(&self, j: JobId) -> bool {
+    fn shows(&self, j: JobId) -> bool {
         self.scope.is_none_or(|m| crate::domain::in_mask(m, self.jobs[j.idx()].domain))
     }
     /// Running jobs in start order.
@@ -444,16 +444,8 @@ impl<'a> SchedView<'a> {
     pub fn all_jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
         match self.running_on_nodes.on(node.0) {
             Some(on) => on.collect(),
-            None => self
-                .running
-                .iter()
-                .flatten()
-                .filter(|r| r.runs_on(self.cluster, node))
-                .map(|r| (r.start, r.job))
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .map(|(_, j)| j)
-                .collect(),
+            // Not kept only in runs without domains, where no view is scoped.
+            None => self.jobs_on(node),
         }
     }
     /// Number of running jobs.

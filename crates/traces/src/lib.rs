@@ -90,6 +90,15 @@ impl Format {
         }
     }
 
+    /// The format named `name` (as [`Format::name`] spells it); else what was expected:
+    /// "format: expected one of swf, batsim, ..., found 'x'".
+    pub fn named(name: &str) -> Result<Format, String> {
+        FORMATS.iter().copied().find(|f| f.name() == name).ok_or_else(|| {
+            let known: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+            format!("format: expected one of {}, found '{name}'", known.join(", "))
+        })
+    }
+
     /// Whether a replay of it needs a cluster given with it (`--cluster`, or a node list
     /// for openb): the format does not describe the machine.
     pub fn needs_cluster(self) -> bool {

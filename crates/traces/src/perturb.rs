@@ -94,7 +94,6 @@ pub fn parse(text: &str) -> Result<Vec<Perturbation>, String> {
     Ok(out)
 }
 
-/// A length in seconds, or with a `d`, `h` or `m` suffix.
 /// A length: seconds, or with a unit `d`, `h`, `m` or `s` (`30d`, `1.5h`).
 pub fn duration(v: &str) -> Option<SimDuration> {
     let (num, unit) = match v.chars().last()? {

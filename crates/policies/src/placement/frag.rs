@@ -55,11 +55,7 @@ impl TypicalPods {
     /// count (ties: the larger type first), keep the most popular types until their
     /// cumulative share reaches `threshold_pct`, renormalise.
     pub fn from_pods<'a>(pods: impl IntoIterator<Item = &'a PodType>, threshold_pct: f64) -> Self {
-        let mut counts: HashMap<&PodType, u64> = HashMap::new();
-        for p in pods {
-            *counts.entry(p).or_default() += 1;
-        }
-        Self::from_counts(counts, threshold_pct)
+        Self::from_counts_as(count(pods), threshold_pct, false)
     }
 
     /// As [`TypicalPods::from_pods`], from each type's count (each type once).
@@ -70,11 +66,7 @@ impl TypicalPods {
     /// As [`TypicalPods::from_pods`], each popularity computed as the Go simulator's
     /// floating point does (count over all pods, then over the share kept).
     pub fn from_pods_go<'a>(pods: impl IntoIterator<Item = &'a PodType>, threshold_pct: f64) -> Self {
-        let mut counts: HashMap<&PodType, u64> = HashMap::new();
-        for p in pods {
-            *counts.entry(p).or_default() += 1;
-        }
-        Self::from_counts_as(counts, threshold_pct, true)
+        Self::from_counts_as(count(pods), threshold_pct, true)
     }
 
     fn from_counts_as<'a>(counts: impl IntoIterator<Item = (&'a PodType, u64)>, threshold_pct: f64, go: bool) -> Self {
@@ -117,6 +109,15 @@ impl TypicalPods {
     }
 }
 
+/// How many pods of each type `pods` has.
+fn count<'a>(pods: impl IntoIterator<Item = &'a PodType>) -> HashMap<&'a PodType, u64> {
+    let mut counts: HashMap<&PodType, u64> = HashMap::new();
+    for p in pods {
+        *counts.entry(p).or_default() += 1;
+    }
+    counts
+}
+
 /// Fragmentation of nodes for one set of typical pods, memoised on node state.
 #[derive(Clone, Debug, Default)]
 pub struct FragMeter {
@@ -135,7 +136,7 @@ impl FragMeter {
         FragMeter { typical, models: Vec::new(), access: Vec::new(), memo: Default::default(), go: false }
     }
 
-    /// Sums as the Go simulator does ([`FragMeter::compute_go`]).
+    /// Sums as the Go simulator does (`NodeGpuShareFragAmount`, see `compute`).
     pub fn summed_as_go(mut self) -> Self {
         self.go = true;
         self
@@ -173,63 +174,39 @@ impl FragMeter {
         v
     }
 
-    fn compute(&self, mi: u16, cpu_left: u64, gpu_left: &[u32]) -> f64 {
-        if self.go {
-            return self.compute_go(mi, cpu_left, gpu_left);
-        }
-        let idle: u64 = gpu_left.iter().map(|&g| g as u64).sum();
-        let access = &self.access[mi as usize];
-        let mut f = 0.0;
-        for (k, (t, p)) in self.typical.types.iter().enumerate() {
-            let frag = if t.gpu_milli == 0 || !access[k] || cpu_left < t.cpu_milli {
-                idle
-            } else {
-                let fit = gpu_left.iter().filter(|&&g| g >= t.gpu_milli).count();
-                if fit >= t.gpus as usize {
-                    gpu_left.iter().filter(|&&g| g < t.gpu_milli).map(|&g| g as u64).sum()
-                } else {
-                    idle
-                }
-            };
-            f += p * frag as f64;
-        }
-        f
-    }
-
-    /// [`FragMeter::compute`] summed as `NodeGpuShareFragAmount` does: one sum per class
-    /// (Q1, Q2, Q3, Q4, XL, XR, NoAccess) over the typical pods in order, a Q3 pod's
-    /// too-small GPUs counted in Q2, then the classes but Q3 added in that order
+    /// `F_n`, each typical pod's share `p · frag` added in their order: into one sum,
+    /// or, [`FragMeter::summed_as_go`], as `NodeGpuShareFragAmount` does: one sum per
+    /// class (Q1, Q2, Q4, XL, XR, NoAccess; a Q3 pod's too-small GPUs counted in Q2,
+    /// the rest of Q3 not counted), then the classes added in that order
     /// (`FragAmountSumExceptQ3`). The same value up to the last bits of the floating
     /// point, which decide ties of the truncated FGD score.
-    fn compute_go(&self, mi: u16, cpu_left: u64, gpu_left: &[u32]) -> f64 {
+    fn compute(&self, mi: u16, cpu_left: u64, gpu_left: &[u32]) -> f64 {
         let idle: u64 = gpu_left.iter().map(|&g| g as u64).sum();
         let access = &self.access[mi as usize];
-        let mut data = [0.0f64; 7];
+        let (mut one, mut per_class) = (0.0, [0.0f64; 7]);
         for (k, (t, p)) in self.typical.types.iter().enumerate() {
+            // The class (`FragRatioDataMap`'s index) and the milli-GPU it sees as fragment.
             let cpu_ok = cpu_left >= t.cpu_milli;
-            if t.gpu_milli == 0 {
-                data[if cpu_ok { 4 } else { 5 }] += p * idle as f64;
+            let (class, frag) = if t.gpu_milli == 0 {
+                (if cpu_ok { 4 } else { 5 }, idle)
             } else if !access[k] {
-                data[6] += p * idle as f64;
+                (6, idle)
             } else if gpu_left.iter().filter(|&&g| g >= t.gpu_milli).count() >= t.gpus as usize {
                 if cpu_ok {
-                    let small: u64 = gpu_left.iter().filter(|&&g| g < t.gpu_milli).map(|&g| g as u64).sum();
-                    data[1] += p * small as f64;
-                    data[2] += p * (idle - small) as f64;
+                    (1, gpu_left.iter().filter(|&&g| g < t.gpu_milli).map(|&g| g as u64).sum())
                 } else {
-                    data[3] += p * idle as f64;
+                    (3, idle)
                 }
             } else {
-                data[if cpu_ok { 1 } else { 0 }] += p * idle as f64;
+                (if cpu_ok { 1 } else { 0 }, idle)
+            };
+            if self.go {
+                per_class[class] += p * frag as f64;
+            } else {
+                one += p * frag as f64;
             }
         }
-        let mut out = 0.0;
-        for (i, d) in data.iter().enumerate() {
-            if i != 2 {
-                out += d;
-            }
-        }
-        out
+        if self.go { per_class.iter().fold(0.0, |a, c| a + c) } else { one }
     }
 }
 

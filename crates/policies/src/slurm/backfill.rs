@@ -11,7 +11,7 @@
 //! now (then it waits unplanned too): no job starts before every job ahead of it is
 //! planned, so the starts are those of planning every job.
 
-use super::nodes::{Held, Request};
+use super::nodes::{Held, Request, add_node};
 use super::{By, Slurm};
 use sim_core::job::JobId;
 use sim_core::policy::{Decision, SchedView, WaitReason};
@@ -46,8 +46,6 @@ struct Plan {
     released: Vec<Option<Vec<(SimTime, u64)>>>,
     /// Each reservation's end, by id.
     ends: Vec<SimTime>,
-    /// Each reservation's begin, by id.
-    begins: Vec<SimTime>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
@@ -75,7 +73,6 @@ impl Slurm {
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
             ends: Vec::new(),
-            begins: Vec::new(),
             soonest: view.now() + SimDuration(1),
         };
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
@@ -123,11 +120,10 @@ impl Slurm {
                 let mut done = 0;
                 let mut fits = true;
                 while done < unplanned.len() {
-                    let id = plan.nodes.len();
-                    self.backfill_job(view, unplanned[done], &mut plan, horizon, out);
+                    let begin = self.backfill_job(view, unplanned[done], &mut plan, horizon, out);
                     done += 1;
-                    if plan.nodes.len() > id && plan.begins[id] <= view.now() + limit {
-                        for &(w, b) in &plan.nodes[id] {
+                    if begin.is_some_and(|b| b <= view.now() + limit) {
+                        for &(w, b) in plan.nodes.last().expect("just reserved") {
                             kept[w as usize] |= b;
                         }
                         if self.nodes.free_outside(p, &kept) < r.total_cpus() {
@@ -151,7 +147,8 @@ impl Slurm {
         }
     }
 
-    /// Finds `j`'s earliest start; starts it now or reserves its nodes.
+    /// Finds `j`'s earliest start; starts it now or reserves its nodes. The begin of the
+    /// reservation it made, if it made one.
     fn backfill_job(
         &mut self,
         view: &SchedView<'_>,
@@ -159,7 +156,7 @@ impl Slurm {
         plan: &mut Plan,
         horizon: SimTime,
         out: &mut Vec<Decision>,
-    ) {
+    ) -> Option<SimTime> {
         let now = view.now();
         let p = self.partition(view, j);
         let r = self.request(view, j);
@@ -176,30 +173,24 @@ impl Slurm {
                         held.iter().for_each(|h| self.future.take(h));
                     }
                 }
-                self.start(view, j, &r, held, By::Backfill, out)
+                self.start(view, j, &r, held, By::Backfill, out);
+                None
             }
             Some((t, held)) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
                 let id = plan.nodes.len() as u32;
-                // Nodes are held mostly in index order: a word repeated is harmless.
                 let mut bits: Vec<(u32, u64)> = Vec::new();
-                for h in &held {
-                    let (w, b) = (h.node / 64, 1u64 << (h.node % 64));
-                    match bits.last_mut().filter(|x| x.0 == w) {
-                        Some(x) => x.1 |= b,
-                        None => bits.push((w, b)),
-                    }
-                }
+                held.iter().for_each(|h| add_node(&mut bits, 0, h.node));
                 plan.nodes.push(bits);
                 plan.ends.push(end);
-                plan.begins.push(t);
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
                     out.push(Decision::Wait { job: j, reason: WaitReason::Reserved { at: t } });
                 }
+                Some(t)
             }
-            None => {}
+            None => None,
         }
     }
 

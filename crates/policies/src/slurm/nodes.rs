@@ -328,6 +328,19 @@ impl Nodes {
     }
 }
 
+/// Adds node `n` to the node words (word index, bits) of `words` from `from` on (one
+/// job's): most jobs hold their nodes in index order, so the last word is tried first.
+pub fn add_node(words: &mut Vec<(u32, u64)>, from: usize, n: u32) {
+    let (w, b) = (n / 64, 1u64 << (n % 64));
+    if let Some(x) = words[from..].last_mut().filter(|x| x.0 == w) {
+        x.1 |= b;
+    } else if let Some(x) = words[from..].iter_mut().find(|x| x.0 == w) {
+        x.1 |= b;
+    } else {
+        words.push((w, b));
+    }
+}
+
 /// One bit per item of `it` that is true.
 fn bits_of(it: impl Iterator<Item = bool>) -> Vec<u64> {
     let mut v = Vec::new();

@@ -9,7 +9,7 @@
 //! node's free CPUs are summed only where a plan looks: outside the reservations, with a
 //! CPU free. The answers are those of the node-count map exactly.
 
-use super::nodes::{Held, Nodes, Request};
+use super::nodes::{Held, Nodes, Request, add_node};
 use sim_core::time::SimTime;
 
 /// Each node's releases over one backfill cycle.
@@ -223,19 +223,6 @@ impl Releases {
         }
         self.found = found;
         out
-    }
-}
-
-/// Adds node `n` to the node words from `from` on (one job's): most jobs hold their nodes
-/// in index order, so the last word is tried first.
-fn add_node(words: &mut Vec<(u32, u64)>, from: usize, n: u32) {
-    let (w, b) = (n / 64, 1u64 << (n % 64));
-    if let Some(x) = words[from..].last_mut().filter(|x| x.0 == w) {
-        x.1 |= b;
-    } else if let Some(x) = words[from..].iter_mut().find(|x| x.0 == w) {
-        x.1 |= b;
-    } else {
-        words.push((w, b));
     }
 }
 

@@ -181,7 +181,8 @@ pub struct Sweep {
     /// `[kubernetes]`.
     pub kubernetes: KubernetesTable,
     run: RunTable,
-    perturb: Option<String>,
+    /// Every cell, in order (see [`Sweep::cells`]).
+    cells: Vec<SweepCell>,
 }
 
 fn bad(m: String) -> RunError {
@@ -215,10 +216,7 @@ impl Sweep {
             }
             let format = match &t.format {
                 None => None,
-                Some(x) => Some(traces::FORMATS.iter().copied().find(|f| f.name() == x).ok_or_else(|| {
-                    let known: Vec<&str> = traces::FORMATS.iter().map(|f| f.name()).collect();
-                    at(format!("trace '{tname}': format: expected one of {}, found '{x}'", known.join(", ")))
-                })?),
+                Some(x) => Some(traces::Format::named(x).map_err(|e| at(format!("trace '{tname}': {e}")))?),
             };
             let synthetic = match t.gpu_memory.as_deref() {
                 None | Some("trace") => false,
@@ -242,13 +240,8 @@ impl Sweep {
         let seeds = crate::compare::parse_seeds(f.seeds.as_deref().unwrap_or("0"), "seeds").map_err(at)?;
         let base = base_options(&f.run, &f.controllers).map_err(|e| at(e.to_string()))?;
         let specs: Vec<String> = f.policies.iter().map(|p| p.trim().to_string()).collect();
-        crate::compare::check_specs(&specs, &base).map_err(|e| at(e.to_string()))?;
-        crate::run::controllers(&base, &[]).map_err(|e| at(e.to_string()))?;
-        let variants = crate::vary::parse(&f.vary).map_err(|e| at(e.to_string()))?;
-        for v in &variants {
-            crate::vary::apply(&base, v).map_err(|e| at(e.to_string()))?;
-        }
-        Ok(Sweep {
+        let variants = crate::compare::check_plan(&specs, &f.vary, &base).map_err(|e| at(e.to_string()))?;
+        let mut sweep = Sweep {
             file: path.to_path_buf(),
             // Absolute: the array tasks and the merge job run from anywhere.
             out: std::path::absolute(rel(&f.out)).unwrap_or_else(|_| rel(&f.out)),
@@ -260,20 +253,22 @@ impl Sweep {
             slurm: f.slurm,
             kubernetes: f.kubernetes,
             run: f.run,
-            perturb: f.perturb,
-        })
+            cells: Vec::new(),
+        };
+        let mut cells = Vec::new();
+        for (t, trace) in sweep.traces.iter().enumerate() {
+            for cell in crate::compare::plan(&sweep.specs, &sweep.variants, &sweep.seeds) {
+                let id = sweep.cell_id(trace, &cell);
+                cells.push(SweepCell { trace: t, cell, id });
+            }
+        }
+        sweep.cells = cells;
+        Ok(sweep)
     }
 
     /// Every cell, in order: trace by trace, each trace's cells in `sim compare`'s order.
-    pub fn cells(&self) -> Vec<SweepCell> {
-        let mut out = Vec::new();
-        for (t, trace) in self.traces.iter().enumerate() {
-            for cell in crate::compare::plan(&self.specs, &self.variants, &self.seeds) {
-                let id = self.cell_id(trace, &cell);
-                out.push(SweepCell { trace: t, cell, id });
-            }
-        }
-        out
+    pub fn cells(&self) -> &[SweepCell] {
+        &self.cells
     }
 
     /// A hash of everything that makes the cell's results: its trace and input flags as
@@ -283,7 +278,7 @@ impl Sweep {
         use sha2::Digest;
         // JSON, not Rust's Debug text: the ids must not change with the toolchain.
         let text = serde_json::json!({
-            "trace": trace.table, "run": self.run, "controllers": self.base.controllers, "perturb": self.perturb,
+            "trace": trace.table, "run": self.run, "controllers": self.base.controllers, "perturb": trace.input.perturb,
             "policy": cell.spec, "variant": cell.variant, "seed": cell.seed,
         })
         .to_string();
@@ -307,10 +302,10 @@ impl Sweep {
 
     /// The cell an array task runs: `index` (given or from the environment), or the
     /// cell of id `id`.
-    pub fn pick(&self, index: Option<usize>, id: Option<&str>) -> Result<SweepCell, RunError> {
+    pub fn pick(&self, index: Option<usize>, id: Option<&str>) -> Result<&SweepCell, RunError> {
         let cells = self.cells();
         if let Some(id) = id {
-            return cells.into_iter().find(|c| c.id == id).ok_or_else(|| {
+            return cells.iter().find(|c| c.id == id).ok_or_else(|| {
                 bad(format!("{}: no cell has id '{id}' (sim sweep plan lists them)", self.file.display()))
             });
         }
@@ -319,7 +314,7 @@ impl Sweep {
             None => task_index()?,
         };
         let n = cells.len();
-        cells.into_iter().nth(index).ok_or_else(|| {
+        cells.get(index).ok_or_else(|| {
             bad(format!("{}: index {index}: the sweep has {n} cells (0..{})", self.file.display(), n.saturating_sub(1)))
         })
     }
@@ -331,7 +326,7 @@ impl Sweep {
             return Ok(false);
         }
         let dest = self.folder(c);
-        let parent = dest.parent().expect("a cell's folder is in its trace's");
+        let parent = &self.trace_dir(c.trace);
         std::fs::create_dir_all(parent)
             .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", parent.display())))?;
         let tmp = parent.join(format!(".{}.partial-{}", c.cell.folder(), std::process::id()));
@@ -367,10 +362,11 @@ impl Sweep {
     /// `done` is called after each. Returns how many ran.
     pub fn run_local(&self, threads: usize, done: &(dyn Fn() + Sync)) -> Result<usize, RunError> {
         use rayon::prelude::*;
-        let todo: Vec<SweepCell> = self.cells().into_iter().filter(|c| !self.done(c)).collect();
+        let todo: Vec<&SweepCell> = self.cells().iter().filter(|c| !self.done(c)).collect();
+        let pool = crate::compare::thread_pool(threads)?;
         let mut ran = 0;
         for t in 0..self.traces.len() {
-            let cells: Vec<&SweepCell> = todo.iter().filter(|c| c.trace == t).collect();
+            let cells: Vec<&SweepCell> = todo.iter().copied().filter(|c| c.trace == t).collect();
             if cells.is_empty() {
                 continue;
             }
@@ -379,13 +375,11 @@ impl Sweep {
             seeds.sort_unstable();
             seeds.dedup();
             let loaded = crate::compare::load_per_seed(&self.traces[t].input, &seeds, threads, &mut |_| {})?;
-            let first = seeds[0];
-            let results: Vec<Result<bool, RunError>> = crate::compare::thread_pool(threads)?.install(|| {
+            let results: Vec<Result<bool, RunError>> = pool.install(|| {
                 cells
                     .par_iter()
                     .map(|c| {
-                        let l = loaded.get(&c.cell.seed).unwrap_or(&loaded[&first]);
-                        let r = self.run_cell(c, l);
+                        let r = self.run_cell(c, crate::compare::loaded_for(&loaded, c.cell.seed));
                         done();
                         r
                     })
@@ -412,11 +406,8 @@ impl Sweep {
                 continue;
             }
             let out = self.trace_dir(t);
-            let runs: Vec<crate::report::RunData> = finished
-                .iter()
-                .map(|c| crate::report::read_run(&self.folder(c)).map_err(|e| bad(e.to_string())))
-                .collect::<Result<_, _>>()?;
             let plan: Vec<Cell> = finished.iter().map(|c| c.cell.clone()).collect();
+            let runs = crate::compare::read_runs(&out, &plan).map_err(|e| bad(e.to_string()))?;
             crate::compare::write_comparison(&out, &plan, &runs)?;
         }
         Ok(missing)
@@ -460,7 +451,7 @@ fn base_options(r: &RunTable, controllers: &[String]) -> Result<RunOptions, RunE
         controllers: controllers.to_vec(),
         walltime_kill: r.walltime_kill,
         horizon,
-        oom_retries: r.oom_retries.unwrap_or(6),
+        oom_retries: r.oom_retries.unwrap_or(RunOptions::default().oom_retries),
         checkpoint: r.checkpoint.clone(),
         restarts: r.restarts.clone(),
         ..RunOptions::default()

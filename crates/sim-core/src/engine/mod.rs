@@ -356,6 +356,8 @@ impl<'a> Engine<'a> {
             cluster.initially_absent().map(|n| (SimTime::ZERO, n, NodeState::Absent)).collect();
         node_events.extend(cfg.node_events.iter().copied());
         let dynamic = !node_events.is_empty() || !attached.is_empty();
+        // Domain schedulers ask for the jobs on a node of every domain.
+        let index_nodes = dynamic || !cfg.domains.is_empty();
         let kube_nodes = binds && cfg.node_lifecycle != NodeLifecycle::Requeue;
         let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
         if !node_events.is_empty() {
@@ -389,7 +391,7 @@ impl<'a> Engine<'a> {
             queue: Vec::new(),
             running: vec![None; jobs.len()],
             running_by_start: BTreeSet::new(),
-            running_on_nodes: crate::running_on_nodes::RunningOnNodes::new(node_count as usize, dynamic),
+            running_on_nodes: crate::running_on_nodes::RunningOnNodes::new(node_count as usize, index_nodes),
             running_by_requested_end: BTreeSet::new(),
             free: if track { FreePool::all_free(total_units as u32) } else { FreePool::counted(total_units as u32) },
             total_units,

@@ -119,43 +119,49 @@ fn reduce_poly(p: &mut [u64]) {
     }
 }
 
-/// The cooked words: `gen_cooked.go`'s state, computed by jumping ahead.
+/// Multiplies `pow` (a polynomial of degree under 607) by `x` modulo the characteristic
+/// polynomial.
+fn times_x(pow: &mut Vec<u64>) {
+    pow.insert(0, 0);
+    reduce_poly(pow);
+    pow.truncate(LEN);
+}
+
+/// The state words after `n` draws (`n >= 606`) from the state `start` as [`GoRand::seed`]
+/// leaves it (tap 0, feed 334), by jumping ahead rather than stepping.
 ///
 /// Number the generator's values `s[k]`: draw `k` (from 1) writes `s[k]` into word
 /// `(334 - k) mod 607`, so the word `p` holds at the start the `s[t]` with
 /// `t = (334 - p) mod 607` taken in `-606..=0`, and after `n` draws the `s[k]` with `k` in
 /// `n-606..=n` and the same residue. `s[k]` is the initial values weighted by the
 /// coefficients of `x^(k+606)` modulo the characteristic polynomial.
+fn jump(start: &[u64; LEN], n: u64) -> [u64; LEN] {
+    let slot = |t: i64| ((334 - t).rem_euclid(LEN as i64)) as usize;
+    // initial[i] = s[i - 606].
+    let initial: Vec<u64> = (0..LEN as i64).map(|i| start[slot(i - 606)]).collect();
+    // x^n by square and multiply.
+    let mut pow = vec![0u64; LEN];
+    pow[0] = 1;
+    for bit in (0..64 - n.leading_zeros()).rev() {
+        pow = mul_mod(&pow, &pow);
+        if n >> bit & 1 == 1 {
+            times_x(&mut pow);
+        }
+    }
+    let mut out = [0u64; LEN];
+    // pow is x^(k+606) for k = n-606, then each step multiplies by x.
+    for j in 0..LEN as u64 {
+        let k = (n - 606 + j) as i64;
+        out[slot(k)] = pow.iter().zip(&initial).fold(0u64, |a, (&c, &v)| a.wrapping_add(c.wrapping_mul(v)));
+        times_x(&mut pow);
+    }
+    out
+}
+
+/// The cooked words: `gen_cooked.go`'s state, computed by jumping ahead.
 fn cooked() -> &'static [u64; LEN] {
     static COOKED: OnceLock<[u64; LEN]> = OnceLock::new();
-    COOKED.get_or_init(|| {
-        let start = fill(1, (20, 10));
-        // initial[i] = s[i - 606].
-        let slot = |t: i64| ((334 - t).rem_euclid(LEN as i64)) as usize;
-        let initial: Vec<u64> = (0..LEN as i64).map(|i| start[slot(i - 606)]).collect();
-        // x^COOKED_DRAWS by square and multiply (multiplying by x is a shift).
-        let mut pow = vec![0u64; LEN];
-        pow[0] = 1;
-        for bit in (0..64 - COOKED_DRAWS.leading_zeros()).rev() {
-            pow = mul_mod(&pow, &pow);
-            if COOKED_DRAWS >> bit & 1 == 1 {
-                pow.insert(0, 0);
-                reduce_poly(&mut pow);
-                pow.truncate(LEN);
-            }
-        }
-        let mut out = [0u64; LEN];
-        // pow is x^(k+606) for k = n-606, then each step multiplies by x.
-        for j in 0..LEN as u64 {
-            let k = (COOKED_DRAWS - 606 + j) as i64;
-            let s = pow.iter().zip(&initial).fold(0u64, |a, (&c, &v)| a.wrapping_add(c.wrapping_mul(v)));
-            out[slot(k)] = s;
-            pow.insert(0, 0);
-            reduce_poly(&mut pow);
-            pow.truncate(LEN);
-        }
-        out
-    })
+    COOKED.get_or_init(|| jump(&fill(1, (20, 10)), COOKED_DRAWS))
 }
 
 impl GoRand {
@@ -329,30 +335,13 @@ mod tests {
 
     #[test]
     fn the_jump_ahead_agrees_with_stepping() {
-        // The same computation for a few hundred draws, against the generator itself.
+        // The same computation for a thousand draws, against the generator itself.
         let start = fill(1, (20, 10));
         let mut r = GoRand { vec: start, tap: 0, feed: LEN - TAP };
         for _ in 0..1000 {
             r.uint64();
         }
-        let slot = |t: i64| ((334 - t).rem_euclid(LEN as i64)) as usize;
-        let initial: Vec<u64> = (0..LEN as i64).map(|i| start[slot(i - 606)]).collect();
-        let mut pow = vec![0u64; LEN];
-        pow[0] = 1;
-        // x^1000: the coefficients of s[1000 - 606].
-        for _ in 0..1000 {
-            pow.insert(0, 0);
-            reduce_poly(&mut pow);
-            pow.truncate(LEN);
-        }
-        for j in 0..LEN as i64 {
-            let k = 1000 - 606 + j;
-            let s = pow.iter().zip(&initial).fold(0u64, |a, (&c, &v)| a.wrapping_add(c.wrapping_mul(v)));
-            assert_eq!(r.vec[slot(k)], s, "word of s[{k}]");
-            pow.insert(0, 0);
-            reduce_poly(&mut pow);
-            pow.truncate(LEN);
-        }
+        assert_eq!(r.vec, jump(&start, 1000));
     }
 
     #[test]
