@@ -20,6 +20,25 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     runner::run::policy(&o, None, crate::args::is_openb(&input))?;
     runner::run::controllers(&o, &[])?;
     let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if runner::stream::streams(&input, &o) {
+        // Read a job at a time; a file not sorted by submit time is read whole below.
+        let bar = submitted_bar(show, None);
+        let mut size = |n: Option<u64>| {
+            if let Some(n) = n.filter(|_| show) {
+                bar.set_length(n);
+                bar.set_style(indicatif::ProgressStyle::with_template(KNOWN).expect("valid template"));
+            }
+        };
+        let mut tick = |n: u64| bar.set_position(n);
+        let streamed = runner::stream::run(&input, &o, &mut size, Some(&mut tick))?;
+        bar.finish_and_clear();
+        if let runner::stream::Streamed::Done { replayed, warning } = streamed {
+            if let (Some(w), false) = (warning, a.quiet) {
+                eprintln!("{w}");
+            }
+            return finish(a, replayed);
+        }
+    }
     let spinner = show.then(|| {
         let p = indicatif::ProgressBar::new_spinner();
         p.set_message("reading trace");
@@ -37,14 +56,30 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if !a.quiet {
         runner::run::notes(&o, &loaded)?.iter().for_each(|n| eprintln!("{n}"));
     }
-    let bar = crate::progress(
-        show,
-        loaded.workload.jobs.len() as u64,
-        "{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})",
-    );
+    let bar = submitted_bar(show, Some(loaded.workload.jobs.len() as u64));
     let mut tick = |n: u64| bar.set_position(n);
     let done = runner::run::run(&o, &loaded, Some(&mut tick))?;
     bar.finish_and_clear();
+    finish(a, done)?;
+    // The process ends next: leave the large tables to the OS instead of freeing them one
+    // allocation at a time (hundreds of thousands of jobs).
+    std::mem::forget(loaded);
+    Ok(())
+}
+
+/// The progress bar's layout when the number of jobs is known.
+const KNOWN: &str = "{spinner} simulating {bar:40} {pos}/{len} jobs submitted ({eta})";
+
+/// The progress bar of jobs submitted, of `len` when known.
+fn submitted_bar(show: bool, len: Option<u64>) -> indicatif::ProgressBar {
+    match len {
+        Some(n) => crate::progress(show, n, KNOWN),
+        None => crate::progress(show, 0, "{spinner} simulating: {pos} jobs submitted"),
+    }
+}
+
+/// After the replay: the report if asked for, earlier runs' files removed, the table.
+fn finish(a: &RunArgs, done: runner::run::Replayed) -> Result<(), Failure> {
     let mut written = done.written;
     if a.report {
         let run = runner::report::read_run(&a.out)?;
@@ -57,8 +92,5 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         println!("schedlab run → {}", a.out.display());
         print!("{}", done.summary.table());
     }
-    // The process ends next: leave the large tables to the OS instead of freeing them one
-    // allocation at a time (hundreds of thousands of jobs).
-    std::mem::forget(loaded);
     Ok(())
 }

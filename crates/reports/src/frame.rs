@@ -189,11 +189,30 @@ pub fn write_csv(out: &mut dyn Write, rows: &[JobRow]) -> std::io::Result<()> {
 /// As [`write_csv`], one row at a time: `sim run` streams a run's rows
 /// (`jobs.iter().zip(records).map(JobRow::of)`) without holding them all.
 pub fn write_rows(out: &mut dyn Write, rows: impl Iterator<Item = JobRow>) -> std::io::Result<()> {
-    let mut w = csv::WriterBuilder::new().from_writer(out);
-    w.write_record(HEADER)?;
-    let t = |v: Option<u64>| v.map(secs_string).unwrap_or_default();
+    let mut w = FrameWriter::new(out)?;
     for r in rows {
-        w.write_record([
+        w.row(&r)?;
+    }
+    w.finish()
+}
+
+/// Writes `frame.csv` a row at a time: the header first, then each [`FrameWriter::row`].
+pub struct FrameWriter<W: Write> {
+    w: csv::Writer<W>,
+}
+
+impl<W: Write> FrameWriter<W> {
+    /// Writes the header to `out`.
+    pub fn new(out: W) -> std::io::Result<Self> {
+        let mut w = csv::WriterBuilder::new().from_writer(out);
+        w.write_record(HEADER)?;
+        Ok(FrameWriter { w })
+    }
+
+    /// Writes one row.
+    pub fn row(&mut self, r: &JobRow) -> std::io::Result<()> {
+        let t = |v: Option<u64>| v.map(secs_string).unwrap_or_default();
+        self.w.write_record([
             r.id.clone(),
             secs_string(r.submit_us),
             t(r.start_us),
@@ -213,8 +232,13 @@ pub fn write_rows(out: &mut dyn Write, rows: impl Iterator<Item = JobRow>) -> st
             t(r.observed_wait_us),
             t(r.start_us.map(|s| s.saturating_sub(r.submit_us))),
         ])?;
+        Ok(())
     }
-    w.flush()
+
+    /// Flushes what is buffered.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
 }
 
 /// A `frame.csv` that cannot be read back.

@@ -255,77 +255,11 @@ impl Summary {
     /// Computes the summary of a run. Sums run in input order, so the result does not
     /// depend on anything but the inputs.
     pub fn compute(meta: RunMeta, jobs: &[Job], records: &[JobRecord]) -> Summary {
-        let mut t = Totals::new();
+        let mut b = SummaryBuilder::new(crate::order_stats::OrderStats::in_memory());
         for (job, rec) in jobs.iter().zip(records) {
-            t.add(job, rec);
+            b.add(job, rec).expect("held in memory");
         }
-        let jobs_started = t.waits.len() as u64;
-        t.waits.sort_unstable();
-        let waits = Waits::of_sorted(&t.waits);
-        let first_submit = jobs.iter().map(|j| j.submit.0).min();
-        let makespan_us = match (first_submit, t.last_end) {
-            (Some(f), Some(l)) => l.saturating_sub(f),
-            _ => 0,
-        };
-        let cpu_utilization = if makespan_us == 0 || meta.machine_units == 0 {
-            0.0
-        } else {
-            t.area as f64 / (meta.machine_units as f64 * makespan_us as f64)
-        };
-        let gpu_allocation = if makespan_us == 0 || meta.machine_gpus == 0 {
-            0.0
-        } else {
-            (t.gpu_milli_us + t.wasted_milli_us) as f64 / 1000.0 / (meta.machine_gpus as f64 * makespan_us as f64)
-        };
-        // On a GPU cluster the GPUs are what is scarce: their allocation is the utilization.
-        let utilization = if meta.machine_gpus > 0 { gpu_allocation } else { cpu_utilization };
-        Summary {
-            meta,
-            jobs_total: jobs.len() as u64,
-            outcomes: t.outcomes,
-            rejected_by_reason: t.rejected_by_reason,
-            jobs_started,
-            wait_mean: waits.mean,
-            wait_median: waits.median,
-            wait_p95: waits.p95,
-            wait_max: waits.max,
-            bounded_slowdown_mean: if t.bsld_n == 0 { 0.0 } else { t.bsld_sum / t.bsld_n as f64 },
-            utilization,
-            cpu_utilization,
-            gpu_allocation,
-            makespan: makespan_us as f64 / 1e6,
-            gpu_hours: t.gpu_milli_us as f64 / 1000.0 / 3.6e9,
-            oom_kills: t.oom_kills,
-            oom_retries: t.oom_retries,
-            wasted_gpu_hours: t.wasted_milli_us as f64 / 1000.0 / 3.6e9,
-            gang_held_gpu_hours: t.held_milli_us as f64 / 1000.0 / 3.6e9,
-            gang_wait_mean: if t.gang_n == 0 { 0.0 } else { t.gang_wait as f64 / t.gang_n as f64 / 1e6 },
-            stuck_partial_gangs: t.stuck,
-            deadlock: None,
-            stalled: None,
-            gpu_energy_kwh: 0.0,
-            gpu_energy_jobs_kwh: records.iter().map(|r| r.gpu_energy_mj as u128).sum::<u128>() as f64 / 3.6e9,
-            gpu_energy_idle_kwh: 0.0,
-            gpu_power_mean_w: 0.0,
-            gpus_with_power: 0,
-            cost: None,
-            controllers: Vec::new(),
-            domains: BTreeMap::new(),
-            node_moves: None,
-            interruptions: (t.restarts > 0 || t.lost_gpu.iter().chain(&t.lost_core).any(|&x| x > 0)).then(|| {
-                let hours = |v: &[u128; 7]| {
-                    sim_core::LostTime::CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / 3.6e9)).collect()
-                };
-                InterruptionReport {
-                    restarts: t.restarts,
-                    jobs_interrupted: t.interrupted,
-                    ettr: ratio(t.work_all, t.life_all),
-                    ettr_interrupted: ratio(t.work_interrupted, t.life_interrupted),
-                    lost_gpu_hours: hours(&t.lost_gpu),
-                    lost_core_hours: hours(&t.lost_core),
-                }
-            }),
-        }
+        b.finish(meta).expect("held in memory")
     }
 
     /// Adds the run's GPU energy ([`sim_core::RunResult::gpu_energy`]): idle power over the
@@ -456,12 +390,110 @@ impl Summary {
     }
 }
 
+/// [`Summary::compute`] a job at a time, for a replay that streams its records: the same
+/// figures, byte for byte, with the waits' order statistics spilled to disk past a
+/// budget ([`crate::order_stats`]).
+pub struct SummaryBuilder {
+    t: Totals,
+    jobs: u64,
+    first_submit: Option<u64>,
+    energy_mj: u128,
+}
+
+impl SummaryBuilder {
+    /// Nothing added yet; the waits kept in `waits`.
+    pub fn new(waits: crate::order_stats::OrderStats) -> Self {
+        let mut t = Totals::new();
+        t.waits = waits;
+        SummaryBuilder { t, jobs: 0, first_submit: None, energy_mj: 0 }
+    }
+
+    /// Adds one job and its record, in input order.
+    pub fn add(&mut self, job: &Job, rec: &JobRecord) -> std::io::Result<()> {
+        self.jobs += 1;
+        self.first_submit = Some(self.first_submit.map_or(job.submit.0, |f| f.min(job.submit.0)));
+        self.energy_mj += rec.gpu_energy_mj as u128;
+        self.t.add(job, rec)
+    }
+
+    /// The summary of the jobs added.
+    pub fn finish(self, meta: RunMeta) -> std::io::Result<Summary> {
+        let mut t = self.t;
+        let waits = Waits::of(std::mem::replace(&mut t.waits, crate::order_stats::OrderStats::in_memory()))?;
+        let jobs_started = waits.n;
+        let first_submit = self.first_submit;
+        let makespan_us = match (first_submit, t.last_end) {
+            (Some(f), Some(l)) => l.saturating_sub(f),
+            _ => 0,
+        };
+        let cpu_utilization = if makespan_us == 0 || meta.machine_units == 0 {
+            0.0
+        } else {
+            t.area as f64 / (meta.machine_units as f64 * makespan_us as f64)
+        };
+        let gpu_allocation = if makespan_us == 0 || meta.machine_gpus == 0 {
+            0.0
+        } else {
+            (t.gpu_milli_us + t.wasted_milli_us) as f64 / 1000.0 / (meta.machine_gpus as f64 * makespan_us as f64)
+        };
+        // On a GPU cluster the GPUs are what is scarce: their allocation is the utilization.
+        let utilization = if meta.machine_gpus > 0 { gpu_allocation } else { cpu_utilization };
+        Ok(Summary {
+            meta,
+            jobs_total: self.jobs,
+            outcomes: t.outcomes,
+            rejected_by_reason: t.rejected_by_reason,
+            jobs_started,
+            wait_mean: waits.mean,
+            wait_median: waits.median,
+            wait_p95: waits.p95,
+            wait_max: waits.max,
+            bounded_slowdown_mean: if t.bsld_n == 0 { 0.0 } else { t.bsld_sum / t.bsld_n as f64 },
+            utilization,
+            cpu_utilization,
+            gpu_allocation,
+            makespan: makespan_us as f64 / 1e6,
+            gpu_hours: t.gpu_milli_us as f64 / 1000.0 / 3.6e9,
+            oom_kills: t.oom_kills,
+            oom_retries: t.oom_retries,
+            wasted_gpu_hours: t.wasted_milli_us as f64 / 1000.0 / 3.6e9,
+            gang_held_gpu_hours: t.held_milli_us as f64 / 1000.0 / 3.6e9,
+            gang_wait_mean: if t.gang_n == 0 { 0.0 } else { t.gang_wait as f64 / t.gang_n as f64 / 1e6 },
+            stuck_partial_gangs: t.stuck,
+            deadlock: None,
+            stalled: None,
+            gpu_energy_kwh: 0.0,
+            gpu_energy_jobs_kwh: self.energy_mj as f64 / 3.6e9,
+            gpu_energy_idle_kwh: 0.0,
+            gpu_power_mean_w: 0.0,
+            gpus_with_power: 0,
+            cost: None,
+            controllers: Vec::new(),
+            domains: BTreeMap::new(),
+            node_moves: None,
+            interruptions: (t.restarts > 0 || t.lost_gpu.iter().chain(&t.lost_core).any(|&x| x > 0)).then(|| {
+                let hours = |v: &[u128; 7]| {
+                    sim_core::LostTime::CAUSES.iter().zip(v).map(|(k, &x)| (*k, x as f64 / 3.6e9)).collect()
+                };
+                InterruptionReport {
+                    restarts: t.restarts,
+                    jobs_interrupted: t.interrupted,
+                    ettr: ratio(t.work_all, t.life_all),
+                    ettr_interrupted: ratio(t.work_interrupted, t.life_interrupted),
+                    lost_gpu_hours: hours(&t.lost_gpu),
+                    lost_core_hours: hours(&t.lost_core),
+                }
+            }),
+        })
+    }
+}
+
 /// What [`Summary::compute`] sums over a run's jobs, in input order.
 struct Totals {
     outcomes: BTreeMap<&'static str, u64>,
     rejected_by_reason: BTreeMap<&'static str, u64>,
     /// Waits of the jobs that started, µs.
-    waits: Vec<u64>,
+    waits: crate::order_stats::OrderStats,
     bsld_sum: f64,
     bsld_n: u64,
     /// Σ run × units, µs.
@@ -499,7 +531,7 @@ impl Totals {
         Totals {
             outcomes: Outcome::NAMES.iter().map(|n| (*n, 0)).collect(),
             rejected_by_reason: BTreeMap::new(),
-            waits: Vec::new(),
+            waits: crate::order_stats::OrderStats::in_memory(),
             bsld_sum: 0.0,
             bsld_n: 0,
             area: 0,
@@ -524,7 +556,7 @@ impl Totals {
     }
 
     /// Adds one job and its record.
-    fn add(&mut self, job: &Job, rec: &JobRecord) {
+    fn add(&mut self, job: &Job, rec: &JobRecord) -> std::io::Result<()> {
         self.held_milli_us += rec.gang_held_gpu_milli_us as u128;
         if let Some(w) = rec.gang_wait_us {
             self.gang_wait += w as u128;
@@ -558,11 +590,12 @@ impl Totals {
             *self.rejected_by_reason.entry(RejectReason::as_str(r)).or_default() += 1;
         }
         if let Some(s) = rec.start {
-            self.waits.push((s - job.submit).0);
+            self.waits.push((s - job.submit).0)?;
             if let Some(e) = rec.end {
                 self.add_ended(job, rec, s, e);
             }
         }
+        Ok(())
     }
 
     /// Adds a job that started at `s` and ended at `e`.
@@ -592,6 +625,7 @@ pub(crate) fn gpu_milli_held(job: &Job, rec: &JobRecord) -> u128 {
 
 /// Wait statistics of the jobs that started, seconds (0 when none started).
 struct Waits {
+    n: u64,
     mean: f64,
     median: f64,
     p95: f64,
@@ -599,20 +633,20 @@ struct Waits {
 }
 
 impl Waits {
-    /// Of `waits` (µs), sorted.
-    fn of_sorted(waits: &[u64]) -> Waits {
+    /// Of `waits` (µs).
+    fn of(waits: crate::order_stats::OrderStats) -> std::io::Result<Waits> {
         let secs = |us: u64| us as f64 / 1e6;
         let n = waits.len();
-        Waits {
-            mean: if n == 0 { 0.0 } else { waits.iter().map(|&w| w as u128).sum::<u128>() as f64 / n as f64 / 1e6 },
-            median: match n {
-                0 => 0.0,
-                _ if n % 2 == 1 => secs(waits[n / 2]),
-                _ => (secs(waits[n / 2 - 1]) + secs(waits[n / 2])) / 2.0,
-            },
-            p95: if n == 0 { 0.0 } else { secs(waits[(n * 95).div_ceil(100) - 1]) },
-            max: waits.last().map_or(0.0, |&w| secs(w)),
+        if n == 0 {
+            return Ok(Waits { n, mean: 0.0, median: 0.0, p95: 0.0, max: 0.0 });
         }
+        let mean = waits.sum() as f64 / n as f64 / 1e6;
+        // The median's two middle ranks (one when odd), the 95th percentile's nearest
+        // rank, the largest.
+        let ranks = [(n - 1) / 2, n / 2, (n * 95).div_ceil(100) - 1, n - 1];
+        let v = waits.at_ranks(&ranks)?;
+        let median = if n % 2 == 1 { secs(v[1]) } else { (secs(v[0]) + secs(v[1])) / 2.0 };
+        Ok(Waits { n, mean, median, p95: secs(v[2]), max: secs(v[3]) })
     }
 }
 

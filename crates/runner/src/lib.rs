@@ -12,6 +12,8 @@
 //!   (`jobs.csv`, `summary.json`, `frame.csv`, `fragmentation.csv`, `decisions.jsonl`,
 //!   `sacct.txt`), each file whole or not at all ([`output`]); [`fragmentation`] is the
 //!   FGD measure of `fragmentation.csv`, [`sacct`] the wiring of `sacct.txt`;
+//! * [`stream`] — the same replay of an SWF file read a job at a time and written as the
+//!   jobs leave the system, its memory following the jobs in the system;
 //! * [`compare`] — a plan of (policy, seed) runs replayed in parallel, results in plan
 //!   order whatever the thread count;
 //! * [`report`] — run folders read back and the report written;
@@ -32,6 +34,7 @@ pub mod output;
 pub mod report;
 pub mod run;
 pub mod sacct;
+pub mod stream;
 pub mod sweep;
 pub mod vary;
 

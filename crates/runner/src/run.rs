@@ -373,7 +373,12 @@ pub const LOW_LOAD: f64 = 0.01;
 /// openb's pod lists, replayed on its whole cluster.
 pub fn low_load_warning(w: &Workload) -> Option<String> {
     let (core, gpu) = traces::stats::offered_load(&w.jobs, w.units, w.cluster.total_gpus());
-    let gpu_jobs = w.jobs.iter().any(|j| j.task.gpus > 0);
+    low_load_text(core, gpu, w.jobs.iter().any(|j| j.task.gpus > 0))
+}
+
+/// [`low_load_warning`] of the offered core and GPU loads; `gpu_jobs`: some job asks
+/// for GPUs.
+pub fn low_load_text(core: Option<f64>, gpu: Option<f64>, gpu_jobs: bool) -> Option<String> {
     let (load, what) = if gpu_jobs { (gpu?, "GPU") } else { (core?, "core") };
     (load < LOW_LOAD).then(|| {
         format!(
@@ -409,7 +414,7 @@ pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
 }
 
 /// The engine's settings for `o` on `w`.
-fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
+pub(crate) fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
     let w = &l.workload;
     let all: Vec<String> = l.controllers.iter().chain(&o.controllers).cloned().collect();
     // The first `failures` controller's node MTBF: Young's interval of `auto` checkpoints,
@@ -465,8 +470,8 @@ fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunError> {
 }
 
 /// The decision log as JSON Lines, each entry with its time `t` in seconds.
-struct JsonLines<'a> {
-    out: &'a mut dyn Write,
+pub(crate) struct JsonLines<'a> {
+    pub(crate) out: &'a mut dyn Write,
 }
 
 impl LogSink for JsonLines<'_> {
@@ -518,26 +523,7 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
     })?;
     let log = log_file.map(|f| f.finish().map_err(|e| io_err("decisions.jsonl", e))).transpose()?;
-    let meta = RunMeta {
-        trace: l.name.clone(),
-        trace_sha256: w.checksum.clone(),
-        format: w.format.name().into(),
-        machine_units: w.units,
-        machine_gpus: w.cluster.total_gpus(),
-        policy: match &controller_specs[..] {
-            [a, ..] if arrangement.is_some() => format!("{a} over {}", policy.spec()),
-            _ => policy.spec(),
-        },
-        policy_given: o.policy.clone().or_else(|| arrangement.clone()),
-        perturb: l.perturb.clone(),
-        seed: o.seed,
-        walltime_kill: o.walltime_kill,
-        trace_rows_skipped: w.skipped.0.clone(),
-        controllers: controller_specs,
-        variant: o.variant.clone(),
-        checkpoint: cfg.checkpointing.as_ref().map(|c| checkpoint_meta(c, cfg.node_mtbf)),
-        restarts: (cfg.restarts != sim_core::restart::Restarts::Always).then(|| cfg.restarts.spec()),
-    };
+    let meta = run_meta(o, l, policy.spec(), controller_specs, arrangement.as_ref(), &cfg);
     // The priorities the policy computed, for sacct's `Priority` (none: the trace's).
     let priorities: Vec<Option<u64>> = if sacct {
         (0..result.records.len()).map(|i| policy.job_priority(sim_core::job::JobId(i as u32))).collect()
@@ -560,6 +546,38 @@ pub fn run(o: &RunOptions, l: &Loaded, mut progress: Option<&mut dyn FnMut(u64)>
         }
     });
     write_outputs(o, w, meta, &result, log, sacct, Extras { bill, domains })
+}
+
+/// What identifies a replay of `l` under `o` in its summary.
+pub(crate) fn run_meta(
+    o: &RunOptions,
+    l: &Loaded,
+    policy: String,
+    controller_specs: Vec<String>,
+    arrangement: Option<&String>,
+    cfg: &SimConfig,
+) -> RunMeta {
+    let w = &l.workload;
+    RunMeta {
+        trace: l.name.clone(),
+        trace_sha256: w.checksum.clone(),
+        format: w.format.name().into(),
+        machine_units: w.units,
+        machine_gpus: w.cluster.total_gpus(),
+        policy: match &controller_specs[..] {
+            [a, ..] if arrangement.is_some() => format!("{a} over {policy}"),
+            _ => policy,
+        },
+        policy_given: o.policy.clone().or_else(|| arrangement.cloned()),
+        perturb: l.perturb.clone(),
+        seed: o.seed,
+        walltime_kill: o.walltime_kill,
+        trace_rows_skipped: w.skipped.0.clone(),
+        controllers: controller_specs,
+        variant: o.variant.clone(),
+        checkpoint: cfg.checkpointing.as_ref().map(|c| checkpoint_meta(c, cfg.node_mtbf)),
+        restarts: (cfg.restarts != sim_core::restart::Restarts::Always).then(|| cfg.restarts.spec()),
+    }
 }
 
 /// What a run's summary adds when the run has it: the bill (priced pools) and the
@@ -590,18 +608,7 @@ fn write_outputs(
     };
     let (jobs, records) = (&all_jobs[..], &result.records);
     let mut summary = Summary::compute(meta, jobs, records);
-    summary.deadlock = result.deadlock.as_ref().map(Into::into);
-    summary.stalled = result.stall.as_ref().map(Into::into);
-    summary.set_energy(&result.gpu_energy);
-    summary.controllers = result
-        .controller_reports
-        .iter()
-        .map(|(spec, r)| reports::summary::ControllerFigures {
-            spec: spec.clone(),
-            figures: r.figures.iter().cloned().collect(),
-            series: r.series.iter().map(|(k, v)| (k.clone(), v.iter().map(|&(t, x)| [t, x]).collect())).collect(),
-        })
-        .collect();
+    add_run_figures(&mut summary, result);
     summary.cost =
         bill.and_then(|(prices, presence)| crate::billing::bill(&w.cluster, prices, presence, jobs, records));
     if let Some(d) = &domains {
@@ -631,17 +638,43 @@ fn write_outputs(
     if !result.gpu_samples.is_empty() {
         write("fragmentation.csv", &mut |out| reports::fragmentation::write_csv(out, &result.gpu_samples))?;
     }
-    write("summary.json", &mut |out| {
-        serde_json::to_writer_pretty(&mut *out, &summary).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")
-    })?;
+    write("summary.json", &mut |out| write_summary(out, &summary))?;
     if let Some(f) = log {
         files.push(("decisions.jsonl", f));
     }
+    let written = rename_all(o, files)?;
+    Ok(Replayed { summary, written })
+}
+
+/// Adds what the run itself measured to its summary: a deadlock or stall, the GPU
+/// energy, the controllers' figures.
+pub(crate) fn add_run_figures(summary: &mut Summary, result: &RunResult) {
+    summary.deadlock = result.deadlock.as_ref().map(Into::into);
+    summary.stalled = result.stall.as_ref().map(Into::into);
+    summary.set_energy(&result.gpu_energy);
+    summary.controllers = result
+        .controller_reports
+        .iter()
+        .map(|(spec, r)| reports::summary::ControllerFigures {
+            spec: spec.clone(),
+            figures: r.figures.iter().cloned().collect(),
+            series: r.series.iter().map(|(k, v)| (k.clone(), v.iter().map(|&(t, x)| [t, x]).collect())).collect(),
+        })
+        .collect();
+}
+
+/// `summary.json`'s contents.
+pub(crate) fn write_summary(out: &mut dyn Write, summary: &Summary) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, summary).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
+}
+
+/// Renames every finished file into place, in order; returns their names.
+pub(crate) fn rename_all(o: &RunOptions, files: Vec<(&str, Finished)>) -> Result<Vec<String>, RunError> {
     let mut written = Vec::new();
     for (name, f) in files {
-        f.rename().map_err(|e| io_err(name, e))?;
+        f.rename().map_err(|e| RunError::Other(format!("{}: {e}", o.out.join(name).display())))?;
         written.push(name.to_string());
     }
-    Ok(Replayed { summary, written })
+    Ok(written)
 }

@@ -252,52 +252,64 @@ impl Job {
 /// run ([`crate::controller::Action::Submit`]). Job ids run through both: the input's are
 /// `0..n`, submitted jobs follow in submission order. Until a job is submitted nothing is
 /// copied; the first submission copies the input once, so every job can be handed out
-/// as one slice ([`JobStore::all`]) and indexed without a branch.
+/// as one window ([`JobStore::all`]) and indexed without a branch. A streamed run
+/// ([`crate::JobSource`]) borrows no input: each job is added as it is read
+/// ([`JobStore::push`]) and dropped once its record is written ([`JobStore::drop_first`]).
 #[derive(Clone, Debug, Default)]
 pub struct JobStore<'a> {
     input: &'a [Job],
     /// Empty until a job is submitted; then the input's jobs and the submitted ones.
-    owned: Vec<Job>,
+    owned: crate::job_table::JobTable<Job>,
+    /// A streamed run's: no input, every job pushed as it is read.
+    streamed: bool,
 }
 
 impl<'a> JobStore<'a> {
     /// The input's jobs, nothing submitted yet.
     pub fn new(input: &'a [Job]) -> Self {
-        JobStore { input, owned: Vec::new() }
+        JobStore { input, owned: Default::default(), streamed: false }
     }
-    /// Every job so far, in id order.
+    /// A streamed run's: every job pushed as it is read.
+    pub fn streamed() -> Self {
+        JobStore { input: &[], owned: Default::default(), streamed: true }
+    }
+    /// Every job held, by id.
     #[inline]
-    pub fn all(&self) -> &[Job] {
-        if self.owned.is_empty() { self.input } else { &self.owned }
+    pub fn all(&self) -> crate::job_table::Ids<'_, Job> {
+        if self.owned.unused() { crate::job_table::Ids::all(self.input) } else { self.owned.view() }
     }
-    /// Every job so far.
+    /// Every job so far: one past the newest id.
     pub fn len(&self) -> usize {
-        self.all().len()
+        if self.owned.unused() { self.input.len() } else { self.owned.end() }
     }
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Job `i`, if it exists.
+    /// Job `i`, if held.
     pub fn get(&self, i: usize) -> Option<&Job> {
-        self.all().get(i)
+        if self.owned.unused() { self.input.get(i) } else { self.owned.get(i) }
     }
-    /// Adds a submitted job; returns its id.
+    /// Adds a submitted (or, streamed, a read) job; returns its id.
     pub fn push(&mut self, job: Job) -> JobId {
-        if self.owned.is_empty() {
-            self.owned = self.input.to_vec();
+        if self.owned.unused() {
+            self.owned = crate::job_table::JobTable::from_vec(self.input.to_vec());
         }
         self.owned.push(job);
-        JobId((self.owned.len() - 1) as u32)
+        JobId((self.owned.end() - 1) as u32)
     }
-    /// The jobs controllers submitted, in order.
-    pub fn submitted(&self) -> &[Job] {
-        self.owned.get(self.input.len()..).unwrap_or(&[])
+    /// Drops the oldest job held (a streamed run's, once its record is written).
+    pub fn drop_first(&mut self) {
+        self.owned.drop_first();
     }
-    /// Takes the submitted jobs out.
+    /// Takes the submitted jobs out (none in a streamed run: its jobs are dropped as they
+    /// are written).
     pub fn take_submitted(&mut self) -> Vec<Job> {
-        let n = self.input.len().min(self.owned.len());
-        self.owned.split_off(n)
+        if self.streamed || self.owned.unused() {
+            return Vec::new();
+        }
+        let mut all = self.owned.take();
+        all.split_off(self.input.len())
     }
 }
 
@@ -305,6 +317,6 @@ impl std::ops::Index<usize> for JobStore<'_> {
     type Output = Job;
     #[inline]
     fn index(&self, i: usize) -> &Job {
-        &self.all()[i]
+        if self.owned.unused() { &self.input[i] } else { &self.owned[i] }
     }
 }

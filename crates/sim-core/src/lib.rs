@@ -66,6 +66,7 @@ pub mod event;
 pub mod fixture;
 pub mod hardware;
 pub mod job;
+pub mod job_table;
 pub mod job_view;
 pub mod ledger;
 pub mod log;
@@ -81,8 +82,8 @@ pub mod units;
 
 pub use cluster::{Cluster, Delay, GpuSharing, GpuSpec, NodeGroup, NodeId, NodePool, NodeSpec, NodeState};
 pub use engine::{
-    Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, RunResult, SimConfig, Stall, simulate,
-    simulate_with,
+    Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, JobSource, RecordSink, RunResult, SimConfig,
+    Stall, simulate, simulate_stream, simulate_with,
 };
 pub use job::{Job, JobId, JobKind, RestartPolicy, TaskShape, TraceStatus};
 pub use ledger::{GpuAffinity, Ledger, NodeUse, TaskBinding};

@@ -328,15 +328,15 @@ impl RunningJob {
 pub struct SchedView<'a> {
     pub(crate) now: SimTime,
     pub(crate) cluster: &'a Cluster,
-    pub(crate) jobs: &'a [Job],
+    pub(crate) jobs: crate::job_table::Ids<'a, Job>,
     pub(crate) queue: &'a [JobId],
-    pub(crate) running: &'a [Option<RunningJob>],
+    pub(crate) running: crate::job_table::Ids<'a, Option<RunningJob>>,
     pub(crate) running_by_start: &'a BTreeSet<(u64, JobId)>,
     pub(crate) running_on_nodes: &'a crate::running_on_nodes::RunningOnNodes,
     pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId, u64)>,
     pub(crate) free: &'a FreePool,
     pub(crate) ledger: &'a Ledger,
-    pub(crate) holds: &'a [Vec<TaskBinding>],
+    pub(crate) holds: crate::job_table::Ids<'a, Vec<TaskBinding>>,
     pub(crate) node_state: &'a [crate::cluster::NodeState],
     pub(crate) node_epoch: u64,
     pub(crate) node_domain: &'a [u8],
@@ -415,7 +415,7 @@ impl<'a> SchedView<'a> {
     /// memory peak (the oracles [`SchedView::oracle_runtime`] and
     /// [`SchedView::gpu_peak_mib`]).
     pub fn job(&self, id: JobId) -> JobView<'a> {
-        JobView::of(&self.jobs[id.idx()])
+        JobView::of(self.jobs.at(id.idx()))
     }
     /// Waiting jobs in queue order (arrival order; a requeued job returns to its place).
     pub fn queue(&self) -> &'a [JobId] {
@@ -428,7 +428,7 @@ impl<'a> SchedView<'a> {
     }
     /// Running jobs in start order.
     pub fn running(&self) -> impl Iterator<Item = &'a RunningJob> + '_ {
-        self.running_by_start.iter().map(move |&(_, j)| self.running[j.idx()].as_ref().expect("indexed running job"))
+        self.running_by_start.iter().map(move |&(_, j)| self.running.at(j.idx()).as_ref().expect("indexed running job"))
     }
     /// The jobs running on `node`, in start order.
     pub fn jobs_on(&self, node: crate::cluster::NodeId) -> Vec<JobId> {
@@ -502,7 +502,7 @@ impl<'a> SchedView<'a> {
     }
     /// A running job's facts.
     pub fn running_job(&self, id: JobId) -> Option<&'a RunningJob> {
-        self.running[id.idx()].as_ref()
+        self.running.at(id.idx()).as_ref()
     }
     /// The job's requested time limit (trace's request, else its run time, else 0).
     pub fn requested(&self, id: JobId) -> SimDuration {

@@ -414,20 +414,7 @@ fn load_input(
                 jobs.push(rec.to_job());
             }
             let h = r.header().clone();
-            let (units, size_source) = match (procs, h.max_procs.filter(|&p| p > 0), h.max_nodes.filter(|&n| n > 0)) {
-                (Some(p), _, _) => (p, SizeSource::Override),
-                (None, Some(p), _) => (p, SizeSource::MaxProcs),
-                (None, None, Some(n)) => (n, SizeSource::MaxNodes),
-                _ => {
-                    return Err(TraceError::malformed(
-                        name,
-                        None,
-                        Some("header".into()),
-                        "no '; MaxProcs:' or '; MaxNodes:' line gives the machine size; pass --procs N",
-                    ));
-                }
-            };
-            let cluster = machine(name, units, Cluster::processor_pool)?;
+            let (units, size_source, cluster) = swf_machine(name, &h, procs)?;
             Ok(Workload {
                 format,
                 jobs,
@@ -463,6 +450,29 @@ fn load_input(
             })
         }
     }
+}
+
+/// The machine an SWF file describes (its header's `MaxProcs`, else `MaxNodes`;
+/// `procs` overrides both): its size, where that came from, and its processors.
+pub fn swf_machine(
+    name: &str,
+    h: &swf::SwfHeader,
+    procs: Option<u64>,
+) -> Result<(u64, SizeSource, Cluster), TraceError> {
+    let (units, size_source) = match (procs, h.max_procs.filter(|&p| p > 0), h.max_nodes.filter(|&n| n > 0)) {
+        (Some(p), _, _) => (p, SizeSource::Override),
+        (None, Some(p), _) => (p, SizeSource::MaxProcs),
+        (None, None, Some(n)) => (n, SizeSource::MaxNodes),
+        _ => {
+            return Err(TraceError::malformed(
+                name,
+                None,
+                Some("header".into()),
+                "no '; MaxProcs:' or '; MaxNodes:' line gives the machine size; pass --procs N",
+            ));
+        }
+    };
+    Ok((units, size_source, machine(name, units, Cluster::processor_pool)?))
 }
 
 fn machine(name: &str, units: u64, make: fn(u32) -> Cluster) -> Result<Cluster, TraceError> {

@@ -138,18 +138,37 @@ pub struct TraceStats {
 /// snapshot (every pod at one instant) replayed on its whole cluster gives a few
 /// thousandths. `None` for a capacity of 0 or an empty window.
 pub fn offered_load(jobs: &[Job], units: u64, gpus: u64) -> (Option<f64>, Option<f64>) {
-    let first = jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
-    let end = jobs.iter().map(|j| j.submit.0.saturating_add(j.runtime.map_or(0, |r| r.0))).max().unwrap_or(0);
-    let window = end.saturating_sub(first) as f64 / US;
-    let (mut core, mut gpu) = (0.0, 0.0);
-    for j in jobs {
+    let mut load = OfferedLoad::default();
+    jobs.iter().for_each(|j| load.add(j));
+    load.of(units, gpus)
+}
+
+/// [`offered_load`] a job at a time, in input order (a streamed replay's).
+#[derive(Clone, Debug, Default)]
+pub struct OfferedLoad {
+    first: Option<u64>,
+    end: u64,
+    core: f64,
+    gpu: f64,
+}
+
+impl OfferedLoad {
+    /// Adds a job.
+    pub fn add(&mut self, j: &Job) {
+        self.first = Some(self.first.map_or(j.submit.0, |f| f.min(j.submit.0)));
+        self.end = self.end.max(j.submit.0.saturating_add(j.runtime.map_or(0, |r| r.0)));
         if let Some(r) = j.runtime {
-            core += j.units() as f64 * r.0 as f64 / US;
-            gpu += gpu_share(j) * r.0 as f64 / US;
+            self.core += j.units() as f64 * r.0 as f64 / US;
+            self.gpu += gpu_share(j) * r.0 as f64 / US;
         }
     }
-    let load = |work: f64, cap: u64| (cap > 0 && window > 0.0).then(|| work / (cap as f64 * window));
-    (load(core, units), load(gpu, gpus))
+
+    /// The core and GPU loads of the jobs added on `units` cores and `gpus` GPUs.
+    pub fn of(&self, units: u64, gpus: u64) -> (Option<f64>, Option<f64>) {
+        let window = self.end.saturating_sub(self.first.unwrap_or(0)) as f64 / US;
+        let load = |work: f64, cap: u64| (cap > 0 && window > 0.0).then(|| work / (cap as f64 * window));
+        (load(self.core, units), load(self.gpu, gpus))
+    }
 }
 
 /// GPUs a job holds: tasks × GPUs per task × the share of each (milli-GPU / 1000).

@@ -215,6 +215,13 @@ pub enum EngineError {
     /// More scheduling domains than a run holds.
     #[error("{0} scheduling domains: at most {max}", max = crate::domain::MAX_DOMAINS)]
     TooManyDomains(usize),
+    /// A streamed input could not be read, or is not in submission order. Fatal: the
+    /// input is at fault; the message names the file, line and field.
+    #[error("{0}")]
+    Source(String),
+    /// A streamed record could not be written. Fatal: the output would be incomplete.
+    #[error("{0}")]
+    Sink(String),
     /// Writing the decision log failed. Fatal: the log would be incomplete.
     #[error("writing the decision log: {0}")]
     Log(#[from] std::io::Error),
@@ -231,6 +238,7 @@ impl EngineError {
                 | EngineError::UnknownNode(_)
                 | EngineError::TooManyNodes { .. }
                 | EngineError::TooManyDomains(_)
+                | EngineError::Source(_)
         )
     }
 }

@@ -94,7 +94,7 @@ impl Engine<'_> {
     }
 
     fn running(&self, i: usize, job: JobId, what: &str) -> Result<(), EngineError> {
-        if job.idx() >= self.state.len() || self.state[job.idx()].phase != Phase::Running {
+        if self.state.get(job.idx()).is_none() || self.state[job.idx()].phase != Phase::Running {
             return Err(self.bad_action(i, format!("{what} of job index {}, which is not running", job.0)));
         }
         Ok(())

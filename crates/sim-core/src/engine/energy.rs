@@ -40,7 +40,7 @@ pub(super) struct EnergyMeter {
     /// Whether energy is kept per job (policies that bind nodes, GPUs with power).
     per_job: bool,
     /// Per job, its attempts' energy, millijoules.
-    job_mj: Vec<u64>,
+    job_mj: crate::job_table::JobTable<u64>,
 }
 
 impl EnergyMeter {
@@ -53,7 +53,7 @@ impl EnergyMeter {
             default_util,
             dynamic_mj: 0,
             per_job,
-            job_mj: if per_job { vec![0; jobs] } else { Vec::new() },
+            job_mj: crate::job_table::JobTable::from_vec(if per_job { vec![0; jobs] } else { Vec::new() }),
         }
     }
 
@@ -96,6 +96,13 @@ impl EnergyMeter {
     pub(super) fn add_job(&mut self) {
         if self.per_job {
             self.job_mj.push(0);
+        }
+    }
+
+    /// Forgets the oldest job's energy (a streamed run's, once its record is written).
+    pub(super) fn drop_first(&mut self) {
+        if self.per_job {
+            self.job_mj.drop_first();
         }
     }
 

@@ -89,7 +89,7 @@ impl Engine<'_> {
         reason: StartReason,
     ) -> Result<(), EngineError> {
         let job = &self.jobs[j.idx()];
-        if self.holds.is_empty() {
+        if !self.binds {
             return Err(self.invalid(format!(
                 "binding of job {}: the policy binds nodes but does not say so (Policy::binds_nodes)",
                 job.trace_id

@@ -357,15 +357,7 @@ impl Engine<'_> {
     /// the next id and arrives now.
     pub(super) fn submit(&mut self, mut job: crate::job::Job) -> Result<(), EngineError> {
         job.submit = self.now;
-        let j = self.jobs.push(job);
-        self.state.push(JobState::new());
-        self.running.push(None);
-        self.rank.push(self.rank.len() as u32);
-        if !self.bound.is_empty() || !self.holds.is_empty() {
-            self.bound.push(super::gangs::BoundState::default());
-            self.holds.push(Vec::new());
-        }
-        self.energy.add_job();
+        let j = self.add_job(job);
         self.arrive(j)
     }
 

@@ -75,13 +75,13 @@ macro_rules! sched_view {
             cluster: $e.cluster,
             jobs: $e.jobs.all(),
             queue: &$e.queue,
-            running: &$e.running,
+            running: $e.running.view(),
             running_by_start: &$e.running_by_start,
             running_on_nodes: &$e.running_on_nodes,
             running_by_requested_end: &$e.running_by_requested_end,
             free: &$e.free,
             ledger: &$e.ledger,
-            holds: &$e.holds,
+            holds: $e.holds.view(),
             node_state: &$e.node_state,
             node_epoch: $e.node_epoch,
             node_domain: &$e.domains.owner,
@@ -93,7 +93,7 @@ macro_rules! sched_view {
             walltime_kill: $e.cfg.walltime_kill,
             logging: $e.log.is_some(),
             // A withdrawn or held job (unfinished for good) is not left to run.
-            jobs_left: $e.state.len() - $e.ended - $e.withdrawn.len(),
+            jobs_left: $e.state.end() + $e.unread() - $e.ended - $e.withdrawn.len() - $e.withdrawn_written,
         }
     };
 }
@@ -111,6 +111,7 @@ mod restarts;
 mod run_loop;
 mod sampling;
 mod stall;
+mod stream;
 mod taints;
 
 pub use config::{
@@ -121,11 +122,13 @@ pub use control::MAX_CONTROL_ROUNDS;
 pub use energy::GpuEnergy;
 pub use records::{Deadlock, RunResult, Stall};
 pub use sampling::{Fragmentation, GpuSample, WholeGpuPod};
+pub use stream::{JobSource, RecordSink};
 
 use crate::cluster::{Cluster, NodeState};
 use crate::controller::{Controller, Interests, JobRetry, NodeEvents, NodeLifecycleController, Observed};
 use crate::event::EventQueue;
 use crate::job::{Job, JobId, JobStore};
+use crate::job_table::JobTable;
 use crate::ledger::{Ledger, TaskBinding};
 use crate::log::LogSink;
 use crate::policy::{Decision, PassInfo, PassMode, Policy, RunningJob};
@@ -249,6 +252,33 @@ pub fn simulate_with<'a>(
     engine.run()
 }
 
+/// [`simulate_with`] on jobs read from `source` as simulated time reaches their
+/// submission (in submission order: an input out of order stops the run with
+/// [`EngineError::Source`]), each record given to `sink` once the job and every job
+/// before it are done, in input order. Memory follows the jobs in the system, not the
+/// input. The records are those [`simulate_with`] gives on the same jobs (then
+/// [`RunResult::records`] is empty); jobs controllers submit take the next ids among the
+/// input's and are recorded in that order ([`RunResult::submitted`] is empty).
+pub fn simulate_stream<'a>(
+    cluster: &'a Cluster,
+    source: &'a mut dyn JobSource,
+    sink: &'a mut dyn RecordSink,
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, EngineError> {
+    let mut engine = Engine::new(cluster, &[], policy, cfg, hooks.log, hooks.controllers)?;
+    engine.progress = hooks.progress;
+    if let Some(measure) = hooks.fragmentation {
+        engine.sampler = sampling::GpuSampler::new(cfg.gpu_sample_every, Some(measure));
+    }
+    engine.jobs = JobStore::streamed();
+    engine.stream = Some(stream::Stream { source, sink, next: None, read: 0 });
+    engine.read_ahead()?;
+    engine.start_controllers()?;
+    engine.run()
+}
+
 struct Engine<'a> {
     cluster: &'a Cluster,
     jobs: JobStore<'a>,
@@ -259,11 +289,11 @@ struct Engine<'a> {
     now: SimTime,
     events: EventQueue<Ev>,
     arrival_order: Vec<JobId>,
-    rank: Vec<u32>,
+    rank: JobTable<u32>,
     next_arrival: usize,
-    state: Vec<JobState>,
+    state: JobTable<JobState>,
     queue: Vec<JobId>,
-    running: Vec<Option<RunningJob>>,
+    running: JobTable<Option<RunningJob>>,
     running_by_start: BTreeSet<(u64, JobId)>,
     /// The same jobs by node (kept where nodes may change).
     running_on_nodes: crate::running_on_nodes::RunningOnNodes,
@@ -278,9 +308,11 @@ struct Engine<'a> {
     ledger: Ledger,
     /// The GPU fragmentation observer.
     sampler: sampling::GpuSampler<'a>,
-    holds: Vec<Vec<TaskBinding>>,
+    holds: JobTable<Vec<TaskBinding>>,
     /// Per job, for policies that bind nodes (empty otherwise).
-    bound: Vec<BoundState>,
+    bound: JobTable<BoundState>,
+    /// Whether the policy binds nodes (`holds` and `bound` are kept).
+    binds: bool,
     nodes_not_up: usize,
     start_seq: u64,
     info: PassInfo,
@@ -293,6 +325,10 @@ struct Engine<'a> {
     max_queue: usize,
     /// Jobs a policy withdrew ([`crate::policy::Decision::Withdraw`]), with its reason.
     withdrawn: BTreeMap<JobId, Box<str>>,
+    /// Of those, the ones a streamed run wrote and forgot.
+    withdrawn_written: usize,
+    /// A streamed run's input and output (`None`: the whole input is held).
+    stream: Option<stream::Stream<'a>>,
     /// The spin check's states seen since the run became quiet (`stall.rs`).
     quiet: stall::QuietStates,
     /// The GPU energy observer.
@@ -384,12 +420,17 @@ impl<'a> Engine<'a> {
             now: SimTime::ZERO,
             events,
             arrival_order,
-            rank,
+            rank: JobTable::from_vec(rank),
             next_arrival: 0,
-            state: jobs.iter().map(|_| JobState::new()).collect(),
-            bound: if binds { jobs.iter().map(|_| BoundState::default()).collect() } else { Vec::new() },
+            state: JobTable::from_vec(jobs.iter().map(|_| JobState::new()).collect()),
+            bound: JobTable::from_vec(if binds {
+                jobs.iter().map(|_| BoundState::default()).collect()
+            } else {
+                Vec::new()
+            }),
+            binds,
             queue: Vec::new(),
-            running: vec![None; jobs.len()],
+            running: JobTable::from_vec(vec![None; jobs.len()]),
             running_by_start: BTreeSet::new(),
             running_on_nodes: crate::running_on_nodes::RunningOnNodes::new(node_count as usize, index_nodes),
             running_by_requested_end: BTreeSet::new(),
@@ -401,7 +442,7 @@ impl<'a> Engine<'a> {
             node_epoch: 0,
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
             sampler: sampling::GpuSampler::new(cfg.gpu_sample_every, None),
-            holds: if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() },
+            holds: JobTable::from_vec(if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() }),
             nodes_not_up: 0,
             start_seq: 0,
             info: PassInfo::default(),
@@ -412,6 +453,8 @@ impl<'a> Engine<'a> {
             progress: None,
             max_queue: 0,
             withdrawn: BTreeMap::new(),
+            withdrawn_written: 0,
+            stream: None,
             quiet: stall::QuietStates::default(),
             energy: energy::EnergyMeter::new(cluster, jobs.len(), binds, cfg.gpu_util_permille),
             controllers,
@@ -433,10 +476,6 @@ impl<'a> Engine<'a> {
             ended: 0,
             domains: crate::domain::DomainState::new(cfg.domains.len(), &cfg.node_domains, node_count),
         })
-    }
-
-    fn next_arrival_time(&self) -> Option<SimTime> {
-        self.arrival_order.get(self.next_arrival).map(|j| self.jobs[j.idx()].submit)
     }
 
     fn invalid(&self, what: String) -> EngineError {

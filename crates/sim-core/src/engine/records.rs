@@ -2,7 +2,7 @@
 
 use super::{Engine, EngineError, GpuEnergy, GpuSample, Phase};
 use crate::job::JobId;
-use crate::outcome::{JobRecord, Outcome};
+use crate::outcome::JobRecord;
 use crate::time::SimTime;
 
 /// What a run produced.
@@ -75,10 +75,10 @@ impl Engine<'_> {
         let stopped = stalled || self.events.peek_key().is_some() || self.next_arrival_time().is_some();
         let prefix = if stalled { "stalled: " } else { "waiting at the horizon: " };
         let mut out = Vec::new();
-        if self.ended == self.state.len() {
+        if self.ended == self.state.end() {
             return out;
         }
-        for i in 0..self.state.len() {
+        for i in self.state.first()..self.state.end() {
             if self.state[i].outcome.is_some() {
                 continue;
             }
@@ -120,15 +120,22 @@ impl Engine<'_> {
     }
 
     pub(super) fn finish(mut self) -> Result<RunResult, EngineError> {
-        let now = self.now;
         // Jobs still running at the end (horizon) used energy up to now.
-        let accounted = if self.energy.any_power { self.running.len() } else { 0 };
-        for i in 0..accounted {
+        let accounted = if self.energy.any_power { self.running.first()..self.running.end() } else { 0..0 };
+        for i in accounted {
             self.account_energy(JobId(i as u32));
         }
         let gpu_energy = self.energy.totals(self.cluster);
         let nothing_left = self.events.peek_key().is_none() && self.next_arrival_time().is_none();
         let mut unfinished = self.unfinished_reasons().into_iter();
+        // Nothing is left to happen (the run stops when its events run out, never spins),
+        // so partial gangs still holding resources at the end can never complete.
+        let partial: Vec<usize> = self.holds.iter().filter(|(_, h)| !h.is_empty()).map(|(i, _)| i).collect();
+        let deadlock = (!partial.is_empty() && nothing_left).then(|| Deadlock {
+            since: partial.iter().map(|&i| self.bound[i].hold.since).max().unwrap_or_default(),
+            partial_gangs: partial.len() as u32,
+            gpus_held: partial.iter().map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>()).sum(),
+        });
         // The running jobs' units go to their states, and the per-job tables the records
         // do not need are freed before the records are made (a peak of both otherwise).
         let suspended = self.suspended.keys().map(|&j| (0, j));
@@ -137,46 +144,26 @@ impl Engine<'_> {
                 self.state[j.idx()].units = r.units;
             }
         }
-        self.running = Vec::new();
-        self.rank = Vec::new();
-        self.arrival_order = Vec::new();
-        let records = self
-            .state
-            .iter_mut()
-            .enumerate()
-            .map(|(i, st)| {
-                let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
-                let unfinished_reason = if st.outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
-                let units = std::mem::take(&mut st.units);
-                let b = self.bound.get(i);
-                JobRecord {
-                    start: st.start,
-                    first_start: st.first_start,
-                    end: st.end,
-                    outcome,
-                    attempts: st.attempts,
-                    units,
-                    oom_kills: b.map_or(0, |b| b.oom_kills),
-                    restarts: b.map_or(0, |b| b.restarts),
-                    wasted_gpu_milli_us: b.map_or(0, |b| b.wasted),
-                    gpu_milli_held: b.map_or(0, |b| b.gpu_milli_held),
-                    gpu_energy_mj: self.energy.job_mj(i),
-                    gang_held_gpu_milli_us: b.map_or(0, |b| b.hold.held_at(now)),
-                    gang_wait_us: b.and_then(|b| b.hold.wait),
-                    stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
-                    unfinished_reason,
-                    lost: self.lost.get(&JobId(i as u32)).copied().unwrap_or_default(),
-                }
-            })
-            .collect();
-        // Nothing is left to happen (the run stops when its events run out, never spins),
-        // so partial gangs still holding resources at the end can never complete.
-        let partial: Vec<usize> = (0..self.holds.len()).filter(|&i| !self.holds[i].is_empty()).collect();
-        let deadlock = (!partial.is_empty() && nothing_left).then(|| Deadlock {
-            since: partial.iter().map(|&i| self.bound[i].hold.since).max().unwrap_or_default(),
-            partial_gangs: partial.len() as u32,
-            gpus_held: partial.iter().map(|&i| self.holds[i].iter().map(|b| b.gpus.len() as u64).sum::<u64>()).sum(),
-        });
+        if self.stream.is_none() {
+            self.running = Default::default();
+            self.rank = Default::default();
+            self.arrival_order = Vec::new();
+        }
+        let mut records = Vec::new();
+        for i in self.state.first()..self.state.end() {
+            let why = if self.state[i].outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
+            let record = self.record_of(i, why);
+            match self.stream {
+                Some(_) => self.write_record(JobId(i as u32), record)?,
+                None => records.push(record),
+            }
+        }
+        // A streamed run's jobs not read by the end: not submitted by then.
+        while self.stream.as_ref().is_some_and(|s| s.next.is_some()) {
+            let (j, _) = self.take_arrival()?;
+            let record = self.record_of(j.idx(), Some("not submitted by the horizon".into()));
+            self.write_record(j, record)?;
+        }
         Ok(RunResult {
             records,
             passes: self.passes,

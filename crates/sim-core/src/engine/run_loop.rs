@@ -50,12 +50,25 @@ impl Engine<'_> {
                 break;
             }
             self.settle()?;
+            self.retire()?;
         }
         self.finish()
     }
 
     pub(super) fn apply_event(&mut self, ev: Ev) -> Result<(), EngineError> {
         self.event_count += 1;
+        // A streamed run forgets a job once it is done and written: what is still due for
+        // it (an end or timer not cancelled) would change nothing.
+        if let Ev::End(j)
+        | Ev::Retry(j)
+        | Ev::HoldTimeout(j, _)
+        | Ev::Evict(j, _)
+        | Ev::TaintEvict(j, _)
+        | Ev::Restart(j, _) = ev
+            && j.idx() < self.state.first()
+        {
+            return Ok(());
+        }
         match ev {
             Ev::End(j) => self.end_job(j),
             Ev::Timer(i) => self.controller_timer(i as usize),
@@ -90,12 +103,11 @@ impl Engine<'_> {
 
     pub(super) fn apply_arrival(&mut self) -> Result<(), EngineError> {
         self.event_count += 1;
-        let j = self.arrival_order[self.next_arrival];
-        self.next_arrival += 1;
-        if self.next_arrival % 4096 == 0
+        let (j, arrived) = self.take_arrival()?;
+        if arrived % 4096 == 0
             && let Some(p) = self.progress.as_deref_mut()
         {
-            p(self.next_arrival as u64);
+            p(arrived);
         }
         self.arrive(j)
     }
@@ -111,7 +123,7 @@ impl Engine<'_> {
             Some(RejectReason::ZeroRuntime)
         } else if job.units() > self.total_units {
             Some(RejectReason::LargerThanMachine)
-        } else if !self.bound.is_empty() {
+        } else if self.binds {
             self.never_fits(job)
         } else {
             None

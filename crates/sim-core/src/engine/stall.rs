@@ -77,7 +77,7 @@ impl Engine<'_> {
         out.push(u64::MAX);
         out.extend(self.queue.iter().map(|j| j.0 as u64));
         out.push(u64::MAX);
-        for (i, h) in self.holds.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+        for (i, h) in self.holds.iter().filter(|(_, h)| !h.is_empty()) {
             out.push(i as u64);
             for b in h {
                 out.push(b.node.0 as u64);

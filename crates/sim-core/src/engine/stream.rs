@@ -1,0 +1,178 @@
+//! Streamed runs: jobs read as simulated time reaches their submission, records written
+//! as the jobs leave the system, so that a run's memory follows the jobs in the system
+//! rather than the trace ([`super::simulate_stream`]).
+//!
+//! A streamed input must be in submission order (ties in input order): the run then sees
+//! the arrivals a run of the whole input sees, in the same order, and job ids are input
+//! positions. A job's record is written once it has its outcome and every job before it
+//! has been written, in id order (the reorder buffer is the window of jobs the tables
+//! still hold); its state is then dropped.
+
+use super::{Engine, EngineError, Phase};
+use crate::job::{Job, JobId};
+use crate::outcome::{JobRecord, Outcome};
+use crate::time::SimTime;
+
+/// Where a streamed run reads its jobs.
+pub trait JobSource {
+    /// The next job in submission order; `None` at the end. An error (naming the file,
+    /// line and field) stops the run.
+    fn next_job(&mut self) -> Result<Option<Job>, String>;
+    /// How many jobs are left to read: exact where the source knows it, else at least 1
+    /// while any is left. Controllers read it ([`crate::policy::SchedView::jobs_left`]).
+    fn remaining(&self) -> usize;
+}
+
+/// Where a streamed run writes its records.
+pub trait RecordSink {
+    /// Job `id`'s record, in id order, with the job as read.
+    fn record(&mut self, id: JobId, job: &Job, record: JobRecord) -> Result<(), String>;
+}
+
+/// A streamed run's input and output.
+pub(super) struct Stream<'a> {
+    pub(super) source: &'a mut dyn JobSource,
+    pub(super) sink: &'a mut dyn RecordSink,
+    /// The next job to arrive, read ahead.
+    pub(super) next: Option<Job>,
+    /// Jobs read so far (arrived, or `next`).
+    pub(super) read: u64,
+}
+
+impl<'a> Engine<'a> {
+    /// The submission time of the next job to arrive.
+    pub(super) fn next_arrival_time(&self) -> Option<SimTime> {
+        match &self.stream {
+            Some(s) => s.next.as_ref().map(|j| j.submit),
+            None => self.arrival_order.get(self.next_arrival).map(|j| self.jobs[j.idx()].submit),
+        }
+    }
+
+    /// Jobs not read yet (a streamed run's; a run of a whole input has read them all).
+    pub(super) fn unread(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| usize::from(s.next.is_some()) + s.source.remaining())
+    }
+
+    /// Reads the next job of a streamed run ahead; refuses one submitted before the
+    /// previous job.
+    pub(super) fn read_ahead(&mut self) -> Result<(), EngineError> {
+        let Some(s) = self.stream.as_mut() else { return Ok(()) };
+        let before = s.next.as_ref().map(|j| (j.submit, j.trace_id.clone()));
+        s.next = s.source.next_job().map_err(EngineError::Source)?;
+        if let (Some((t, id)), Some(next)) = (before, &s.next)
+            && next.submit < t
+        {
+            return Err(EngineError::Source(format!(
+                "job {} is submitted at {}, before job {id} read before it ({t}): a streamed input must be sorted by \
+                 submit time",
+                next.trace_id, next.submit
+            )));
+        }
+        s.read += u64::from(s.next.is_some());
+        Ok(())
+    }
+
+    /// The next job to arrive: taken from the input's order, or a streamed run's next
+    /// job added to the tables (and the one after it read ahead).
+    pub(super) fn take_arrival(&mut self) -> Result<(JobId, u64), EngineError> {
+        if let Some(s) = self.stream.as_mut() {
+            let job = s.next.take().expect("an arrival is due");
+            let read = s.read;
+            self.read_ahead()?;
+            return Ok((self.add_job(job), read));
+        }
+        let j = self.arrival_order[self.next_arrival];
+        self.next_arrival += 1;
+        Ok((j, self.next_arrival as u64))
+    }
+
+    /// Adds a job (submitted by a controller, or read by a streamed run) to the tables;
+    /// returns its id, the next.
+    pub(super) fn add_job(&mut self, job: Job) -> JobId {
+        let j = self.jobs.push(job);
+        self.state.push(super::JobState::new());
+        self.running.push(None);
+        self.rank.push(j.0);
+        if self.binds {
+            self.bound.push(super::gangs::BoundState::default());
+            self.holds.push(Vec::new());
+        }
+        self.energy.add_job();
+        j
+    }
+
+    /// Job `i`'s record as it stands now; `unfinished_reason` for one without an outcome.
+    pub(super) fn record_of(&mut self, i: usize, unfinished_reason: Option<Box<str>>) -> JobRecord {
+        let now = self.now;
+        let st = &mut self.state[i];
+        let outcome = st.outcome.unwrap_or(Outcome::Unfinished);
+        let units = std::mem::take(&mut st.units);
+        let (start, first_start, end, attempts) = (st.start, st.first_start, st.end, st.attempts);
+        let b = self.bound.get(i);
+        JobRecord {
+            start,
+            first_start,
+            end,
+            outcome,
+            attempts,
+            units,
+            oom_kills: b.map_or(0, |b| b.oom_kills),
+            restarts: b.map_or(0, |b| b.restarts),
+            wasted_gpu_milli_us: b.map_or(0, |b| b.wasted),
+            gpu_milli_held: b.map_or(0, |b| b.gpu_milli_held),
+            gpu_energy_mj: self.energy.job_mj(i),
+            gang_held_gpu_milli_us: b.map_or(0, |b| b.hold.held_at(now)),
+            gang_wait_us: b.and_then(|b| b.hold.wait),
+            stuck_holding: self.holds.get(i).is_some_and(|h| !h.is_empty()),
+            unfinished_reason,
+            lost: self.lost.get(&JobId(i as u32)).copied().unwrap_or_default(),
+        }
+    }
+
+    /// A streamed run writes the records of the oldest jobs that are done, in id order,
+    /// and drops them.
+    pub(super) fn retire(&mut self) -> Result<(), EngineError> {
+        if self.stream.is_none() {
+            return Ok(());
+        }
+        while self.state.first() < self.state.end() {
+            let i = self.state.first();
+            let j = JobId(i as u32);
+            let why = match (self.state[i].outcome, self.withdrawn.get(&j)) {
+                (Some(_), _) => None,
+                // Withdrawn: unfinished for good, for the policy's reason.
+                (None, Some(why)) => Some(why.clone()),
+                (None, None) => break,
+            };
+            if self.state[i].phase != Phase::Done || self.killed.contains_key(&j) {
+                break;
+            }
+            // Its held GPU time stops growing once it holds nothing: the record is the
+            // one the end of the run would write.
+            debug_assert!(self.bound.get(i).is_none_or(|b| b.hold.held_at(self.now) == b.hold.held_at(SimTime::MAX)));
+            let record = self.record_of(i, why);
+            self.write_record(j, record)?;
+        }
+        Ok(())
+    }
+
+    /// Writes job `j`'s record (a streamed run's oldest held job) and drops the job.
+    pub(super) fn write_record(&mut self, j: JobId, record: JobRecord) -> Result<(), EngineError> {
+        let s = self.stream.as_mut().expect("a streamed run");
+        s.sink.record(j, &self.jobs[j.idx()], record).map_err(EngineError::Sink)?;
+        self.jobs.drop_first();
+        self.state.drop_first();
+        self.running.drop_first();
+        self.rank.drop_first();
+        if self.binds {
+            self.bound.drop_first();
+            self.holds.drop_first();
+        }
+        self.energy.drop_first();
+        self.withdrawn.remove(&j).is_some().then(|| self.withdrawn_written += 1);
+        self.lost.remove(&j);
+        self.saved.remove(&j);
+        self.restarts_counted.remove(&j);
+        Ok(())
+    }
+}
