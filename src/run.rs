@@ -30,12 +30,15 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             }
         };
         let mut tick = |n: u64| bar.set_position(n);
-        let streamed = runner::stream::run(&input, &o, &mut size, Some(&mut tick))?;
-        bar.finish_and_clear();
-        if let runner::stream::Streamed::Done { replayed, warning } = streamed {
-            if let (Some(w), false) = (warning, a.quiet) {
-                eprintln!("{w}");
+        let mut note = |n: String| {
+            if !a.quiet {
+                eprintln!("{n}")
             }
+        };
+        let streamed = runner::stream::run(&input, &o, &mut note, &mut size, Some(&mut tick))?;
+        bar.finish_and_clear();
+        if let runner::stream::Streamed::Done { replayed, notes } = streamed {
+            notes.into_iter().for_each(note);
             return finish(a, replayed);
         }
     }

@@ -95,33 +95,56 @@ impl Unmatched {
 /// order, as the cluster spells them), so placement compares names exactly. A job
 /// whose names match no model keeps them and is counted in the result.
 pub fn map_job_models(cluster: &Cluster, jobs: &mut [Job]) -> Unmatched {
-    let mut models: Vec<&str> = Vec::new();
-    for p in &cluster.pools {
-        if let Some(g) = p.spec.gpus.first()
-            && !models.contains(&g.model.as_str())
-        {
-            models.push(&g.model);
+    let mut m = ModelMapper::new(cluster);
+    jobs.iter_mut().for_each(|j| m.map(j));
+    m.unmatched
+}
+
+/// [`map_job_models`] a job at a time (a streamed replay's).
+#[derive(Clone, Debug)]
+pub struct ModelMapper {
+    /// The cluster's models, in pool order.
+    models: Vec<String>,
+    /// Requests repeat: each distinct list of names is resolved once.
+    resolved: BTreeMap<Vec<String>, Vec<String>>,
+    /// The jobs mapped so far whose names match nothing.
+    pub unmatched: Unmatched,
+}
+
+impl ModelMapper {
+    /// For `cluster`'s models.
+    pub fn new(cluster: &Cluster) -> Self {
+        let mut models: Vec<String> = Vec::new();
+        for p in &cluster.pools {
+            if let Some(g) = p.spec.gpus.first()
+                && !models.contains(&g.model)
+            {
+                models.push(g.model.clone());
+            }
         }
+        ModelMapper { models, resolved: BTreeMap::new(), unmatched: Unmatched::default() }
     }
-    // Requests repeat: each distinct list of names is resolved once.
-    let mut resolved: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-    let mut unmatched = Unmatched::default();
-    for job in jobs.iter_mut().filter(|j| !j.gpu_models.is_empty()) {
-        let to = resolved.entry(job.gpu_models.clone()).or_insert_with(|| {
-            models.iter().filter(|m| job.gpu_models.iter().any(|r| matches(r, m))).map(|m| m.to_string()).collect()
+
+    /// Maps one job's model names.
+    pub fn map(&mut self, job: &mut Job) {
+        if job.gpu_models.is_empty() {
+            return;
+        }
+        let models = &self.models;
+        let to = self.resolved.entry(job.gpu_models.clone()).or_insert_with(|| {
+            models.iter().filter(|m| job.gpu_models.iter().any(|r| matches(r, m))).cloned().collect()
         });
         if to.is_empty() {
             if job.task.gpus > 0 {
-                unmatched.jobs += 1;
+                self.unmatched.jobs += 1;
                 for n in &job.gpu_models {
-                    *unmatched.by_name.entry(n.clone()).or_default() += 1;
+                    *self.unmatched.by_name.entry(n.clone()).or_default() += 1;
                 }
             }
         } else if *to != job.gpu_models {
             job.gpu_models = to.clone();
         }
     }
-    unmatched
 }
 
 #[cfg(test)]

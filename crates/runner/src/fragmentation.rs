@@ -16,19 +16,35 @@ impl Fgd {
     /// types covering 95 % of them are kept, with their shares (the paper's
     /// `GetTypicalPods`, CPU-only pods included, as `sim fgd` and `kube[score=fgd]` do).
     pub fn of_workload(jobs: &[Job]) -> Self {
-        let pods: Vec<PodType> = jobs
-            .iter()
-            .flat_map(|j| {
-                let t = PodType {
-                    cpu_milli: j.task.cpu_milli(),
-                    gpu_milli: j.task.gpu_milli(),
-                    gpus: j.task.gpus,
-                    models: j.gpu_models.join("|"),
-                };
-                std::iter::repeat_n(t, j.tasks as usize)
-            })
-            .collect();
-        Fgd { meter: FragMeter::new(TypicalPods::from_pods(&pods, 95.0)), left: Vec::new() }
+        let mut pods = PodCounts::default();
+        jobs.iter().for_each(|j| pods.add(j));
+        pods.fgd()
+    }
+}
+
+/// The pods of a workload by type, a job at a time (a streamed replay's pre-pass), for
+/// [`Fgd::of_workload`].
+#[derive(Clone, Debug, Default)]
+pub struct PodCounts(std::collections::BTreeMap<PodType, u64>);
+
+impl PodCounts {
+    /// Adds a job's pods (its tasks).
+    pub fn add(&mut self, j: &Job) {
+        let t = PodType {
+            cpu_milli: j.task.cpu_milli(),
+            gpu_milli: j.task.gpu_milli(),
+            gpus: j.task.gpus,
+            models: j.gpu_models.join("|"),
+        };
+        *self.0.entry(t).or_default() += u64::from(j.tasks);
+    }
+
+    /// The measure against the typical pods of the jobs added.
+    pub fn fgd(&self) -> Fgd {
+        Fgd {
+            meter: FragMeter::new(TypicalPods::from_counts(self.0.iter().map(|(t, &c)| (t, c)), 95.0)),
+            left: Vec::new(),
+        }
     }
 }
 

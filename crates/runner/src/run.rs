@@ -197,11 +197,11 @@ pub struct Replayed {
 /// (`kube[order=fifo,queue=easy,gang=atomic]`). With a placement, gang or topology,
 /// `easy` composed with them. Before the workload is read (`None`), `openb` says whether
 /// the input is an openb pod list, the only format known to be a GPU workload by then.
-pub fn default_spec(o: &RunOptions, w: Option<&Workload>, openb: bool) -> (String, Option<String>) {
+pub fn default_spec(o: &RunOptions, w: Option<&Facts>, openb: bool) -> (String, Option<String>) {
     let composed = o.placement.is_some() || o.gang.is_some() || o.topology.is_some();
     let kube_format = |f: traces::Format| matches!(f, traces::Format::Openb | traces::Format::Pai);
     let gpu_jobs = match w {
-        Some(w) => w.jobs.iter().filter(|j| j.task.gpus > 0).count(),
+        Some(w) => w.gpu_jobs,
         None => usize::from(openb),
     };
     if composed || gpu_jobs == 0 {
@@ -213,8 +213,26 @@ pub fn default_spec(o: &RunOptions, w: Option<&Workload>, openb: bool) -> (Strin
         }
         _ => ("kube", "Kubernetes' scheduler, as the trace's cluster ran"),
     };
-    let of = w.map_or(String::new(), |w| format!(" ({gpu_jobs} of {})", w.jobs.len()));
+    let of = w.map_or(String::new(), |w| format!(" ({gpu_jobs} of {})", w.jobs));
     (spec.into(), Some(format!("{style}: the jobs ask for GPUs{of} and easy counts processors only")))
+}
+
+/// What the default policy and the notes read of a workload.
+#[derive(Clone, Copy, Debug)]
+pub struct Facts {
+    /// Its format.
+    pub format: traces::Format,
+    /// Its jobs.
+    pub jobs: usize,
+    /// Those asking for GPUs.
+    pub gpu_jobs: usize,
+}
+
+impl Facts {
+    /// Of `w`.
+    pub fn of(w: &Workload) -> Facts {
+        Facts { format: w.format, jobs: w.jobs.len(), gpu_jobs: w.jobs.iter().filter(|j| j.task.gpus > 0).count() }
+    }
 }
 
 /// The policy `o` asks for (default: [`default_spec`]) composed with its placement, gang
@@ -224,11 +242,22 @@ pub fn policy(
     w: Option<&Workload>,
     openb: bool,
 ) -> Result<Box<dyn sim_core::policy::Policy>, RunError> {
+    policy_for(o, w, w.map(Facts::of).as_ref(), openb)
+}
+
+/// [`policy`], the default chosen by the workload's `facts` (a streamed replay knows
+/// them before it holds any job).
+pub(crate) fn policy_for(
+    o: &RunOptions,
+    w: Option<&Workload>,
+    facts: Option<&Facts>,
+    openb: bool,
+) -> Result<Box<dyn sim_core::policy::Policy>, RunError> {
     let bad = RunError::BadInput;
     let spec = match (&o.policy, &o.slurm_conf) {
         (Some(p), _) => p.clone(),
         (None, Some(_)) => "slurm".to_string(),
-        (None, None) => default_spec(o, w, openb).0,
+        (None, None) => default_spec(o, facts, openb).0,
     };
     if let Some(path) = &o.slurm_conf {
         let parsed: policies::PolicySpec = spec.parse().map_err(|e| bad(format!("--policy: {e}")))?;
@@ -393,17 +422,29 @@ pub fn low_load_text(core: Option<f64>, gpu: Option<f64>, gpu_jobs: bool) -> Opt
 /// default and why, a workload that leaves the cluster idle, GPU jobs under a policy that
 /// ignores GPUs.
 pub fn notes(o: &RunOptions, l: &Loaded) -> Result<Vec<String>, RunError> {
+    let w = &l.workload;
+    let (core, gpu) = traces::stats::offered_load(&w.jobs, w.units, w.cluster.total_gpus());
+    notes_of(o, l, &Facts::of(w), (core, gpu))
+}
+
+/// [`notes`] of a workload known by its `facts` and offered `load` (core, GPU).
+pub(crate) fn notes_of(
+    o: &RunOptions,
+    l: &Loaded,
+    facts: &Facts,
+    load: (Option<f64>, Option<f64>),
+) -> Result<Vec<String>, RunError> {
     let mut out = Vec::new();
     if let (None, None, true, (spec, Some(why))) =
-        (&o.policy, &o.slurm_conf, l.domains.is_empty(), default_spec(o, Some(&l.workload), false))
+        (&o.policy, &o.slurm_conf, l.domains.is_empty(), default_spec(o, Some(facts), false))
     {
         out.push(format!("policy: {spec} ({why}; --policy chooses another)"));
     }
-    if let Some(w) = low_load_warning(&l.workload) {
+    if let Some(w) = low_load_text(load.0, load.1, facts.gpu_jobs > 0) {
         out.push(format!("warning: {}: {w}", l.name));
     }
-    let gpu_jobs = l.workload.jobs.iter().filter(|j| j.task.gpus > 0).count();
-    if gpu_jobs > 0 && l.domains.is_empty() && !policy(o, Some(&l.workload), false)?.binds_nodes() {
+    let gpu_jobs = facts.gpu_jobs;
+    if gpu_jobs > 0 && l.domains.is_empty() && !policy_for(o, Some(&l.workload), Some(facts), false)?.binds_nodes() {
         out.push(format!(
             "warning: {}: {gpu_jobs} jobs ask for GPUs and this policy counts processors only: their GPUs are \
              neither placed nor limited by the cluster's (GPU allocation can exceed 1)",
@@ -455,18 +496,24 @@ pub(crate) fn sim_config(o: &RunOptions, l: &Loaded) -> Result<SimConfig, RunErr
         node_lifecycle: o.node_lifecycle,
         node_monitor_grace: o.node_monitor_grace,
         default_toleration_secs: o.default_toleration_secs,
-        // GPU fragmentation about 500 times over the submission span (GPU clusters only).
-        gpu_sample_every: (w.cluster.total_gpus() > 0).then(|| {
-            let first = w.jobs.iter().map(|j| j.submit.0).min().unwrap_or(0);
-            let last = w.jobs.iter().map(|j| j.submit.0).max().unwrap_or(0);
-            SimDuration(((last - first) / reports::fragmentation::SAMPLES).max(1_000_000))
-        }),
+        gpu_sample_every: sample_every(
+            &w.cluster,
+            w.jobs.iter().map(|j| j.submit.0).min().unwrap_or(0),
+            w.jobs.iter().map(|j| j.submit.0).max().unwrap_or(0),
+        ),
         checkpointing,
         restarts,
         node_mtbf,
         domains: l.domains.iter().map(|d| d.name.clone()).collect(),
         node_domains: l.node_domains.clone(),
     })
+}
+
+/// How often GPU fragmentation is sampled: about 500 times over the submission span
+/// (`first` to `last`, µs), on GPU clusters only.
+pub(crate) fn sample_every(cluster: &sim_core::Cluster, first: u64, last: u64) -> Option<SimDuration> {
+    (cluster.total_gpus() > 0)
+        .then(|| SimDuration((last.saturating_sub(first) / reports::fragmentation::SAMPLES).max(1_000_000)))
 }
 
 /// The decision log as JSON Lines, each entry with its time `t` in seconds.

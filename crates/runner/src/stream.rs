@@ -24,13 +24,16 @@ use std::io::Write;
 /// per-job placements.
 pub fn streams(i: &Input, o: &RunOptions) -> bool {
     let Some(path) = &i.trace else { return false };
-    let swf = match i.format {
-        Some(f) => f == traces::Format::Swf,
-        None => traces::detect_file_format(path) == traces::Format::Swf,
+    let format = i.format.unwrap_or_else(|| traces::detect_file_format(path));
+    // SWF on its own machine; native on a cluster configuration (without controllers,
+    // prices or domains: [`run`] reads it and gives way otherwise).
+    let format_ok = match format {
+        traces::Format::Swf => i.cluster.is_none(),
+        traces::Format::Native => i.cluster.is_some() && i.procs.is_none(),
+        _ => false,
     };
     let plain_input = i.domain_traces.is_empty()
         && i.nodes.is_none()
-        && i.cluster.is_none()
         && i.sharing.is_none()
         && !i.synthetic_gpu_memory
         && i.pai_jobs.is_none()
@@ -39,7 +42,10 @@ pub fn streams(i: &Input, o: &RunOptions) -> bool {
         && i.slurm_conf.is_none()
         && i.slurm_qos.is_none()
         && i.slurm_assoc.is_none();
-    let plain_run = o.controllers.is_empty()
+    // The `slurm` policy writes sacct.txt, which reads every job's placements.
+    let slurm = o.policy.as_deref().is_some_and(|p| p.trim_start().starts_with("slurm"));
+    let plain_run = !slurm
+        && o.controllers.is_empty()
         && o.faults.is_none()
         && o.checkpoint.is_none()
         && o.restarts.is_none()
@@ -48,39 +54,70 @@ pub fn streams(i: &Input, o: &RunOptions) -> bool {
         && o.arrangement.is_none()
         && o.variant.is_empty()
         && !o.compare_arrangements;
-    swf && plain_input && plain_run
+    format_ok && plain_input && plain_run
 }
 
-/// An SWF file read a job at a time.
-struct SwfSource {
-    reader: traces::swf::SwfReader,
-    /// The first job, read to complete the header.
+/// A trace's jobs one at a time.
+enum Reader {
+    Swf(traces::swf::SwfReader),
+    Native(traces::native::NativeReader),
+}
+
+impl Reader {
+    fn next(&mut self) -> Result<Option<Job>, traces::TraceError> {
+        match self {
+            Reader::Swf(r) => Ok(r.next_record()?.map(|r| r.to_job())),
+            Reader::Native(r) => r.next_job(),
+        }
+    }
+
+    fn checksum(&self) -> String {
+        match self {
+            Reader::Swf(r) => r.checksum(),
+            Reader::Native(r) => r.checksum(),
+        }
+    }
+}
+
+/// A trace read a job at a time, its GPU model names mapped onto the cluster's.
+struct TraceSource {
+    reader: Reader,
+    /// The first job, read to complete an SWF header.
     first: Option<Job>,
+    models: hw_calibrate::models::ModelMapper,
     done: bool,
     last_submit: sim_core::SimTime,
     /// Set when a job is submitted before the one before it.
     unsorted: bool,
 }
 
-impl JobSource for SwfSource {
+impl TraceSource {
+    fn new(reader: Reader, first: Option<Job>, cluster: &sim_core::Cluster) -> Self {
+        let models = hw_calibrate::models::ModelMapper::new(cluster);
+        TraceSource { reader, first, models, done: false, last_submit: sim_core::SimTime::ZERO, unsorted: false }
+    }
+}
+
+impl JobSource for TraceSource {
     fn next_job(&mut self) -> Result<Option<Job>, String> {
         let job = match self.first.take() {
             Some(j) => Some(j),
             None if self.done => None,
-            None => self.reader.next_record().map_err(|e| e.to_string())?.map(|r| r.to_job()),
+            None => self.reader.next().map_err(|e| e.to_string())?,
         };
         self.done = job.is_none();
-        if let Some(j) = &job {
-            if j.submit < self.last_submit {
-                self.unsorted = true;
-                return Err(format!("job {} is submitted before the job before it", j.trace_id));
-            }
-            self.last_submit = j.submit;
+        let Some(mut j) = job else { return Ok(None) };
+        if j.submit < self.last_submit {
+            self.unsorted = true;
+            return Err(format!("job {} is submitted before the job before it", j.trace_id));
         }
-        Ok(job)
+        self.last_submit = j.submit;
+        self.models.map(&mut j);
+        Ok(Some(j))
     }
 
-    /// The file's length in jobs is not known until it is read: one while any may be left.
+    /// The trace's length in jobs is not known until it is read: one while any may be
+    /// left.
     fn remaining(&self) -> usize {
         usize::from(!self.done)
     }
@@ -95,7 +132,8 @@ struct Outputs<'a> {
     frame: reports::frame::FrameWriter<&'a mut dyn Write>,
     summary: reports::summary::SummaryBuilder,
     load: traces::stats::OfferedLoad,
-    gpu_jobs: bool,
+    jobs_seen: usize,
+    gpu_jobs: usize,
 }
 
 impl RecordSink for Outputs<'_> {
@@ -108,7 +146,8 @@ impl RecordSink for Outputs<'_> {
         self.frame.row(&reports::frame::JobRow::of(job, &rec)).map_err(io)?;
         self.summary.add(job, &rec).map_err(io)?;
         self.load.add(job);
-        self.gpu_jobs |= job.task.gpus > 0;
+        self.jobs_seen += 1;
+        self.gpu_jobs += usize::from(job.task.gpus > 0);
         Ok(())
     }
 }
@@ -119,20 +158,36 @@ pub enum Streamed {
     Done {
         /// The replay.
         replayed: Replayed,
-        /// The low-load warning, if the workload leaves the cluster idle.
-        warning: Option<String>,
+        /// What a user should read that could only be known once the trace was read (an
+        /// SWF file's offered load), as [`crate::run::notes`] words it.
+        notes: Vec<String>,
     },
-    /// The file is not sorted by submit time, or has no job: replay it whole
-    /// ([`crate::input::load`] says what is wrong with it, if anything).
+    /// The trace is not sorted by submit time, has no job, or its cluster configuration
+    /// has controllers, prices or domains: replay it whole ([`crate::input::load`] says
+    /// what is wrong with it, if anything).
     ReadWhole,
 }
 
-/// Replays the SWF file of `i` under `o` streamed ([`streams`] must hold). `progress` is
-/// told how many jobs were submitted now and then; `size` of the header's
-/// `MaxRecords`, when it gives one, before the run.
+/// What is known of a trace before its replay.
+struct Known {
+    /// Its jobs, when read ahead (a native trace's pre-pass).
+    facts: Option<crate::run::Facts>,
+    /// The first and last submission, µs.
+    span: Option<(u64, u64)>,
+    /// Its pods by type (the fragmentation's typical pods).
+    pods: crate::fragmentation::PodCounts,
+    /// Its offered load.
+    load: traces::stats::OfferedLoad,
+}
+
+/// Replays the trace of `i` under `o` streamed ([`streams`] must hold). `notes` gets
+/// what a user should read before the run (as [`crate::input::load`] and
+/// [`crate::run::notes`] word it); `size` the number of jobs when known before the run;
+/// `progress` how many jobs were submitted, now and then.
 pub fn run(
     i: &Input,
     o: &RunOptions,
+    notes: &mut dyn FnMut(String),
     size: &mut dyn FnMut(Option<u64>),
     progress: Option<&mut dyn FnMut(u64)>,
 ) -> Result<Streamed, RunError> {
@@ -140,24 +195,53 @@ pub fn run(
     let name = path.display().to_string();
     let bad = |e: traces::TraceError| RunError::BadInput(e.to_string());
     crate::input::refuse_empty(path)?;
-    let mut reader = traces::swf::SwfReader::new(traces::input::open(path, &name).map_err(bad)?, &name);
-    let Some(first) = reader.next_record().map_err(bad)?.map(|r| r.to_job()) else {
-        return Ok(Streamed::ReadWhole);
-    };
-    size(reader.header().max_records);
-    let header = reader.header().clone();
-    let (units, size_source, mut cluster) = traces::swf_machine(&name, &header, i.procs).map_err(bad)?;
-    hw_calibrate::attach_power(&mut cluster);
-    let workload = traces::Workload {
-        format: traces::Format::Swf,
+    let open = || traces::input::open(path, &name).map_err(bad);
+    let format = i.format.unwrap_or_else(|| traces::detect_file_format(path));
+    let empty = |format, units, size_source, cluster, header| traces::Workload {
+        format,
         jobs: Vec::new(),
         units,
         size_source,
         cluster,
         checksum: String::new(),
-        header: header.lines,
+        header,
         skipped: Default::default(),
         names: Default::default(),
+    };
+    let (workload, mut source, known) = if format == traces::Format::Swf {
+        let mut reader = traces::swf::SwfReader::new(open()?, &name);
+        let Some(first) = reader.next_record().map_err(bad)?.map(|r| r.to_job()) else {
+            return Ok(Streamed::ReadWhole);
+        };
+        size(reader.header().max_records);
+        let header = reader.header().clone();
+        let (units, size_source, mut cluster) = traces::swf_machine(&name, &header, i.procs).map_err(bad)?;
+        hw_calibrate::attach_power(&mut cluster);
+        let source = TraceSource::new(Reader::Swf(reader), Some(first), &cluster);
+        let known = Known { facts: None, span: None, pods: Default::default(), load: Default::default() };
+        (empty(format, units, size_source, cluster, header.lines), source, known)
+    } else {
+        let config = crate::input::load_cluster(i.cluster.as_deref().expect("streams() holds"))?;
+        let priced = config.prices.iter().any(|p| p.per_hour > 0.0);
+        let units = config.cluster.total_units();
+        if !config.controllers.is_empty()
+            || !config.domains.is_empty()
+            || priced
+            || units == 0
+            || units > u32::MAX as u64
+        {
+            return Ok(Streamed::ReadWhole);
+        }
+        let mut cluster = config.cluster;
+        hw_calibrate::attach_power(&mut cluster);
+        let Some(known) = read_ahead(traces::native::NativeReader::new(open()?, &name, &[]), &cluster, &name, notes)?
+        else {
+            return Ok(Streamed::ReadWhole);
+        };
+        size(known.facts.map(|f| f.jobs as u64));
+        let source =
+            TraceSource::new(Reader::Native(traces::native::NativeReader::new(open()?, &name, &[])), None, &cluster);
+        (empty(format, units, traces::SizeSource::NodeList, cluster, Vec::new()), source, known)
     };
     let mut l = Loaded {
         workload,
@@ -170,30 +254,85 @@ pub fn run(
         node_domains: Vec::new(),
         arrangement: None,
     };
-    let mut source =
-        SwfSource { reader, first: Some(first), done: false, last_submit: sim_core::SimTime::ZERO, unsorted: false };
-    let replayed = replay(o, &mut l, &mut source, progress);
+    if let Some(f) = &known.facts {
+        let w = &l.workload;
+        let load = known.load.of(w.units, w.cluster.total_gpus());
+        crate::run::notes_of(o, &l, f, load)?.into_iter().for_each(&mut *notes);
+    }
+    let replayed = replay(o, &mut l, &mut source, &known, progress);
     if source.unsorted {
         return Ok(Streamed::ReadWhole);
     }
-    let (replayed, (core, gpu, gpu_jobs)) = replayed?;
-    let warning = crate::run::low_load_text(core, gpu, gpu_jobs).map(|w| format!("warning: {}: {w}", l.name));
-    Ok(Streamed::Done { replayed, warning })
+    let (replayed, seen) = replayed?;
+    let after = match known.facts {
+        Some(_) => Vec::new(),
+        None => {
+            let w = &l.workload;
+            let load = seen.load.of(w.units, w.cluster.total_gpus());
+            crate::run::notes_of(o, &l, &seen.facts, load)?
+        }
+    };
+    Ok(Streamed::Done { replayed, notes: after })
 }
 
-/// The replay itself: the engine over `source`, the files written as it goes. Returns
-/// the replay and the offered load (core, GPU, whether any job asks for GPUs).
-#[allow(clippy::type_complexity)]
+/// A native trace's pre-pass: what the default policy, the notes and the GPU samples
+/// need of the whole workload, in memory that does not grow with it. `None` when it has
+/// no job or is not sorted by submit time.
+fn read_ahead(
+    mut r: traces::native::NativeReader,
+    cluster: &sim_core::Cluster,
+    name: &str,
+    notes: &mut dyn FnMut(String),
+) -> Result<Option<Known>, RunError> {
+    let mut models = hw_calibrate::models::ModelMapper::new(cluster);
+    let (mut jobs, mut gpu_jobs) = (0usize, 0usize);
+    let mut span: Option<(u64, u64)> = None;
+    let mut pods = crate::fragmentation::PodCounts::default();
+    let mut load = traces::stats::OfferedLoad::default();
+    while let Some(mut j) = r.next_job().map_err(|e| RunError::BadInput(e.to_string()))? {
+        if span.is_some_and(|(_, last)| j.submit.0 < last) {
+            return Ok(None);
+        }
+        span = Some((span.map_or(j.submit.0, |s| s.0), j.submit.0));
+        models.map(&mut j);
+        jobs += 1;
+        gpu_jobs += usize::from(j.task.gpus > 0);
+        pods.add(&j);
+        load.add(&j);
+    }
+    if jobs == 0 {
+        return Ok(None);
+    }
+    if let Some(w) = models.unmatched.warning(jobs, cluster) {
+        notes(format!("warning: {name}: {w}"));
+    }
+    let facts = Some(crate::run::Facts { format: traces::Format::Native, jobs, gpu_jobs });
+    Ok(Some(Known { facts, span, pods, load }))
+}
+
+/// What a replay saw of its jobs: the facts and offered load of an SWF file's notes.
+struct Seen {
+    facts: crate::run::Facts,
+    load: traces::stats::OfferedLoad,
+}
+
+/// The replay itself: the engine over `source`, the files written as it goes.
 fn replay(
     o: &RunOptions,
     l: &mut Loaded,
-    source: &mut SwfSource,
+    source: &mut TraceSource,
+    known: &Known,
     mut progress: Option<&mut dyn FnMut(u64)>,
-) -> Result<(Replayed, (Option<f64>, Option<f64>, bool)), RunError> {
-    let mut policy = crate::run::policy(o, Some(&l.workload), false)?;
+) -> Result<(Replayed, Seen), RunError> {
+    let mut policy = crate::run::policy_for(o, Some(&l.workload), known.facts.as_ref(), false)?;
     let controllers = crate::run::controllers(o, &l.controllers)?;
     let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
-    let cfg = crate::run::sim_config(o, l)?;
+    let mut cfg = crate::run::sim_config(o, l)?;
+    if let Some((first, last)) = known.span {
+        cfg.gpu_sample_every = crate::run::sample_every(&l.workload.cluster, first, last);
+    }
+    let fragmentation: Option<Box<dyn sim_core::Fragmentation>> =
+        cfg.gpu_sample_every.map(|_| Box::new(known.pods.fgd()) as _);
     std::fs::create_dir_all(&o.out)
         .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", o.out.display())))?;
     let io_err = |what: &str, e: std::io::Error| RunError::Other(format!("{}: {e}", o.out.join(what).display()));
@@ -205,7 +344,7 @@ fn replay(
         JobsFormat::Batsim => reports::jobs_csv::BATSIM_HEADER,
     };
     writeln!(jobs_file.writer(), "{header}").map_err(|e| io_err("jobs.csv", e))?;
-    let (result, summary, load) = {
+    let (result, summary, seen) = {
         let frame = reports::frame::FrameWriter::new(frame_file.writer() as &mut dyn Write)
             .map_err(|e| io_err("frame.csv", e))?;
         let waits = reports::order_stats::OrderStats::spilling(&o.out, reports::order_stats::IN_MEMORY);
@@ -216,21 +355,23 @@ fn replay(
             frame,
             summary: reports::summary::SummaryBuilder::new(waits),
             load: Default::default(),
-            gpu_jobs: false,
+            jobs_seen: 0,
+            gpu_jobs: 0,
         };
         let mut sink = log_file.as_mut().map(|f| crate::run::JsonLines { out: f.writer() });
         let hooks = sim_core::Hooks {
             log: sink.as_mut().map(|s| s as &mut dyn sim_core::log::LogSink),
             progress: progress.as_mut().map(|p| &mut **p as &mut dyn FnMut(u64)),
             controllers,
-            fragmentation: None,
+            fragmentation,
         };
         let result = sim_core::simulate_stream(&l.workload.cluster, source, &mut out, policy.as_mut(), &cfg, hooks)
             .map_err(|e| {
                 if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
             })?;
         out.frame.finish().map_err(|e| io_err("frame.csv", e))?;
-        (result, out.summary, (out.load, out.gpu_jobs))
+        let facts = crate::run::Facts { format: l.workload.format, jobs: out.jobs_seen, gpu_jobs: out.gpu_jobs };
+        (result, out.summary, Seen { facts, load: out.load })
     };
     l.workload.checksum = source.reader.checksum();
     let meta = crate::run::run_meta(o, l, policy.spec(), controller_specs, None, &cfg);
@@ -239,6 +380,13 @@ fn replay(
     let finish = |f: AtomicFile, what: &str| f.finish().map_err(|e| io_err(what, e));
     let mut files: Vec<(&str, Finished)> = vec![("jobs.csv", finish(jobs_file, "jobs.csv")?)];
     files.push(("frame.csv", finish(frame_file, "frame.csv")?));
+    if !result.gpu_samples.is_empty() {
+        let f = crate::output::write_finished(&o.out.join("fragmentation.csv"), |out| {
+            reports::fragmentation::write_csv(out, &result.gpu_samples)
+        })
+        .map_err(|e| io_err("fragmentation.csv", e))?;
+        files.push(("fragmentation.csv", f));
+    }
     let written =
         crate::output::write_finished(&o.out.join("summary.json"), |out| crate::run::write_summary(out, &summary))
             .map_err(|e| io_err("summary.json", e))?;
@@ -247,6 +395,5 @@ fn replay(
         files.push(("decisions.jsonl", finish(f, "decisions.jsonl")?));
     }
     let written = crate::run::rename_all(o, files)?;
-    let (core, gpu) = load.0.of(l.workload.units, l.workload.cluster.total_gpus());
-    Ok((Replayed { summary, written }, (core, gpu, load.1)))
+    Ok((Replayed { summary, written }, seen))
 }

@@ -500,9 +500,10 @@ impl<'a> SchedView<'a> {
             ..*self
         }
     }
-    /// A running job's facts.
+    /// A running job's facts (`None` for a job not running, or one a streamed run has
+    /// written and forgotten).
     pub fn running_job(&self, id: JobId) -> Option<&'a RunningJob> {
-        self.running.at(id.idx()).as_ref()
+        self.running.get(id.idx()).and_then(Option::as_ref)
     }
     /// The job's requested time limit (trace's request, else its run time, else 0).
     pub fn requested(&self, id: JobId) -> SimDuration {

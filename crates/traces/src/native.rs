@@ -149,6 +149,51 @@ pub fn parse_in_domains(file: &str, text: &str, domains: &[String]) -> Result<Ve
     Ok(jobs)
 }
 
+/// A native workload read a job at a time (a streamed replay's input): the jobs
+/// [`parse_in_domains`] gives, in file order.
+pub struct NativeReader {
+    input: crate::input::TraceInput,
+    name: String,
+    line: u64,
+    buf: Vec<u8>,
+    domains: Vec<String>,
+}
+
+impl NativeReader {
+    /// Reads from an opened input; `name` is the file name used in errors.
+    pub fn new(input: crate::input::TraceInput, name: &str, domains: &[String]) -> Self {
+        NativeReader { input, name: name.to_string(), line: 0, buf: Vec::with_capacity(512), domains: domains.to_vec() }
+    }
+
+    /// Checksum of the raw bytes read so far.
+    pub fn checksum(&self) -> String {
+        self.input.checksum.hex()
+    }
+
+    /// The next job, `Ok(None)` at the end.
+    pub fn next_job(&mut self) -> Result<Option<Job>, TraceError> {
+        use std::io::BufRead;
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            let n = self
+                .input
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| crate::input::read_error(&self.name, self.line, self.input.gzip, e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|_| TraceError::malformed(&self.name, Some(self.line), None, "not UTF-8 text"))?;
+            let l = text.trim();
+            if !l.is_empty() {
+                return job(&self.name, self.line, l, &self.domains).map(Some);
+            }
+        }
+    }
+}
+
 /// Line `n` (`l`, not empty) as a job; errors name the line and the field.
 fn job(file: &str, n: u64, l: &str, domains: &[String]) -> Result<Job, TraceError> {
     let j: Line<'_> = serde_json::from_str(l)

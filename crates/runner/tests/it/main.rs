@@ -94,3 +94,131 @@ fn sweep_files_never_panic() {
         })
         .unwrap();
 }
+
+/// Replays `trace` under `o` twice, streamed ([`runner::stream`]) and read whole; returns
+/// whether it streamed and the files of both run folders.
+#[allow(clippy::type_complexity)]
+fn both_ways(trace: &std::path::Path, o: &RunOptions) -> (bool, Vec<(String, Vec<u8>, Vec<u8>)>) {
+    both_ways_of(&Input { trace: Some(trace.to_path_buf()), ..Input::default() }, o)
+}
+
+/// [`both_ways`] of any input.
+#[allow(clippy::type_complexity)]
+fn both_ways_of(input: &Input, o: &RunOptions) -> (bool, Vec<(String, Vec<u8>, Vec<u8>)>) {
+    let input = input.clone();
+    assert!(runner::stream::streams(&input, o));
+    let streamed_out = o.out.join("streamed");
+    let whole_out = o.out.join("whole");
+    let so = RunOptions { out: streamed_out.clone(), ..o.clone() };
+    let streamed = runner::stream::run(&input, &so, &mut |_| {}, &mut |_| {}, None).unwrap();
+    let did = matches!(streamed, runner::stream::Streamed::Done { .. });
+    let loaded = load(&input, o.seed, &mut quiet()).unwrap();
+    let done = run(&RunOptions { out: whole_out.clone(), ..o.clone() }, &loaded, None).unwrap();
+    let files = done
+        .written
+        .iter()
+        .map(|f| {
+            let read = |d: &std::path::Path| std::fs::read(d.join(f)).unwrap_or_default();
+            (f.clone(), read(&streamed_out), read(&whole_out))
+        })
+        .collect();
+    (did, files)
+}
+
+/// A streamed replay writes the files of a replay that reads the whole trace, byte for
+/// byte: the logs committed under data/, several policies, the decision log, Batsim's
+/// layout, time limits enforced, a horizon that leaves jobs running, waiting and not yet
+/// submitted.
+#[test]
+fn streamed_replays_write_the_files_of_whole_replays() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let dir = tempfile::tempdir().unwrap();
+    let traces = [
+        "CEA-Curie-2011-2.1-cln.first2000.swf.gz",
+        "CTC-SP2-1996-3.1-cln.first2000.swf.gz",
+        "HPC2N-2002-2.2-cln.first2000.swf.gz",
+        "LANL-CM5-1994-4.1-cln.first2000.swf.gz",
+        "SDSC-BLUE-2000-4.2-cln.first2000.swf.gz",
+    ];
+    let policies = ["easy", "conservative", "fcfs", "sjf-aging", "kube"];
+    let mut cases = 0;
+    for (i, (t, policy)) in traces.iter().flat_map(|t| [t; 2]).zip(policies.iter().copied().cycle()).enumerate() {
+        let out = dir.path().join(format!("{i}"));
+        let o = RunOptions { out, policy: Some(policy.into()), log: true, ..RunOptions::default() };
+        let variants = [
+            o.clone(),
+            RunOptions { out: o.out.join("batsim"), jobs_format: runner::run::JobsFormat::Batsim, ..o.clone() },
+            RunOptions { out: o.out.join("kill"), walltime_kill: true, log: false, ..o.clone() },
+            // Some 300 hours in: jobs running, waiting and not yet read at the horizon.
+            RunOptions {
+                out: o.out.join("horizon"),
+                horizon: Some(sim_core::SimTime::from_secs(1_080_000)),
+                ..o.clone()
+            },
+        ];
+        for v in variants {
+            let (streamed, files) = both_ways(&root.join(t), &v);
+            assert!(streamed, "{t} {policy}: not streamed");
+            assert!(files.len() >= 3, "{t}: {:?}", files.iter().map(|f| &f.0).collect::<Vec<_>>());
+            for (name, a, b) in files {
+                assert!(a == b, "{t} under {policy} ({:?}): {name} differs", v.out);
+            }
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 40);
+}
+
+/// A file not sorted by submit time is not streamed: it gives way to a replay of the
+/// whole trace, which sorts the arrivals.
+#[test]
+fn an_unsorted_file_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("unsorted.swf");
+    let line = |id: u32, submit: u32| format!("{id} {submit} -1 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n");
+    let text = format!("; MaxProcs: 4\n{}{}{}", line(1, 0), line(2, 50), line(3, 10));
+    std::fs::write(&trace, text).unwrap();
+    let o = RunOptions { out: dir.path().join("out"), ..RunOptions::default() };
+    let (streamed, files) = both_ways(&trace, &o);
+    assert!(!streamed);
+    let jobs = &files.iter().find(|f| f.0 == "jobs.csv").unwrap().2;
+    // Job 3 arrives before job 2 and takes the machine first, when job 1 ends.
+    let text = String::from_utf8_lossy(jobs);
+    assert!(text.contains("\n3,10,100,200,90,100,200,4,completed,,\n"), "{text}");
+    assert!(text.contains("\n2,50,200,300,150,100,200,4,completed,,\n"), "{text}");
+}
+
+/// A native trace on a cluster configuration streams too (read ahead once for the
+/// default policy, the notes and the GPU samples): a generated GPU workload under the
+/// default policy (kube's, with FGD fragmentation sampled and GPU energy), Kubernetes'
+/// scheduler with FGD placement, and EASY.
+#[test]
+fn streamed_gpu_replays_write_the_files_of_whole_replays() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root.join("examples/models/gpu.toml")).unwrap();
+    let model = traces::generator::Model::from_toml(&text, "gpu.toml").unwrap();
+    let trace = dir.path().join("gpu.jsonl");
+    let mut out = Vec::new();
+    for job in traces::generator::Generator::new(&model, 7).take(1500) {
+        traces::native::write_job(&mut out, &job).unwrap();
+    }
+    std::fs::write(&trace, out).unwrap();
+    let input = Input { trace: Some(trace), cluster: Some(root.join("examples/gpu-cluster.toml")), ..Input::default() };
+    for (k, policy) in [None, Some("kube[score=fgd]"), Some("easy")].into_iter().enumerate() {
+        let o = RunOptions {
+            out: dir.path().join(format!("{k}")),
+            policy: policy.map(Into::into),
+            ..RunOptions::default()
+        };
+        assert!(runner::stream::streams(&input, &o));
+        let (streamed, files) = both_ways_of(&input, &o);
+        assert!(streamed, "{policy:?}: not streamed");
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        // Policies that place GPUs sample their fragmentation; EASY counts processors.
+        assert_eq!(names.contains(&"fragmentation.csv"), policy != Some("easy"), "{policy:?}: {names:?}");
+        for (name, a, b) in files {
+            assert!(a == b, "{policy:?}: {name} differs");
+        }
+    }
+}
