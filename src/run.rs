@@ -39,7 +39,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         bar.finish_and_clear();
         if let runner::stream::Streamed::Done { replayed, notes } = streamed {
             notes.into_iter().for_each(note);
-            return finish(a, replayed);
+            return finish(a, *replayed);
         }
     }
     let spinner = show.then(|| {

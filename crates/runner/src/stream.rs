@@ -157,7 +157,7 @@ pub enum Streamed {
     /// Done: the run folder is written.
     Done {
         /// The replay.
-        replayed: Replayed,
+        replayed: Box<Replayed>,
         /// What a user should read that could only be known once the trace was read (an
         /// SWF file's offered load), as [`crate::run::notes`] words it.
         notes: Vec<String>,
@@ -272,7 +272,7 @@ pub fn run(
             crate::run::notes_of(o, &l, &seen.facts, load)?
         }
     };
-    Ok(Streamed::Done { replayed, notes: after })
+    Ok(Streamed::Done { replayed: Box::new(replayed), notes: after })
 }
 
 /// A native trace's pre-pass: what the default policy, the notes and the GPU samples
