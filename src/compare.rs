@@ -16,21 +16,28 @@ pub fn compare(c: &CompareArgs) -> Result<(), Failure> {
     // Every spec and controller is checked before any run starts.
     let variants = runner::compare::check_plan(&specs, &c.vary, &base)?;
     let plan = runner::compare::plan(&specs, &variants, &seeds);
-    // The workload is read once per distinct seed only when the seed changes it
-    // (`--perturb`, synthetic GPU memory), otherwise once; in parallel. Notes are printed
-    // from the first read.
     let input = crate::args::input(&c.input)?;
     let threads = c.threads.unwrap_or(0);
-    let loaded = runner::compare::load_per_seed(&input, &seeds, threads, &mut |n| {
+    let mut note = |n: String| {
         if !c.quiet {
             eprintln!("{n}");
         }
-    })?;
-    let loaded_for = |seed: u64| runner::compare::loaded_for(&loaded, seed);
+    };
+    let streamed = runner::compare::streams_all(&plan, &base, &input);
+    // Unless each replay reads the trace as it goes, the workload is read ahead once per
+    // distinct seed only when the seed changes it (`--perturb`, synthetic GPU memory),
+    // otherwise once; in parallel. Notes are printed from the first read.
+    let loaded =
+        if streamed { Default::default() } else { runner::compare::load_per_seed(&input, &seeds, threads, &mut note)? };
     let show = !c.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = crate::progress(show, plan.len() as u64, "{spinner} comparing {bar:40} {pos}/{len} runs ({eta})");
     let done = || bar.inc(1);
-    let runs = runner::compare::compare(&plan, &base, &loaded_for, &c.out, threads, &done)?;
+    let runs = if streamed {
+        runner::compare::compare_streamed(&plan, &base, &input, &c.out, threads, &mut note, &done)?
+    } else {
+        let loaded_for = |seed: u64| runner::compare::loaded_for(&loaded, seed);
+        runner::compare::compare(&plan, &base, &loaded_for, &c.out, threads, &done)?
+    };
     bar.finish_and_clear();
     if !c.quiet {
         println!("schedlab compare → {}", c.out.display());

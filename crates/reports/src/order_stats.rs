@@ -24,6 +24,7 @@ pub struct OrderStats {
     limit: usize,
     count: u64,
     sum: u128,
+    max: u64,
 }
 
 impl OrderStats {
@@ -39,7 +40,7 @@ impl OrderStats {
     }
 
     fn with(spill_dir: Option<PathBuf>, limit: usize) -> Self {
-        OrderStats { buf: Vec::new(), spill_dir, runs: Vec::new(), limit, count: 0, sum: 0 }
+        OrderStats { buf: Vec::new(), spill_dir, runs: Vec::new(), limit, count: 0, sum: 0, max: 0 }
     }
 
     /// Adds a value.
@@ -47,6 +48,7 @@ impl OrderStats {
         self.buf.push(v);
         self.count += 1;
         self.sum += u128::from(v);
+        self.max = self.max.max(v);
         if self.buf.len() >= self.limit {
             self.spill()?;
         }
@@ -66,6 +68,11 @@ impl OrderStats {
     /// Their sum.
     pub fn sum(&self) -> u128 {
         self.sum
+    }
+
+    /// The largest (0 when none).
+    pub fn max(&self) -> u64 {
+        self.max
     }
 
     fn spill(&mut self) -> std::io::Result<()> {
@@ -170,6 +177,7 @@ mod tests {
             mem.push(v).unwrap();
         }
         assert_eq!(spilled.sum(), values.iter().map(|&v| u128::from(v)).sum::<u128>());
+        assert_eq!((spilled.max(), spilled.len()), (3000, 10_007));
         let mut sorted = values.clone();
         sorted.sort_unstable();
         let ranks = [10_006, 0, 5002, 5003, 9506, 1];

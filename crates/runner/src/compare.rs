@@ -247,6 +247,91 @@ fn compare_in_pool<'l>(
     Ok(runs)
 }
 
+/// Whether every cell of `plan` can replay `input` streamed ([`crate::stream::streams`]):
+/// then [`compare_streamed`] reads no workload ahead.
+pub fn streams_all(plan: &[Cell], base: &RunOptions, input: &Input) -> bool {
+    plan.iter().all(|cell| {
+        cell_options(base, cell, std::path::PathBuf::new()).is_ok_and(|o| crate::stream::streams(input, &o))
+    })
+}
+
+/// [`compare`] with each replay streamed from `input` ([`streams_all`] must hold), in
+/// parallel: a replay's memory follows the jobs in its system, whatever the trace's
+/// length. A trace that cannot stream after all (not sorted by submit time) is read whole
+/// once and shared by the cells. `notes` gets what the plan's first replay says.
+pub fn compare_streamed(
+    plan: &[Cell],
+    base: &RunOptions,
+    input: &Input,
+    out: &Path,
+    threads: usize,
+    notes: &mut dyn FnMut(String),
+    done: &(dyn Fn() + Sync),
+) -> Result<Vec<crate::report::RunData>, RunError> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| RunError::Other(format!("{}: cannot create folder: {e}", out.display())))?;
+    // Everything parallel here runs on this pool, as in [`compare`].
+    let (said, runs) = thread_pool(threads)?.install(|| streamed_in_pool(plan, base, input, out, done));
+    said.into_iter().for_each(&mut *notes);
+    runs
+}
+
+/// [`compare_streamed`] on the current pool; returns the first replay's notes too.
+#[allow(clippy::type_complexity)]
+fn streamed_in_pool(
+    plan: &[Cell],
+    base: &RunOptions,
+    input: &Input,
+    out: &Path,
+    done: &(dyn Fn() + Sync),
+) -> (Vec<String>, Result<Vec<crate::report::RunData>, RunError>) {
+    let whole: std::sync::OnceLock<Result<Loaded, String>> = std::sync::OnceLock::new();
+    let replay = |k: usize, cell: &Cell, said: &mut Vec<String>| -> Result<(), RunError> {
+        let o = cell_options(base, cell, out.join(cell.folder()))?;
+        let mut mine = Vec::new();
+        let replayed = match crate::stream::run(input, &o, &mut |n| mine.push(n), &mut |_| {}, None)? {
+            crate::stream::Streamed::Done { replayed, notes } => {
+                mine.extend(notes);
+                *replayed
+            }
+            crate::stream::Streamed::ReadWhole => {
+                let l = whole.get_or_init(|| {
+                    crate::input::load(input, cell.seed, &mut |n| mine.push(n)).map_err(|e| e.to_string())
+                });
+                crate::run::run(&o, l.as_ref().map_err(|e| RunError::BadInput(e.clone()))?, None)?
+            }
+        };
+        if k == 0 {
+            *said = mine;
+        }
+        crate::output::remove_stale(&o.out, &replayed.written, true)
+            .map_err(|e| RunError::Other(format!("{}: removing stale files: {e}", o.out.display())))
+    };
+    let results: Vec<(Vec<String>, Result<(), RunError>)> = plan
+        .par_iter()
+        .enumerate()
+        .map(|(k, cell)| {
+            let mut said = Vec::new();
+            let r = replay(k, cell, &mut said);
+            done();
+            (said, r)
+        })
+        .collect();
+    let mut notes = Vec::new();
+    let mut first_error = None;
+    for (said, r) in results {
+        notes.extend(said);
+        if let (Err(e), None) = (r, &first_error) {
+            first_error = Some(e);
+        }
+    }
+    if let Some(e) = first_error {
+        return (notes, Err(e));
+    }
+    let runs = read_runs(out, plan).and_then(|runs| write_comparison(out, plan, &runs).map(|()| runs));
+    (notes, runs)
+}
+
 /// The runs of `plan`'s cells under `out`, read back in parallel and collected in plan
 /// order (the first error in that order wins).
 pub fn read_runs(out: &Path, plan: &[Cell]) -> Result<Vec<crate::report::RunData>, RunError> {

@@ -222,3 +222,24 @@ fn streamed_gpu_replays_write_the_files_of_whole_replays() {
         }
     }
 }
+
+/// A comparison whose replays stream writes the folders and report of one that reads
+/// the trace ahead.
+#[test]
+fn a_streamed_comparison_writes_what_a_loaded_one_writes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let dir = tempfile::tempdir().unwrap();
+    let input = Input { trace: Some(root.join("HPC2N-2002-2.2-cln.first2000.swf.gz")), ..Input::default() };
+    let plan = vec![runner::compare::Cell::new("easy", 1), runner::compare::Cell::new("conservative", 1)];
+    let base = RunOptions::default();
+    assert!(runner::compare::streams_all(&plan, &base, &input));
+    let (a, b) = (dir.path().join("streamed"), dir.path().join("loaded"));
+    let mut notes = Vec::new();
+    runner::compare::compare_streamed(&plan, &base, &input, &a, 2, &mut |n| notes.push(n), &|| {}).unwrap();
+    let loaded = load(&input, 1, &mut quiet()).unwrap();
+    runner::compare::compare(&plan, &base, &|_| &loaded, &b, 2, &|| {}).unwrap();
+    for f in ["runs.txt", "comparison.csv", "report.html", "easy__seed1/jobs.csv", "conservative__seed1/summary.json"] {
+        let read = |d: &std::path::Path| std::fs::read(d.join(f)).unwrap();
+        assert!(read(&a) == read(&b), "{f} differs");
+    }
+}

@@ -395,15 +395,7 @@ impl<'a> Engine<'a> {
         // Domain schedulers ask for the jobs on a node of every domain.
         let index_nodes = dynamic || !cfg.domains.is_empty();
         let kube_nodes = binds && cfg.node_lifecycle != NodeLifecycle::Requeue;
-        let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
-        if !node_events.is_empty() {
-            controllers.push(Box::new(NodeEvents::new(node_events)));
-        }
-        if kube_nodes && dynamic {
-            controllers.push(Box::new(NodeLifecycleController::new(cfg.node_monitor_grace)));
-        }
-        controllers.push(Box::new(JobRetry { retries: cfg.oom_retries }));
-        controllers.extend(attached);
+        let controllers = built_in_controllers(cfg, node_events, kube_nodes && dynamic, attached);
         let interests = controllers.iter().map(|c| c.interests()).fold(Interests::default(), Interests::union);
         let mode = policy.pass_mode();
         // Node states are kept only where something reads or changes them: a counted
@@ -481,6 +473,26 @@ impl<'a> Engine<'a> {
     fn invalid(&self, what: String) -> EngineError {
         EngineError::InvalidDecision { policy: self.policy.spec(), time: self.now, what }
     }
+}
+
+/// The run's controllers: the built-in ones ([`NodeEvents`] for `node_events`, the
+/// node lifecycle controller when `lifecycle`, [`JobRetry`]), then `attached`.
+fn built_in_controllers<'a>(
+    cfg: &SimConfig,
+    node_events: Vec<(SimTime, crate::cluster::NodeId, NodeState)>,
+    lifecycle: bool,
+    attached: Vec<Box<dyn Controller + 'a>>,
+) -> Vec<Box<dyn Controller + 'a>> {
+    let mut controllers: Vec<Box<dyn Controller + 'a>> = Vec::new();
+    if !node_events.is_empty() {
+        controllers.push(Box::new(NodeEvents::new(node_events)));
+    }
+    if lifecycle {
+        controllers.push(Box::new(NodeLifecycleController::new(cfg.node_monitor_grace)));
+    }
+    controllers.push(Box::new(JobRetry { retries: cfg.oom_retries }));
+    controllers.extend(attached);
+    controllers
 }
 
 /// Refuses a run the engine cannot hold: more units than it numbers, a node of more
