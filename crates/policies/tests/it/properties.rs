@@ -255,3 +255,55 @@ proptest! {
         }
     }
 }
+
+/// Jobs handed out one at a time, as a streamed run reads them.
+struct Jobs(std::vec::IntoIter<Job>);
+
+impl sim_core::JobSource for Jobs {
+    fn next_job(&mut self) -> Result<Option<Job>, String> {
+        Ok(self.0.next())
+    }
+    fn remaining(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// Records as a streamed run writes them, with their ids.
+#[derive(Default)]
+struct Records(Vec<(u32, sim_core::JobRecord)>);
+
+impl sim_core::RecordSink for Records {
+    fn record(&mut self, id: sim_core::JobId, _: &Job, record: sim_core::JobRecord) -> Result<(), String> {
+        self.0.push((id.0, record));
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A streamed run (jobs read as they arrive, records written as they leave) gives
+    /// every job the record of a run that holds them all, in input order, under every
+    /// policy, with time limits enforced or not, to the end or to a horizon.
+    #[test]
+    fn streamed_runs_give_the_records_of_whole_runs(
+        (procs, jobs) in workload(true),
+        kill in any::<bool>(),
+        horizon in prop::option::of(0u64..120),
+        which in 0usize..16,
+    ) {
+        let spec = SPECS.iter().copied().chain(["sjf-aging", "kube", "kube[order=fifo,queue=easy,gang=atomic]"]).nth(which).unwrap();
+        let cluster = Cluster::processor_pool(procs);
+        let cfg = SimConfig { walltime_kill: kill, horizon: horizon.map(SimTime::from_secs), ..SimConfig::default() };
+        let mut p = policies::build(spec).unwrap();
+        let whole = sim_core::simulate(&cluster, &jobs, p.as_mut(), &cfg, None).unwrap();
+        let mut p = policies::build(spec).unwrap();
+        let (mut source, mut sink) = (Jobs(jobs.clone().into_iter()), Records::default());
+        let streamed = sim_core::simulate_stream(&cluster, &mut source, &mut sink, p.as_mut(), &cfg, Default::default()).unwrap();
+        prop_assert!(streamed.records.is_empty());
+        prop_assert_eq!(sink.0.iter().map(|r| r.0).collect::<Vec<_>>(), (0..jobs.len() as u32).collect::<Vec<_>>());
+        let records: Vec<_> = sink.0.into_iter().map(|r| r.1).collect();
+        prop_assert_eq!(records, whole.records, "{}", spec);
+        prop_assert_eq!((streamed.passes, streamed.events), (whole.passes, whole.events));
+    }
+}
