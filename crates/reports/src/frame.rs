@@ -241,6 +241,57 @@ impl<W: Write> FrameWriter<W> {
     }
 }
 
+/// `frame.csv`'s rows as bytes, one at a time (a streamed replay writes them when their
+/// turn comes): the same bytes [`FrameWriter`] writes.
+pub struct FrameRows {
+    w: FrameWriter<RowBuffer>,
+    buf: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
+}
+
+/// Where [`FrameRows`]' writer puts its bytes.
+struct RowBuffer(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Write for RowBuffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl FrameRows {
+    /// A writer and the header's bytes.
+    pub fn new() -> std::io::Result<(Self, Vec<u8>)> {
+        let buf = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut rows = FrameRows { w: FrameWriter::new(RowBuffer(buf.clone()))?, buf };
+        let header = rows.take()?;
+        Ok((rows, header))
+    }
+
+    /// Row `r`'s bytes.
+    pub fn row(&mut self, r: &JobRow) -> std::io::Result<Vec<u8>> {
+        self.w.row(r)?;
+        self.take()
+    }
+
+    /// Writes row `r` to `out`.
+    pub fn row_to(&mut self, r: &JobRow, out: &mut dyn Write) -> std::io::Result<()> {
+        self.w.row(r)?;
+        self.w.w.flush()?;
+        let mut buf = self.buf.borrow_mut();
+        out.write_all(&buf)?;
+        buf.clear();
+        Ok(())
+    }
+
+    fn take(&mut self) -> std::io::Result<Vec<u8>> {
+        self.w.w.flush()?;
+        Ok(std::mem::take(&mut *self.buf.borrow_mut()))
+    }
+}
+
 /// A `frame.csv` that cannot be read back.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}: {what}")]

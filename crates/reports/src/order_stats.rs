@@ -9,8 +9,8 @@
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Values held in memory before a sorted run is spilled: 4 Mi values, 32 MiB.
-pub const IN_MEMORY: usize = 1 << 22;
+/// Values held in memory before a sorted run is spilled: 2 Mi values, 16 MiB.
+pub const IN_MEMORY: usize = 1 << 21;
 
 /// Unsigned values whose ranks are wanted at the end.
 #[derive(Debug)]

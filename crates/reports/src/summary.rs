@@ -410,12 +410,39 @@ impl SummaryBuilder {
 
     /// Adds one job and its record, in input order.
     pub fn add(&mut self, job: &Job, rec: &JobRecord) -> std::io::Result<()> {
+        let in_order = self.add_unordered(job, rec)?;
+        self.add_in_order(in_order);
+        Ok(())
+    }
+
+    /// Adds what of a job's figures does not depend on the order jobs are added (counts,
+    /// integer sums, extremes, the waits); returns what does, for
+    /// [`SummaryBuilder::add_in_order`] in input order (a streamed replay gets its records
+    /// as the jobs end).
+    pub fn add_unordered(&mut self, job: &Job, rec: &JobRecord) -> std::io::Result<InOrder> {
         self.jobs += 1;
         self.first_submit = Some(self.first_submit.map_or(job.submit.0, |f| f.min(job.submit.0)));
         self.energy_mj += rec.gpu_energy_mj as u128;
         self.t.add(job, rec)
     }
 
+    /// Adds a job's [`InOrder`] part; jobs in input order.
+    pub fn add_in_order(&mut self, o: InOrder) {
+        if let Some(b) = o.bounded_slowdown {
+            self.t.bsld_sum += b;
+        }
+    }
+}
+
+/// What of a job's figures is summed in floating point, so in input order: its bounded
+/// slowdown, when it ran to an end.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct InOrder {
+    /// `max(1, (wait + run) / max(run, τ))`.
+    pub bounded_slowdown: Option<f64>,
+}
+
+impl SummaryBuilder {
     /// The summary of the jobs added.
     pub fn finish(self, meta: RunMeta) -> std::io::Result<Summary> {
         let mut t = self.t;
@@ -555,8 +582,8 @@ impl Totals {
         }
     }
 
-    /// Adds one job and its record.
-    fn add(&mut self, job: &Job, rec: &JobRecord) -> std::io::Result<()> {
+    /// Adds one job and its record but its [`InOrder`] part, returned.
+    fn add(&mut self, job: &Job, rec: &JobRecord) -> std::io::Result<InOrder> {
         self.held_milli_us += rec.gang_held_gpu_milli_us as u128;
         if let Some(w) = rec.gang_wait_us {
             self.gang_wait += w as u128;
@@ -589,17 +616,18 @@ impl Totals {
         if let Outcome::Rejected(r) = rec.outcome {
             *self.rejected_by_reason.entry(RejectReason::as_str(r)).or_default() += 1;
         }
+        let mut in_order = InOrder::default();
         if let Some(s) = rec.start {
             self.waits.push((s - job.submit).0)?;
             if let Some(e) = rec.end {
-                self.add_ended(job, rec, s, e);
+                in_order.bounded_slowdown = Some(self.add_ended(job, rec, s, e));
             }
         }
-        Ok(())
+        Ok(in_order)
     }
 
-    /// Adds a job that started at `s` and ended at `e`.
-    fn add_ended(&mut self, job: &Job, rec: &JobRecord, s: SimTime, e: SimTime) {
+    /// Adds a job that started at `s` and ended at `e`; returns its bounded slowdown.
+    fn add_ended(&mut self, job: &Job, rec: &JobRecord, s: SimTime, e: SimTime) -> f64 {
         let run = (e - s).0;
         self.area += run as u128 * job.units() as u128;
         if rec.outcome != Outcome::OomKilled {
@@ -607,9 +635,9 @@ impl Totals {
         }
         let w = (s - job.submit).0 as f64 / 1e6;
         let r = run as f64 / 1e6;
-        self.bsld_sum += ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0);
         self.bsld_n += 1;
         self.last_end = Some(self.last_end.map_or(e.0, |l: u64| l.max(e.0)));
+        ((w + r) / r.max(BSLD_TAU_SECS)).max(1.0)
     }
 }
 

@@ -31,6 +31,7 @@ pub mod fgd;
 pub mod fragmentation;
 pub mod input;
 pub mod output;
+pub mod reorder;
 pub mod report;
 pub mod run;
 pub mod sacct;

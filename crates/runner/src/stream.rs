@@ -123,32 +123,71 @@ impl JobSource for TraceSource {
     }
 }
 
-/// Where a streamed replay's records go: `jobs.csv` and `frame.csv` row by row, the
-/// summary's sums, the offered load.
+/// Where a streamed replay's records go, as the jobs end: each job's rows of `jobs.csv`
+/// and `frame.csv` formatted and held in the reorder buffer until every job before it is
+/// written; the summary's and the offered load's sums that do not depend on order added
+/// at once, the floating-point ones when the job's turn comes.
 struct Outputs<'a> {
     jobs: &'a mut dyn Write,
+    frame: &'a mut dyn Write,
     layout: JobsFormat,
     line: String,
-    frame: reports::frame::FrameWriter<&'a mut dyn Write>,
+    rows: reports::frame::FrameRows,
+    reorder: crate::reorder::Reorder,
     summary: reports::summary::SummaryBuilder,
     load: traces::stats::OfferedLoad,
     jobs_seen: usize,
     gpu_jobs: usize,
 }
 
-impl RecordSink for Outputs<'_> {
-    fn record(&mut self, _: JobId, job: &Job, rec: JobRecord) -> Result<(), String> {
-        let io = |e: std::io::Error| e.to_string();
-        match self.layout {
-            JobsFormat::Default => reports::jobs_csv::write_job(self.jobs, &mut self.line, job, &rec).map_err(io)?,
-            JobsFormat::Batsim => reports::jobs_csv::write_batsim_job(self.jobs, job, &rec).map_err(io)?,
-        }
-        self.frame.row(&reports::frame::JobRow::of(job, &rec)).map_err(io)?;
-        self.summary.add(job, &rec).map_err(io)?;
-        self.load.add(job);
+impl Outputs<'_> {
+    fn add(&mut self, id: JobId, job: &Job, rec: &JobRecord) -> std::io::Result<()> {
         self.jobs_seen += 1;
         self.gpu_jobs += usize::from(job.task.gpus > 0);
-        Ok(())
+        // Its turn: written at once (the usual case), then those waiting behind it.
+        if self.reorder.is_next(id.0) {
+            match self.layout {
+                JobsFormat::Default => reports::jobs_csv::write_job(self.jobs, &mut self.line, job, rec)?,
+                JobsFormat::Batsim => reports::jobs_csv::write_batsim_job(self.jobs, job, rec)?,
+            }
+            self.rows.row_to(&reports::frame::JobRow::of(job, rec), self.frame)?;
+            self.summary.add(job, rec)?;
+            self.load.add(job);
+            let (jobs, frame, summary, load) = (&mut *self.jobs, &mut *self.frame, &mut self.summary, &mut self.load);
+            return self.reorder.advance(&mut |it| write_item(it, jobs, frame, summary, load));
+        }
+        let mut jobs_row = Vec::with_capacity(128);
+        match self.layout {
+            JobsFormat::Default => reports::jobs_csv::write_job(&mut jobs_row, &mut self.line, job, rec)?,
+            JobsFormat::Batsim => reports::jobs_csv::write_batsim_job(&mut jobs_row, job, rec)?,
+        }
+        let frame_row = self.rows.row(&reports::frame::JobRow::of(job, rec))?;
+        let in_order = self.summary.add_unordered(job, rec)?;
+        let work = self.load.add_span(job);
+        let item = crate::reorder::Item { jobs_row, frame_row, bounded_slowdown: in_order.bounded_slowdown, work };
+        let (jobs, frame, summary, load) = (&mut *self.jobs, &mut *self.frame, &mut self.summary, &mut self.load);
+        self.reorder.push(id.0, item, &mut |it| write_item(it, jobs, frame, summary, load))
+    }
+}
+
+/// Writes a job's rows whose turn has come and adds its in-order figures.
+fn write_item(
+    it: crate::reorder::Item,
+    jobs: &mut dyn Write,
+    frame: &mut dyn Write,
+    summary: &mut reports::summary::SummaryBuilder,
+    load: &mut traces::stats::OfferedLoad,
+) -> std::io::Result<()> {
+    jobs.write_all(&it.jobs_row)?;
+    frame.write_all(&it.frame_row)?;
+    summary.add_in_order(reports::summary::InOrder { bounded_slowdown: it.bounded_slowdown });
+    load.add_work(it.work);
+    Ok(())
+}
+
+impl RecordSink for Outputs<'_> {
+    fn record(&mut self, id: JobId, job: &Job, rec: JobRecord) -> Result<(), String> {
+        self.add(id, job, &rec).map_err(|e| e.to_string())
     }
 }
 
@@ -345,14 +384,16 @@ fn replay(
     };
     writeln!(jobs_file.writer(), "{header}").map_err(|e| io_err("jobs.csv", e))?;
     let (result, summary, seen) = {
-        let frame = reports::frame::FrameWriter::new(frame_file.writer() as &mut dyn Write)
-            .map_err(|e| io_err("frame.csv", e))?;
+        let (rows, header) = reports::frame::FrameRows::new().map_err(|e| io_err("frame.csv", e))?;
+        frame_file.writer().write_all(&header).map_err(|e| io_err("frame.csv", e))?;
         let waits = reports::order_stats::OrderStats::spilling(&o.out, reports::order_stats::IN_MEMORY);
         let mut out = Outputs {
             jobs: jobs_file.writer(),
+            frame: frame_file.writer(),
             layout: o.jobs_format,
             line: String::with_capacity(128),
-            frame,
+            rows,
+            reorder: crate::reorder::Reorder::new(&o.out, crate::reorder::IN_MEMORY),
             summary: reports::summary::SummaryBuilder::new(waits),
             load: Default::default(),
             jobs_seen: 0,
@@ -369,7 +410,8 @@ fn replay(
             .map_err(|e| {
                 if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
             })?;
-        out.frame.finish().map_err(|e| io_err("frame.csv", e))?;
+        // Every job has its record, each written in turn.
+        debug_assert!(out.reorder.is_empty());
         let facts = crate::run::Facts { format: l.workload.format, jobs: out.jobs_seen, gpu_jobs: out.gpu_jobs };
         (result, out.summary, Seen { facts, load: out.load })
     };

@@ -298,9 +298,17 @@ impl<'a> JobStore<'a> {
         self.owned.push(job);
         JobId((self.owned.end() - 1) as u32)
     }
-    /// Drops the oldest job held (a streamed run's, once its record is written).
+    /// Drops the oldest job of the window (a streamed run's, once its record is written).
     pub fn drop_first(&mut self) {
         self.owned.drop_first();
+    }
+    /// Keeps the oldest job of the window aside (a streamed run's, still in the system).
+    pub fn keep_first(&mut self) {
+        self.owned.keep_first();
+    }
+    /// Drops job `i`, kept aside.
+    pub fn drop_early(&mut self, i: usize) {
+        self.owned.drop_early(i);
     }
     /// Takes the submitted jobs out (none in a streamed run: its jobs are dropped as they
     /// are written).

@@ -4,7 +4,11 @@
 //! stays 0). A streamed replay ([`crate::JobSource`]) adds each job as it is read and
 //! drops the oldest once its record is written, so a table holds the ids from the oldest
 //! job still in the system to the newest read: memory follows what is in the system,
-//! not the trace.
+//! not the trace. A job still in the system when the window moves past it (a long run
+//! while thousands of later jobs come and go) is kept aside ([`JobTable::keep_first`]),
+//! so the window follows the jobs that come and go, not the longest run.
+
+use std::collections::BTreeMap;
 
 /// A table of `T` for the job ids `base..base + len`.
 #[derive(Clone, Debug)]
@@ -14,18 +18,20 @@ pub struct JobTable<T> {
     /// Leading entries already dropped, freed in bulk (amortised O(1) per job).
     dead: usize,
     items: Vec<T>,
+    /// Entries of ids before [`JobTable::first`] kept aside.
+    early: BTreeMap<usize, T>,
 }
 
 impl<T> Default for JobTable<T> {
     fn default() -> Self {
-        JobTable { base: 0, dead: 0, items: Vec::new() }
+        JobTable { base: 0, dead: 0, items: Vec::new(), early: BTreeMap::new() }
     }
 }
 
 impl<T> JobTable<T> {
     /// A table of ids `0..items.len()`.
     pub fn from_vec(items: Vec<T>) -> Self {
-        JobTable { base: 0, dead: 0, items }
+        JobTable { base: 0, dead: 0, items, early: BTreeMap::new() }
     }
 
     /// One past the newest id held: the number of ids seen so far.
@@ -34,10 +40,15 @@ impl<T> JobTable<T> {
         self.base + self.items.len()
     }
 
-    /// The oldest id held.
+    /// The oldest id of the window (older ones may be kept aside).
     #[inline]
     pub fn first(&self) -> usize {
         self.base + self.dead
+    }
+
+    /// How many entries the window holds.
+    pub fn window(&self) -> usize {
+        self.items.len() - self.dead
     }
 
     /// Whether nothing was ever added (a table the run does not use).
@@ -54,20 +65,45 @@ impl<T> JobTable<T> {
     /// Entry `i`, if held.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
-        i.checked_sub(self.first()).and_then(|k| self.items.get(self.dead + k))
+        match i.checked_sub(self.first()) {
+            Some(k) => self.items.get(self.dead + k),
+            None => self.early.get(&i),
+        }
     }
 
     /// Entry `i`, if held.
     #[inline]
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        let first = self.first();
-        i.checked_sub(first).and_then(|k| self.items.get_mut(self.dead + k))
+        match i.checked_sub(self.first()) {
+            Some(k) => self.items.get_mut(self.dead + k),
+            None => self.early.get_mut(&i),
+        }
     }
 
-    /// Drops the oldest entry held (its id becomes [`JobTable::first`]'s successor's).
+    /// Drops the window's oldest entry (the window then begins at the next id).
     pub fn drop_first(&mut self) {
         debug_assert!(self.dead < self.items.len(), "nothing to drop");
         self.dead += 1;
+        self.compact();
+    }
+
+    /// Keeps the window's oldest entry aside and moves the window on.
+    pub fn keep_first(&mut self)
+    where
+        T: Clone,
+    {
+        let first = self.first();
+        self.early.insert(first, self.items[self.dead].clone());
+        self.drop_first();
+    }
+
+    /// Drops the entry of id `i` kept aside.
+    pub fn drop_early(&mut self, i: usize) {
+        self.early.remove(&i);
+    }
+
+    /// Frees the dropped entries in bulk once they are the larger part.
+    fn compact(&mut self) {
         // Freed in bulk once the dropped are the larger part.
         if self.dead >= 1024 && self.dead * 2 >= self.items.len() {
             self.items.drain(..self.dead);
@@ -76,21 +112,23 @@ impl<T> JobTable<T> {
         }
     }
 
-    /// The ids held with their entries, oldest first.
+    /// The ids held with their entries, oldest first (those kept aside, then the
+    /// window's).
     pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
         let first = self.first();
-        self.items[self.dead..].iter().enumerate().map(move |(k, t)| (first + k, t))
+        let window = self.items[self.dead..].iter().enumerate().map(move |(k, t)| (first + k, t));
+        self.early.iter().map(|(&i, t)| (i, t)).chain(window)
     }
 
-    /// The entries held, oldest first.
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.items[self.dead..].iter_mut()
+    /// The ids kept aside, in order.
+    pub fn early_ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.early.keys().copied()
     }
 
     /// A read-only view of the entries held.
     #[inline]
     pub fn view(&self) -> Ids<'_, T> {
-        Ids { first: self.first(), items: &self.items[self.dead..] }
+        Ids { first: self.first(), items: &self.items[self.dead..], early: Some(&self.early) }
     }
 
     /// Takes every entry out, leaving the table empty at the same ids.
@@ -108,14 +146,18 @@ impl<T> std::ops::Index<usize> for JobTable<T> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
-        &self.items[i - self.base]
+        if i < self.base + self.dead { &self.early[&i] } else { &self.items[i - self.base] }
     }
 }
 
 impl<T> std::ops::IndexMut<usize> for JobTable<T> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        &mut self.items[i - self.base]
+        if i < self.base + self.dead {
+            self.early.get_mut(&i).expect("an id held")
+        } else {
+            &mut self.items[i - self.base]
+        }
     }
 }
 
@@ -124,6 +166,8 @@ impl<T> std::ops::IndexMut<usize> for JobTable<T> {
 pub struct Ids<'a, T> {
     first: usize,
     items: &'a [T],
+    /// The table's entries kept aside (`None`: a plain slice).
+    early: Option<&'a BTreeMap<usize, T>>,
 }
 
 impl<T> Clone for Ids<'_, T> {
@@ -136,17 +180,20 @@ impl<T> Copy for Ids<'_, T> {}
 impl<'a, T> Ids<'a, T> {
     /// The entries of ids `0..items.len()`.
     pub fn all(items: &'a [T]) -> Self {
-        Ids { first: 0, items }
+        Ids { first: 0, items, early: None }
     }
     /// Entry `i`, if held.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&'a T> {
-        i.checked_sub(self.first).and_then(|k| self.items.get(k))
+        match i.checked_sub(self.first) {
+            Some(k) => self.items.get(k),
+            None => self.early.and_then(|m| m.get(&i)),
+        }
     }
     /// Entry `i`, held (panics otherwise, as a slice index does).
     #[inline]
     pub fn at(&self, i: usize) -> &'a T {
-        &self.items[i - self.first]
+        if i < self.first { &self.early.expect("an id held")[&i] } else { &self.items[i - self.first] }
     }
     /// One past the newest id held.
     pub fn end(&self) -> usize {
@@ -155,7 +202,8 @@ impl<'a, T> Ids<'a, T> {
     /// The ids held with their entries, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &'a T)> + 'a {
         let first = self.first;
-        self.items.iter().enumerate().map(move |(k, t)| (first + k, t))
+        let window = self.items.iter().enumerate().map(move |(k, t)| (first + k, t));
+        self.early.into_iter().flatten().map(|(&i, t)| (i, t)).chain(window)
     }
 }
 
@@ -163,7 +211,7 @@ impl<'a, T> std::ops::Index<usize> for Ids<'a, T> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
-        &self.items[i - self.first]
+        self.at(i)
     }
 }
 

@@ -83,7 +83,7 @@ pub mod units;
 pub use cluster::{Cluster, Delay, GpuSharing, GpuSpec, NodeGroup, NodeId, NodePool, NodeSpec, NodeState};
 pub use engine::{
     Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, JobSource, RecordSink, RunResult, SimConfig,
-    Stall, simulate, simulate_stream, simulate_with,
+    Stall, simulate, simulate_stream, simulate_stream_in, simulate_with,
 };
 pub use job::{Job, JobId, JobKind, RestartPolicy, TaskShape, TraceStatus};
 pub use ledger::{GpuAffinity, Ledger, NodeUse, TaskBinding};

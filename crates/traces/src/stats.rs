@@ -155,11 +155,23 @@ pub struct OfferedLoad {
 impl OfferedLoad {
     /// Adds a job.
     pub fn add(&mut self, j: &Job) {
+        let work = self.add_span(j);
+        self.add_work(work);
+    }
+
+    /// Adds a job's span (in any order); returns its work (core-s, GPU-s) for
+    /// [`OfferedLoad::add_work`], summed in input order.
+    pub fn add_span(&mut self, j: &Job) -> Option<(f64, f64)> {
         self.first = Some(self.first.map_or(j.submit.0, |f| f.min(j.submit.0)));
         self.end = self.end.max(j.submit.0.saturating_add(j.runtime.map_or(0, |r| r.0)));
-        if let Some(r) = j.runtime {
-            self.core += j.units() as f64 * r.0 as f64 / US;
-            self.gpu += gpu_share(j) * r.0 as f64 / US;
+        j.runtime.map(|r| (j.units() as f64 * r.0 as f64 / US, gpu_share(j) * r.0 as f64 / US))
+    }
+
+    /// Adds a job's work; jobs in input order.
+    pub fn add_work(&mut self, work: Option<(f64, f64)>) {
+        if let Some((core, gpu)) = work {
+            self.core += core;
+            self.gpu += gpu;
         }
     }
 

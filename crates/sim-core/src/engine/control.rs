@@ -266,7 +266,7 @@ impl Engine<'_> {
                 st.phase = Phase::Done;
                 st.end = Some(self.now);
                 st.outcome = Some(Outcome::OomKilled);
-                self.ended += 1;
+                self.ended_now(job);
                 self.observe(self.interests.ends, || Observed::Ended { job });
             }
             Action::Restart { job } => match self.killed.remove(&job) {
@@ -331,7 +331,7 @@ impl Engine<'_> {
         st.phase = Phase::Done;
         st.end = Some(self.now);
         st.outcome = Some(Outcome::OomKilled);
-        self.ended += 1;
+        self.ended_now(job);
         self.observe(self.interests.ends, || Observed::Ended { job });
         Ok(())
     }

@@ -106,6 +106,18 @@ impl EnergyMeter {
         }
     }
 
+    /// Keeps the oldest job's energy aside (a streamed run's job still running).
+    pub(super) fn keep_first(&mut self) {
+        if self.per_job {
+            self.job_mj.keep_first();
+        }
+    }
+
+    /// Forgets the energy of job `i`, kept aside.
+    pub(super) fn drop_early(&mut self, i: usize) {
+        self.job_mj.drop_early(i);
+    }
+
     /// Job `j`'s energy so far, millijoules.
     pub(super) fn job_mj(&self, j: usize) -> u64 {
         self.job_mj.get(j).copied().unwrap_or(0)

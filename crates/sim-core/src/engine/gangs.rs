@@ -14,7 +14,7 @@ use crate::units::UnitSet;
 
 /// What a job placed on nodes and GPUs carries besides [`JobState`] (kept only for
 /// policies that bind nodes, so runs on processor units stay small).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct BoundState {
     /// This attempt failed its GPU memory allocation.
     pub(super) oom: bool,
@@ -45,7 +45,7 @@ pub(super) struct BoundState {
 }
 
 /// A gang being held in parts.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct HoldState {
     pub(super) oom: bool,
     pub(super) first: Option<SimTime>,

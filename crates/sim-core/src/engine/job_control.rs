@@ -26,6 +26,7 @@ pub(super) enum Phase {
     Done,
 }
 
+#[derive(Clone)]
 pub(super) struct JobState {
     pub(super) phase: Phase,
     pub(super) start: Option<SimTime>,
@@ -39,6 +40,8 @@ pub(super) struct JobState {
     pub(super) ends_at: SimTime,
     pub(super) start_seq: u64,
     pub(super) units: UnitSet,
+    /// A streamed run wrote its record (it is done).
+    pub(super) written: bool,
 }
 
 impl JobState {
@@ -55,6 +58,7 @@ impl JobState {
             ends_at: SimTime::ZERO,
             start_seq: 0,
             units: UnitSet::new(),
+            written: false,
         }
     }
 }
@@ -221,7 +225,11 @@ impl Engine<'_> {
         st.phase = Phase::Done;
         st.end = Some(self.now);
         st.outcome = Some(outcome);
+        // As `ended_now`, field by field: `st` and the job are borrowed.
         self.ended += 1;
+        if self.stream.is_some() {
+            self.done.push(j);
+        }
         st.end_event = None;
         if let Some(log) = self.log.as_deref_mut() {
             log.record(self.now, &LogEvent::End { job: &job.trace_id, outcome: outcome.name() })?;
@@ -387,7 +395,7 @@ impl Engine<'_> {
         st.phase = Phase::Done;
         st.end = Some(self.now);
         st.outcome = Some(outcome);
-        self.ended += 1;
+        self.ended_now(j);
         if let Some(log) = self.log.as_deref_mut() {
             let job = &self.jobs[j.idx()].trace_id;
             log.record(self.now, &LogEvent::End { job, outcome: outcome.name() })?;
@@ -570,7 +578,7 @@ impl Engine<'_> {
         if fail {
             st.end = Some(self.now);
             st.outcome = Some(Outcome::Failed);
-            self.ended += 1;
+            self.ended_now(j);
             if let Some(log) = self.log.as_deref_mut() {
                 let job = &self.jobs[j.idx()].trace_id;
                 log.record(self.now, &LogEvent::Requeue { job, reason: why })?;

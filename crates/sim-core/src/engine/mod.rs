@@ -254,9 +254,9 @@ pub fn simulate_with<'a>(
 
 /// [`simulate_with`] on jobs read from `source` as simulated time reaches their
 /// submission (in submission order: an input out of order stops the run with
-/// [`EngineError::Source`]), each record given to `sink` once the job and every job
-/// before it are done, in input order. Memory follows the jobs in the system, not the
-/// input. The records are those [`simulate_with`] gives on the same jobs (then
+/// [`EngineError::Source`]), each record given to `sink` once the job is done, in input
+/// order but for long runs the run kept aside (`stream.rs`). Memory follows the jobs in
+/// the system, not the input. The records are those [`simulate_with`] gives on the same jobs (then
 /// [`RunResult::records`] is empty); jobs controllers submit take the next ids among the
 /// input's and are recorded in that order ([`RunResult::submitted`] is empty).
 pub fn simulate_stream<'a>(
@@ -267,13 +267,26 @@ pub fn simulate_stream<'a>(
     cfg: &'a SimConfig,
     hooks: Hooks<'a>,
 ) -> Result<RunResult, EngineError> {
+    simulate_stream_in(cluster, (source, sink, stream::WINDOW), policy, cfg, hooks)
+}
+
+/// [`simulate_stream`] with a window of `window` ids (tests: a small window keeps jobs
+/// aside all the time).
+#[doc(hidden)]
+pub fn simulate_stream_in<'a>(
+    cluster: &'a Cluster,
+    (source, sink, window): (&'a mut dyn JobSource, &'a mut dyn RecordSink, usize),
+    policy: &'a mut dyn Policy,
+    cfg: &'a SimConfig,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, EngineError> {
     let mut engine = Engine::new(cluster, &[], policy, cfg, hooks.log, hooks.controllers)?;
     engine.progress = hooks.progress;
     if let Some(measure) = hooks.fragmentation {
         engine.sampler = sampling::GpuSampler::new(cfg.gpu_sample_every, Some(measure));
     }
     engine.jobs = JobStore::streamed();
-    engine.stream = Some(stream::Stream { source, sink, next: None, read: 0 });
+    engine.stream = Some(stream::Stream { source, sink, next: None, read: 0, window });
     engine.read_ahead()?;
     engine.start_controllers()?;
     engine.run()
@@ -329,6 +342,8 @@ struct Engine<'a> {
     withdrawn_written: usize,
     /// A streamed run's input and output (`None`: the whole input is held).
     stream: Option<stream::Stream<'a>>,
+    /// A streamed run's jobs done since its records were last written, in that order.
+    done: Vec<JobId>,
     /// The spin check's states seen since the run became quiet (`stall.rs`).
     quiet: stall::QuietStates,
     /// The GPU energy observer.
@@ -447,6 +462,7 @@ impl<'a> Engine<'a> {
             withdrawn: BTreeMap::new(),
             withdrawn_written: 0,
             stream: None,
+            done: Vec::new(),
             quiet: stall::QuietStates::default(),
             energy: energy::EnergyMeter::new(cluster, jobs.len(), binds, cfg.gpu_util_permille),
             controllers,

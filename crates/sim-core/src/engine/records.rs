@@ -78,8 +78,8 @@ impl Engine<'_> {
         if self.ended == self.state.end() {
             return out;
         }
-        for i in self.state.first()..self.state.end() {
-            if self.state[i].outcome.is_some() {
+        for i in self.held_ids() {
+            if self.state[i].outcome.is_some() || self.state[i].written {
                 continue;
             }
             let j = JobId(i as u32);
@@ -119,9 +119,14 @@ impl Engine<'_> {
         out
     }
 
+    /// The ids of the jobs held, in order: a streamed run's kept aside, then its window.
+    fn held_ids(&self) -> Vec<usize> {
+        self.state.early_ids().chain(self.state.first()..self.state.end()).collect()
+    }
+
     pub(super) fn finish(mut self) -> Result<RunResult, EngineError> {
         // Jobs still running at the end (horizon) used energy up to now.
-        let accounted = if self.energy.any_power { self.running.first()..self.running.end() } else { 0..0 };
+        let accounted = if self.energy.any_power { self.held_ids() } else { Vec::new() };
         for i in accounted {
             self.account_energy(JobId(i as u32));
         }
@@ -150,7 +155,10 @@ impl Engine<'_> {
             self.arrival_order = Vec::new();
         }
         let mut records = Vec::new();
-        for i in self.state.first()..self.state.end() {
+        for i in self.held_ids() {
+            if self.state[i].written {
+                continue;
+            }
             let why = if self.state[i].outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
             let record = self.record_of(i, why);
             match self.stream {

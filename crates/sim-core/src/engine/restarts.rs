@@ -94,7 +94,7 @@ impl Engine<'_> {
         st.phase = Phase::Done;
         st.end = Some(self.now);
         st.outcome = Some(Outcome::OomKilled);
-        self.ended += 1;
+        self.ended_now(j);
         self.observe(self.interests.ends, || Observed::Ended { job: j });
         Ok(())
     }

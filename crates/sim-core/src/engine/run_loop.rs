@@ -65,7 +65,7 @@ impl Engine<'_> {
         | Ev::Evict(j, _)
         | Ev::TaintEvict(j, _)
         | Ev::Restart(j, _) = ev
-            && j.idx() < self.state.first()
+            && self.state.get(j.idx()).is_none()
         {
             return Ok(());
         }
@@ -132,7 +132,11 @@ impl Engine<'_> {
         if let Some(reason) = reject {
             st.phase = Phase::Done;
             st.outcome = Some(Outcome::Rejected(reason));
+            // As `ended_now`, field by field: the job is borrowed.
             self.ended += 1;
+            if self.stream.is_some() {
+                self.done.push(j);
+            }
             if let Some(log) = self.log.as_deref_mut() {
                 log.record(self.now, &LogEvent::Reject { job: &job.trace_id, reason: reason.as_str() })?;
             }
@@ -396,6 +400,9 @@ impl Engine<'_> {
             log.record(self.now, &LogEvent::Withdraw { job: &self.jobs[j.idx()].trace_id, reason: why.clone() })?;
         }
         self.withdrawn.insert(j, why.into_boxed_str());
+        if self.stream.is_some() {
+            self.done.push(j);
+        }
         Ok(())
     }
 

@@ -4,9 +4,13 @@
 //!
 //! A streamed input must be in submission order (ties in input order): the run then sees
 //! the arrivals a run of the whole input sees, in the same order, and job ids are input
-//! positions. A job's record is written once it has its outcome and every job before it
-//! has been written, in id order (the reorder buffer is the window of jobs the tables
-//! still hold); its state is then dropped.
+//! positions. The per-job tables hold a window of ids, from the oldest job not written
+//! to the newest read; a job's record is written once it has its outcome and every job
+//! before it in the window has been written, and its state is then dropped. Once the
+//! window holds more than [`WINDOW`] jobs, the oldest still in the system (a long run)
+//! is kept aside and the window moves on: it is written when it is done, out of id
+//! order, and the sink puts the records back in order. Memory then follows the jobs in
+//! the system, not the longest run.
 
 use super::{Engine, EngineError, Phase};
 use crate::job::{Job, JobId};
@@ -25,7 +29,8 @@ pub trait JobSource {
 
 /// Where a streamed run writes its records.
 pub trait RecordSink {
-    /// Job `id`'s record, in id order, with the job as read.
+    /// Job `id`'s record, with the job as read: each job once, mostly in id order, a job
+    /// kept aside (see the module documentation) when it is done.
     fn record(&mut self, id: JobId, job: &Job, record: JobRecord) -> Result<(), String>;
 }
 
@@ -37,6 +42,8 @@ pub(super) struct Stream<'a> {
     pub(super) next: Option<Job>,
     /// Jobs read so far (arrived, or `next`).
     pub(super) read: u64,
+    /// How many jobs the window holds before the oldest still in the system is kept aside.
+    pub(super) window: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -129,50 +136,126 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Counts job `j`'s outcome; a streamed run writes its record at the end of the
+    /// instant.
+    pub(super) fn ended_now(&mut self, j: JobId) {
+        self.ended += 1;
+        if self.stream.is_some() {
+            self.done.push(j);
+        }
+    }
+
     /// A streamed run writes the records of the oldest jobs that are done, in id order,
-    /// and drops them.
+    /// and drops them. Once its window of ids holds more than [`WINDOW`] jobs, the oldest
+    /// still in the system is kept aside and the window moves on; a job kept aside is
+    /// written as soon as it is done, out of order (the sink puts it back in order).
     pub(super) fn retire(&mut self) -> Result<(), EngineError> {
         if self.stream.is_none() {
             return Ok(());
         }
-        while self.state.first() < self.state.end() {
+        let mut done = std::mem::take(&mut self.done);
+        for &j in &done {
+            if j.idx() < self.state.first()
+                && let Some(why) = self.done_reason(j)
+            {
+                let record = self.record_of(j.idx(), why);
+                self.write_record(j, record)?;
+            }
+        }
+        done.clear();
+        self.done = done;
+        while self.state.window() > 0 {
             let i = self.state.first();
             let j = JobId(i as u32);
-            let why = match (self.state[i].outcome, self.withdrawn.get(&j)) {
-                (Some(_), _) => None,
-                // Withdrawn: unfinished for good, for the policy's reason.
-                (None, Some(why)) => Some(why.clone()),
-                (None, None) => break,
-            };
-            if self.state[i].phase != Phase::Done || self.killed.contains_key(&j) {
+            if let Some(why) = self.done_reason(j) {
+                let record = self.record_of(i, why);
+                self.write_record(j, record)?;
+                self.move_window(false);
+            } else if self.state[i].written {
+                self.move_window(false);
+            } else if self.stream.as_ref().is_some_and(|s| self.state.window() > s.window) {
+                self.move_window(true);
+            } else {
                 break;
             }
-            // Its held GPU time stops growing once it holds nothing: the record is the
-            // one the end of the run would write.
-            debug_assert!(self.bound.get(i).is_none_or(|b| b.hold.held_at(self.now) == b.hold.held_at(SimTime::MAX)));
-            let record = self.record_of(i, why);
-            self.write_record(j, record)?;
         }
         Ok(())
     }
 
-    /// Writes job `j`'s record (a streamed run's oldest held job) and drops the job.
+    /// For a job done and not written yet: `Some` of its unfinished reason (`None` but for
+    /// a withdrawn job).
+    fn done_reason(&self, j: JobId) -> Option<Option<Box<str>>> {
+        let st = self.state.get(j.idx())?;
+        if st.written || st.phase != Phase::Done || self.killed.contains_key(&j) {
+            return None;
+        }
+        let why = match (st.outcome, self.withdrawn.get(&j)) {
+            (Some(_), _) => None,
+            // Withdrawn: unfinished for good, for the policy's reason.
+            (None, Some(why)) => Some(why.clone()),
+            (None, None) => return None,
+        };
+        // Its held GPU time stops growing once it holds nothing: the record is the one
+        // the end of the run would write.
+        debug_assert!(self.bound.get(j.idx()).is_none_or(|b| b.hold.held_at(self.now) == b.hold.held_at(SimTime::MAX)));
+        Some(why)
+    }
+
+    /// Writes job `j`'s record and forgets what the run no longer needs of it.
     pub(super) fn write_record(&mut self, j: JobId, record: JobRecord) -> Result<(), EngineError> {
         let s = self.stream.as_mut().expect("a streamed run");
         s.sink.record(j, &self.jobs[j.idx()], record).map_err(EngineError::Sink)?;
-        self.jobs.drop_first();
-        self.state.drop_first();
-        self.running.drop_first();
-        self.rank.drop_first();
-        if self.binds {
-            self.bound.drop_first();
-            self.holds.drop_first();
+        self.state[j.idx()].written = true;
+        if self.withdrawn.remove(&j).is_some() {
+            self.withdrawn_written += 1;
         }
-        self.energy.drop_first();
-        self.withdrawn.remove(&j).is_some().then(|| self.withdrawn_written += 1);
         self.lost.remove(&j);
         self.saved.remove(&j);
         self.restarts_counted.remove(&j);
+        // A job kept aside is dropped now; one in the window when the window passes it.
+        if j.idx() < self.state.first() {
+            let i = j.idx();
+            self.jobs.drop_early(i);
+            self.state.drop_early(i);
+            self.running.drop_early(i);
+            self.rank.drop_early(i);
+            if self.binds {
+                self.bound.drop_early(i);
+                self.holds.drop_early(i);
+            }
+            self.energy.drop_early(i);
+        }
         Ok(())
     }
+
+    /// Moves the window of every per-job table on by one id, keeping its first job aside
+    /// (`keep`: it is still in the system) or dropping it (written).
+    fn move_window(&mut self, keep: bool) {
+        if keep {
+            self.jobs.keep_first();
+            self.state.keep_first();
+            self.running.keep_first();
+            self.rank.keep_first();
+            if self.binds {
+                self.bound.keep_first();
+                self.holds.keep_first();
+            }
+            self.energy.keep_first();
+        } else {
+            self.jobs.drop_first();
+            self.state.drop_first();
+            self.running.drop_first();
+            self.rank.drop_first();
+            if self.binds {
+                self.bound.drop_first();
+                self.holds.drop_first();
+            }
+            self.energy.drop_first();
+        }
+    }
 }
+
+/// How many jobs a streamed run's window of ids holds before the jobs still in the system
+/// at its start are kept aside: jobs in the window are reached by index, those kept
+/// aside through a map.
+pub const WINDOW: usize = 1 << 14;
