@@ -22,6 +22,8 @@ trap 'rm -rf "$tmp"' EXIT
 measure() { # label jobs args...
   local label=$1 jobs=$2
   shift 2
+  # The trace just generated is on disk first: its write-back does not share the run's time.
+  sync
   /usr/bin/time -o "$tmp/time" -f "%e %M" target/release/sim run --quiet --out "$tmp/out" "$@" >/dev/null
   read -r wall kb < "$tmp/time"
   python3 -c "
@@ -31,7 +33,7 @@ print(f'$label {j:>10,} jobs: {w:7.2f} s wall, {w / j * 1e6:5.2f} us/job, {kb / 
 for n in $hpc_jobs; do
   target/release/sim gen --model examples/models/hpc.toml --jobs "$n" --seed 0 --out "$tmp/hpc.swf" --quiet
   measure "easy, HPC" "$n" --trace "$tmp/hpc.swf" --policy easy
-  rm -f "$tmp/hpc.swf"
+  rm -rf "$tmp/hpc.swf" "$tmp/out"
 done
 if [ -n "$gpu_jobs" ]; then
   sed 's/^rate_per_hour = .*/rate_per_hour = 4800/' examples/models/gpu.toml > "$tmp/model.toml"
@@ -48,6 +50,6 @@ if [ -n "$gpu_jobs" ]; then
   for n in $gpu_jobs; do
     target/release/sim gen --model "$tmp/model.toml" --jobs "$n" --seed 3 --out "$tmp/gpu.jsonl" --quiet
     measure "kube, GPU" "$n" --trace "$tmp/gpu.jsonl" --cluster "$tmp/cluster.toml" --policy kube
-    rm -f "$tmp/gpu.jsonl"
+    rm -rf "$tmp/gpu.jsonl" "$tmp/out"
   done
 fi
