@@ -43,21 +43,40 @@ pub fn write_jobs(
     }
 }
 
+/// What SWF has no field for.
+const CANNOT_CARRY: [&str; 8] = [
+    "GPUs",
+    "GPU models",
+    "GPU memory",
+    "tasks of several cores (written as processors)",
+    "constraints (labels, selectors, affinity, tolerations, spread)",
+    "elastic minimum (min_tasks)",
+    "priorities",
+    "job kinds other than batch",
+];
+
+/// Whether `j` holds each of [`CANNOT_CARRY`].
+fn cannot_carry(j: &Job) -> [bool; 8] {
+    [
+        j.task.gpus > 0,
+        !j.gpu_models.is_empty(),
+        j.task.gpu_memory_mib > 0 || j.task.gpu_peak_mib > 0,
+        j.tasks > 1 && j.task.cores > 1,
+        j.constraints.is_some(),
+        j.min_tasks > 0,
+        j.priority != 0,
+        j.kind != sim_core::JobKind::Batch,
+    ]
+}
+
 /// What the jobs hold that SWF has no field for, as `(what, jobs)`: written to standard
 /// error by `sim trace convert --to swf`, since those values are lost.
 pub fn swf_cannot_carry(jobs: &[Job]) -> Vec<(&'static str, usize)> {
-    let count = |f: &dyn Fn(&Job) -> bool| jobs.iter().filter(|j| f(j)).count();
-    let found = [
-        ("GPUs", count(&|j| j.task.gpus > 0)),
-        ("GPU models", count(&|j| !j.gpu_models.is_empty())),
-        ("GPU memory", count(&|j| j.task.gpu_memory_mib > 0 || j.task.gpu_peak_mib > 0)),
-        ("tasks of several cores (written as processors)", count(&|j| j.tasks > 1 && j.task.cores > 1)),
-        ("constraints (labels, selectors, affinity, tolerations, spread)", count(&|j| j.constraints.is_some())),
-        ("elastic minimum (min_tasks)", count(&|j| j.min_tasks > 0)),
-        ("priorities", count(&|j| j.priority != 0)),
-        ("job kinds other than batch", count(&|j| j.kind != sim_core::JobKind::Batch)),
-    ];
-    found.into_iter().filter(|&(_, n)| n > 0).collect()
+    let mut n = [0usize; 8];
+    for j in jobs {
+        n.iter_mut().zip(cannot_carry(j)).for_each(|(c, b)| *c += usize::from(b));
+    }
+    CANNOT_CARRY.into_iter().zip(n).filter(|&(_, n)| n > 0).collect()
 }
 
 fn import(
@@ -71,12 +90,23 @@ fn import(
     traces::import(file, format.map(format_of), &opts).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
-/// `sim trace stats`.
+/// `sim trace stats`: the trace read a job at a time (memory does not grow with it: the
+/// distributions' values past 1 Mi each are sorted in runs in the temporary folder).
 pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let t = &a.trace;
     let name = t.file.display().to_string();
-    let imported = import(&t.file, t.format, &t.pai_jobs, &t.app_runtime)?;
-    let s = traces::stats::compute(&imported.jobs);
+    let opts = import_options(&t.pai_jobs, &t.app_runtime)?;
+    refuse_empty(&t.file)?;
+    let mut builder = traces::stats::StatsBuilder::new(Some(&std::env::temp_dir()));
+    let mut load = traces::stats::OfferedLoad::default();
+    let io = |e: std::io::Error| traces::TraceError::Io { file: "the temporary folder".into(), source: e };
+    let imported = traces::import_each(&t.file, t.format.map(format_of), &opts, &mut |j| {
+        load.add(&j);
+        builder.add(&j).map_err(io)
+    })
+    .map_err(|e| Failure::BadInput(e.to_string()))?;
+    let s = builder.finish().map_err(|e| Failure::Other(format!("sim trace stats: the temporary folder: {e}")))?;
+    let jobs = s.jobs as usize;
     // The machine: the cluster given, else the size the file states (no GPUs known).
     let (units, gpus, from) = match &a.cluster {
         Some(p) => {
@@ -85,7 +115,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         }
         None => (imported.units, None, "from the file".to_string()),
     };
-    let (core_load, gpu_load) = traces::stats::offered_load(&imported.jobs, units.unwrap_or(0), gpus.unwrap_or(0));
+    let (core_load, gpu_load) = load.of(units.unwrap_or(0), gpus.unwrap_or(0));
     if a.json {
         let v = serde_json::json!({
             "file": name,
@@ -102,7 +132,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     } else {
         println!(
             "{} ({} format)",
-            runner::input::accounting(&name, imported.rows, imported.jobs.len(), &imported.skipped),
+            runner::input::accounting(&name, imported.rows, jobs, &imported.skipped),
             imported.format.name()
         );
         match (units, gpus) {
@@ -124,6 +154,12 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
 /// `sim trace convert`.
 pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
     use traces::swf::Machine;
+    if let Some(path) = c.file.as_ref().or(c.input.trace.first())
+        && c.input.gpu_memory != GpuMemoryArg::Synthetic
+        && convert_streamed(c, path)?
+    {
+        return Ok(());
+    }
     let (mut jobs, machine, name, format) = match c.file.as_ref().or(c.input.trace.first()) {
         Some(path) => {
             let name = path.display().to_string();
@@ -169,6 +205,94 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
     }
     let note = format!("converted by schedlab {} from {name}", env!("CARGO_PKG_VERSION"));
     write_output(&c.out, |out| write_jobs(out, c.to, &jobs, machine, &note))
+}
+
+/// `sim trace convert` of `path` a job at a time, so memory does not grow with the trace:
+/// to native in one pass; to SWF in two, the first counting the jobs (SWF's header states
+/// them) and what SWF cannot carry. `false` (nothing written) when converting to SWF job
+/// ids that are not numbers in increasing order, which SWF keeps only when all are
+/// unique numbers: the trace is then converted whole.
+fn convert_streamed(c: &ConvertArgs, path: &Path) -> Result<bool, Failure> {
+    use traces::swf::Machine;
+    let name = path.display().to_string();
+    let opts = import_options(&c.input.pai_jobs, &c.input.app_runtime)?;
+    refuse_empty(path)?;
+    let format = c.input.format.map(format_of);
+    let bad = |e: traces::TraceError| Failure::BadInput(e.to_string());
+    let out_err = |e: std::io::Error| traces::TraceError::Io { file: c.out.display().to_string(), source: e };
+    let note = format!("converted by schedlab {} from {name}", env!("CARGO_PKG_VERSION"));
+    // Writes the output, reading the trace again with `each` writing its jobs; a trace
+    // error abandons the output and is reported as bad input.
+    let write = |header: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+                 job: &dyn Fn(&mut dyn Write, &Job) -> std::io::Result<()>|
+     -> Result<traces::Imported, Failure> {
+        let mut result = None;
+        let written = write_output(&c.out, |out| {
+            header(out)?;
+            let r = traces::import_each(path, format, &opts, &mut |j| job(out, &j).map_err(out_err));
+            let failed = r.is_err();
+            result = Some(r);
+            if failed { Err(std::io::Error::other("the trace could not be read")) } else { Ok(()) }
+        });
+        match result {
+            Some(Err(e)) => Err(bad(e)),
+            _ => written.map(|()| result.and_then(Result::ok).expect("read")),
+        }
+    };
+    let imported = if c.to == ConvertTo::Native {
+        let jobs = std::cell::Cell::new(0usize);
+        let imported = write(&|_| Ok(()), &|out, j| {
+            jobs.set(jobs.get() + 1);
+            traces::native::write_job(out, j)
+        })?;
+        (imported, jobs.get())
+    } else {
+        // First pass: the count, the ids, what SWF has no field for.
+        let (mut jobs, mut last_id, mut numbered, mut lost) = (0u64, None::<u64>, true, [0usize; 8]);
+        let first = traces::import_each(path, format, &opts, &mut |j| {
+            jobs += 1;
+            let digits = j.trace_id.len() <= 18 && j.trace_id.bytes().all(|b| b.is_ascii_digit());
+            let id = digits.then(|| j.trace_id.parse::<u64>().ok()).flatten();
+            numbered &= id.is_some_and(|id| last_id.is_none_or(|l| id > l));
+            last_id = id;
+            lost.iter_mut().zip(cannot_carry(&j)).for_each(|(n, b)| *n += usize::from(b));
+            Ok(())
+        })
+        .map_err(bad)?;
+        if !numbered {
+            return Ok(false);
+        }
+        let machine = match &c.input.cluster {
+            Some(p) => {
+                let cl = runner::input::load_cluster(p)?.cluster;
+                Machine { procs: Some(cl.total_units()), nodes: Some(cl.node_count() as u64) }
+            }
+            None if c.input.procs.is_some() => Machine { procs: c.input.procs, nodes: None },
+            None => Machine { procs: first.units, nodes: first.nodes },
+        };
+        if first.skipped.total() > 0 {
+            eprintln!("{}", runner::input::accounting(&name, first.rows, jobs as usize, &first.skipped));
+        }
+        if machine.procs.is_none() {
+            return Err(Failure::BadInput(format!(
+                "{name}: SWF states the machine's size (MaxProcs) and a {} trace does not give it: add --cluster \
+                 CLUSTER.toml or --procs N",
+                first.format.name()
+            )));
+        }
+        for (what, n) in CANNOT_CARRY.into_iter().zip(lost).filter(|&(_, n)| n > 0) {
+            eprintln!("warning: {name}: SWF has no field for {what}: left out of {n} jobs");
+        }
+        let header =
+            |out: &mut dyn Write| traces::swf::write_header(out, machine, Some(jobs), std::slice::from_ref(&note));
+        write(&header, &|out, j| traces::swf::write_job(out, j.trace_id.parse().unwrap_or_default(), j))?;
+        return Ok(true);
+    };
+    let (imported, jobs) = imported;
+    if imported.skipped.total() > 0 {
+        eprintln!("{}", runner::input::accounting(&name, imported.rows, jobs, &imported.skipped));
+    }
+    Ok(true)
 }
 
 /// `sim trace fit`.

@@ -202,3 +202,36 @@ fn a_sacct_dump_replays_on_a_given_cluster() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--app-runtime"));
 }
+
+/// `sim trace convert --to swf` keeps job ids that are unique numbers and numbers the
+/// jobs 1.. otherwise, whether it streams the trace (ids in increasing order) or reads it
+/// whole (ids out of order, or not numbers).
+#[test]
+fn convert_to_swf_keeps_unique_numeric_ids_and_renumbers_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |id: &str, submit: u32| format!("{{\"id\":\"{id}\",\"submit\":{submit},\"runtime\":10}}\n");
+    let ids_of = |ids: &[&str]| -> Vec<String> {
+        let src = dir.path().join("in.jsonl");
+        let text: String = ids.iter().enumerate().map(|(i, id)| line(id, i as u32 * 10)).collect();
+        std::fs::write(&src, text).unwrap();
+        let out = dir.path().join("out.swf");
+        ok(&sim(&[
+            "trace",
+            "convert",
+            src.to_str().unwrap(),
+            "--to",
+            "swf",
+            "--procs",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        let swf = std::fs::read_to_string(&out).unwrap();
+        assert!(swf.contains(&format!("; MaxJobs: {}\n", ids.len())), "{swf}");
+        swf.lines().filter(|l| !l.starts_with(';')).map(|l| l.split_whitespace().next().unwrap().to_string()).collect()
+    };
+    assert_eq!(ids_of(&["7", "9", "30"]), ["7", "9", "30"]);
+    assert_eq!(ids_of(&["9", "7", "30"]), ["9", "7", "30"]);
+    assert_eq!(ids_of(&["9", "9", "30"]), ["1", "2", "3"]);
+    assert_eq!(ids_of(&["a", "b", "c"]), ["1", "2", "3"]);
+}

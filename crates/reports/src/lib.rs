@@ -21,7 +21,6 @@ pub mod fgd_curves;
 pub mod fragmentation;
 pub mod frame;
 pub mod jobs_csv;
-pub mod order_stats;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod plots;

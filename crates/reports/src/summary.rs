@@ -255,7 +255,7 @@ impl Summary {
     /// Computes the summary of a run. Sums run in input order, so the result does not
     /// depend on anything but the inputs.
     pub fn compute(meta: RunMeta, jobs: &[Job], records: &[JobRecord]) -> Summary {
-        let mut b = SummaryBuilder::new(crate::order_stats::OrderStats::in_memory());
+        let mut b = SummaryBuilder::new(sim_core::order_stats::OrderStats::in_memory());
         for (job, rec) in jobs.iter().zip(records) {
             b.add(job, rec).expect("held in memory");
         }
@@ -392,7 +392,7 @@ impl Summary {
 
 /// [`Summary::compute`] a job at a time, for a replay that streams its records: the same
 /// figures, byte for byte, with the waits' order statistics spilled to disk past a
-/// budget ([`crate::order_stats`]).
+/// budget ([`sim_core::order_stats`]).
 pub struct SummaryBuilder {
     t: Totals,
     jobs: u64,
@@ -402,7 +402,7 @@ pub struct SummaryBuilder {
 
 impl SummaryBuilder {
     /// Nothing added yet; the waits kept in `waits`.
-    pub fn new(waits: crate::order_stats::OrderStats) -> Self {
+    pub fn new(waits: sim_core::order_stats::OrderStats) -> Self {
         let mut t = Totals::new();
         t.waits = waits;
         SummaryBuilder { t, jobs: 0, first_submit: None, energy_mj: 0 }
@@ -446,7 +446,7 @@ impl SummaryBuilder {
     /// The summary of the jobs added.
     pub fn finish(self, meta: RunMeta) -> std::io::Result<Summary> {
         let mut t = self.t;
-        let waits = Waits::of(std::mem::replace(&mut t.waits, crate::order_stats::OrderStats::in_memory()))?;
+        let waits = Waits::of(std::mem::replace(&mut t.waits, sim_core::order_stats::OrderStats::in_memory()))?;
         let jobs_started = waits.n;
         let first_submit = self.first_submit;
         let makespan_us = match (first_submit, t.last_end) {
@@ -520,7 +520,7 @@ struct Totals {
     outcomes: BTreeMap<&'static str, u64>,
     rejected_by_reason: BTreeMap<&'static str, u64>,
     /// Waits of the jobs that started, µs.
-    waits: crate::order_stats::OrderStats,
+    waits: sim_core::order_stats::OrderStats,
     bsld_sum: f64,
     bsld_n: u64,
     /// Σ run × units, µs.
@@ -558,7 +558,7 @@ impl Totals {
         Totals {
             outcomes: Outcome::NAMES.iter().map(|n| (*n, 0)).collect(),
             rejected_by_reason: BTreeMap::new(),
-            waits: crate::order_stats::OrderStats::in_memory(),
+            waits: sim_core::order_stats::OrderStats::in_memory(),
             bsld_sum: 0.0,
             bsld_n: 0,
             area: 0,
@@ -662,7 +662,7 @@ struct Waits {
 
 impl Waits {
     /// Of `waits` (µs).
-    fn of(waits: crate::order_stats::OrderStats) -> std::io::Result<Waits> {
+    fn of(waits: sim_core::order_stats::OrderStats) -> std::io::Result<Waits> {
         let secs = |us: u64| us as f64 / 1e6;
         let n = waits.len();
         if n == 0 {

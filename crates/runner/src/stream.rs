@@ -386,7 +386,7 @@ fn replay(
     let (result, summary, seen) = {
         let (rows, header) = reports::frame::FrameRows::new().map_err(|e| io_err("frame.csv", e))?;
         frame_file.writer().write_all(&header).map_err(|e| io_err("frame.csv", e))?;
-        let waits = reports::order_stats::OrderStats::spilling(&o.out, reports::order_stats::IN_MEMORY);
+        let waits = sim_core::order_stats::OrderStats::spilling(&o.out, sim_core::order_stats::IN_MEMORY);
         let mut out = Outputs {
             jobs: jobs_file.writer(),
             frame: frame_file.writer(),

@@ -70,6 +70,7 @@ pub mod job_table;
 pub mod job_view;
 pub mod ledger;
 pub mod log;
+pub mod order_stats;
 pub mod outcome;
 pub mod policy;
 pub mod power;

@@ -522,82 +522,72 @@ pub struct Imported {
 /// Reads the jobs of a trace of any format (`None` detects it) without a cluster: for
 /// `sim trace stats`, `sim trace convert`, `sim trace fit`, and replays given `--cluster`.
 pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Result<Imported, TraceError> {
+    let mut jobs = Vec::new();
+    let mut i = import_each(path, format, opts, &mut |j| {
+        jobs.push(j);
+        Ok(())
+    })?;
+    i.jobs = jobs;
+    Ok(i)
+}
+
+/// [`import`] a job at a time: each job goes to `each` in file order, and the result
+/// holds no job. SWF, native JSON Lines and the operators' formats are read a row at a
+/// time; Batsim's JSON and openb's CSV are parsed whole first.
+pub fn import_each(
+    path: &Path,
+    format: Option<Format>,
+    opts: &ImportOptions,
+    each: &mut dyn FnMut(Job) -> Result<(), TraceError>,
+) -> Result<Imported, TraceError> {
     let name = path.display().to_string();
     let format = format.unwrap_or_else(|| detect_file_format(path));
     let open = || input::open(path, &name);
-    let from = |r: &mut dyn import::JobReader, checksum: &input::Checksum| -> Result<Imported, TraceError> {
-        let (jobs, rows, skipped) = import::read_all(r)?;
-        let names = r.names();
-        Ok(Imported { format, jobs, rows, skipped, checksum: checksum.hex(), units: None, nodes: None, names })
+    let imported = |rows, skipped, checksum, units, nodes, names| Imported {
+        format,
+        jobs: Vec::new(),
+        rows,
+        skipped,
+        checksum,
+        units,
+        nodes,
+        names,
+    };
+    let mut rows = 0u64;
+    let mut count = |j: Job| {
+        rows += 1;
+        each(j)
     };
     match format {
         Format::Swf => {
             let mut r = swf::SwfReader::new(open()?, &name);
-            let mut jobs = Vec::new();
             while let Some(rec) = r.next_record()? {
-                jobs.push(rec.to_job());
+                count(rec.to_job())?;
             }
             let h = r.header();
             let nodes = h.max_nodes.filter(|&n| n > 0);
             let units = h.max_procs.filter(|&p| p > 0).or(nodes);
-            let rows = jobs.len() as u64;
-            let skipped = import::Skipped::default();
-            Ok(Imported {
-                format,
-                jobs,
-                rows,
-                skipped,
-                checksum: r.checksum(),
-                units,
-                nodes,
-                names: Default::default(),
-            })
+            Ok(imported(rows, import::Skipped::default(), r.checksum(), units, nodes, Default::default()))
         }
         Format::Batsim => {
             let (bytes, name, checksum) = read_file(path)?;
             let text =
                 std::str::from_utf8(&bytes).map_err(|_| TraceError::malformed(&name, None, None, "not UTF-8 text"))?;
             let w = batsim::parse(&name, text)?;
-            let rows = w.jobs.len() as u64;
-            Ok(Imported {
-                format,
-                jobs: w.jobs,
-                rows,
-                skipped: import::Skipped::default(),
-                checksum,
-                units: Some(w.nb_res),
-                nodes: Some(w.nb_res),
-                names: Default::default(),
-            })
+            w.jobs.into_iter().try_for_each(&mut count)?;
+            Ok(imported(rows, import::Skipped::default(), checksum, Some(w.nb_res), Some(w.nb_res), Default::default()))
         }
         Format::Openb => {
             let (bytes, name, checksum) = read_file(path)?;
-            let jobs: Vec<Job> = openb::parse_pods(&name, &bytes)?.iter().map(openb::OpenbPod::to_job).collect();
-            let rows = jobs.len() as u64;
-            Ok(Imported {
-                format,
-                jobs,
-                rows,
-                skipped: import::Skipped::default(),
-                checksum,
-                units: None,
-                nodes: None,
-                names: Default::default(),
-            })
+            openb::parse_pods(&name, &bytes)?.iter().map(openb::OpenbPod::to_job).try_for_each(&mut count)?;
+            Ok(imported(rows, import::Skipped::default(), checksum, None, None, Default::default()))
         }
         Format::Native => {
-            let w = load_native(path, Cluster::processor_pool(1))?;
-            let rows = w.jobs.len() as u64;
-            Ok(Imported {
-                format,
-                jobs: w.jobs,
-                rows,
-                skipped: import::Skipped::default(),
-                checksum: w.checksum,
-                units: None,
-                nodes: None,
-                names: Default::default(),
-            })
+            let mut r = native::NativeReader::new(open()?, &name, &[]);
+            while let Some(j) = r.next_job()? {
+                count(j)?;
+            }
+            Ok(imported(rows, import::Skipped::default(), r.checksum(), None, None, Default::default()))
         }
         Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
             let i = open()?;
@@ -618,7 +608,11 @@ pub fn import(path: &Path, format: Option<Format>, opts: &ImportOptions) -> Resu
                     Box::new(pai::PaiReader::new(i, &name, jobs)?)
                 }
             };
-            from(reader.as_mut(), &sum)
+            while let Some(j) = reader.next_job()? {
+                each(j)?;
+            }
+            let (rows, skipped, names) = (reader.rows(), reader.skipped().clone(), reader.names());
+            Ok(imported(rows, skipped, sum.hex(), None, None, names))
         }
     }
 }

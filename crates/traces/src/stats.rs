@@ -10,6 +10,7 @@
 //! be neither a midnight nor a particular weekday, nor the day of the first job.
 
 use serde::Serialize;
+use sim_core::order_stats::OrderStats;
 use sim_core::{Job, SimTime};
 
 /// When the jobs of a trace arrive: [`arrivals`] of them, shared by [`compute`] and
@@ -68,24 +69,48 @@ pub struct Distribution {
 
 impl Distribution {
     /// Of `values` (sorted here); `None` when empty.
-    pub fn of(mut values: Vec<f64>) -> Option<Distribution> {
-        if values.is_empty() {
-            return None;
+    pub fn of(values: Vec<f64>) -> Option<Distribution> {
+        let mut s = OrderStats::in_memory();
+        for v in values {
+            s.push(sim_core::order_stats::f64_key(v)).expect("held in memory");
         }
-        values.sort_by(f64::total_cmp);
-        let n = values.len();
-        let rank = |q: f64| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
-        // Summed in order: the same values give the same mean on every platform.
-        let mean = values.iter().sum::<f64>() / n as f64;
-        Some(Distribution {
-            count: n as u64,
-            mean,
-            min: values[0],
-            p50: rank(0.5),
-            p90: rank(0.9),
-            p99: rank(0.99),
-            max: values[n - 1],
-        })
+        Distribution::of_stats(s).expect("held in memory")
+    }
+
+    /// Of the floats `s` holds by their keys ([`sim_core::order_stats::f64_key`]).
+    pub fn of_stats(s: OrderStats) -> std::io::Result<Option<Distribution>> {
+        let n = s.len() as usize;
+        if n == 0 {
+            return Ok(None);
+        }
+        let rank = |q: f64| ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+        let (r50, r90, r99) = (rank(0.5), rank(0.9), rank(0.99));
+        let mut d = Distribution { count: n as u64, mean: 0.0, min: 0.0, p50: 0.0, p90: 0.0, p99: 0.0, max: 0.0 };
+        let mut sorted = s.sorted()?;
+        // Summed in ascending order: the same values give the same mean on every platform.
+        let sum: f64 = (&mut sorted)
+            .map(sim_core::order_stats::f64_of_key)
+            .enumerate()
+            .inspect(|&(i, v)| {
+                if i == 0 {
+                    d.min = v;
+                }
+                for (r, at) in [(r50, &mut d.p50), (r90, &mut d.p90), (r99, &mut d.p99)] {
+                    if i == r {
+                        *at = v;
+                    }
+                }
+                if i == n - 1 {
+                    d.max = v;
+                }
+            })
+            .map(|(_, v)| v)
+            .sum();
+        if let Some(e) = sorted.error.take() {
+            return Err(e);
+        }
+        d.mean = sum / n as f64;
+        Ok(Some(d))
     }
 }
 
@@ -192,37 +217,107 @@ const US: f64 = 1e6;
 
 /// The statistics of `jobs`.
 pub fn compute(jobs: &[Job]) -> TraceStats {
-    let a = arrivals(jobs);
-    let span_s = a.span_s;
-    let (mut work, mut gpu_work) = (0.0, 0.0);
+    let mut b = StatsBuilder::new(None);
     for j in jobs {
-        if let Some(r) = j.runtime {
-            work += j.units() as f64 * r.0 as f64 / US;
-            gpu_work += gpu_share(j) * r.0 as f64 / US;
+        b.add(j).expect("held in memory");
+    }
+    b.finish().expect("held in memory")
+}
+
+/// [`compute`] a job at a time, in input order (`sim trace stats` on a trace of any
+/// length): the same figures, the distributions' values spilled to disk past a budget
+/// ([`sim_core::order_stats`]).
+pub struct StatsBuilder {
+    jobs: u64,
+    first: Option<SimTime>,
+    last: SimTime,
+    by_hour: [u64; 24],
+    by_weekday: [u64; 7],
+    work: f64,
+    gpu_work: f64,
+    gpu_jobs: u64,
+    /// Processors, tasks, run time, requested time, GPUs, GPU memory, observed wait.
+    values: [OrderStats; 7],
+}
+
+impl StatsBuilder {
+    /// Nothing added yet; the values kept in memory, or spilled into `spill` past 1 Mi
+    /// values a distribution.
+    pub fn new(spill: Option<&std::path::Path>) -> Self {
+        let make = || match spill {
+            Some(dir) => OrderStats::spilling(dir, 1 << 20),
+            None => OrderStats::in_memory(),
+        };
+        StatsBuilder {
+            jobs: 0,
+            first: None,
+            last: SimTime::ZERO,
+            by_hour: [0; 24],
+            by_weekday: [0; 7],
+            work: 0.0,
+            gpu_work: 0.0,
+            gpu_jobs: 0,
+            values: std::array::from_fn(|_| make()),
         }
     }
-    let collect = |f: &dyn Fn(&Job) -> Option<f64>| Distribution::of(jobs.iter().filter_map(f).collect());
-    let gpus = |j: &Job| j.tasks as u64 * j.task.gpus as u64;
-    TraceStats {
-        jobs: jobs.len() as u64,
-        first_submit_s: a.first.0 as f64 / US,
-        last_submit_s: a.last.0 as f64 / US,
-        span_s,
-        arrivals_per_hour: a.per_hour,
-        processors: collect(&|j| Some(j.units() as f64)),
-        tasks: collect(&|j| Some(j.tasks as f64)),
-        runtime_s: collect(&|j| j.runtime.map(|r| r.0 as f64 / US)),
-        requested_s: collect(&|j| j.requested.map(|r| r.0 as f64 / US)),
-        gpus: collect(&|j| (gpus(j) > 0).then(|| gpus(j) as f64)),
-        gpu_jobs: jobs.iter().filter(|j| gpus(j) > 0).count() as u64,
-        gpu_memory_mib: collect(&|j| {
-            (j.task.gpus > 0 && j.task.gpu_memory_mib > 0).then_some(j.task.gpu_memory_mib as f64)
-        }),
-        observed_wait_s: collect(&|j| j.observed_wait().map(|w| w.0 as f64 / US)),
-        arrivals_by_hour: a.by_hour,
-        arrivals_by_weekday: a.by_weekday,
-        work_core_s_per_s: if span_s > 0.0 { work / span_s } else { 0.0 },
-        work_gpu_s_per_s: if span_s > 0.0 { gpu_work / span_s } else { 0.0 },
+
+    /// Adds a job.
+    pub fn add(&mut self, j: &Job) -> std::io::Result<()> {
+        self.jobs += 1;
+        self.first = Some(self.first.map_or(j.submit, |f| f.min(j.submit)));
+        self.last = self.last.max(j.submit);
+        let secs = j.submit.0 / 1_000_000;
+        self.by_hour[((secs / 3600) % 24) as usize] += 1;
+        self.by_weekday[((secs / 86_400) % 7) as usize] += 1;
+        if let Some(r) = j.runtime {
+            self.work += j.units() as f64 * r.0 as f64 / US;
+            self.gpu_work += gpu_share(j) * r.0 as f64 / US;
+        }
+        let gpus = j.tasks as u64 * j.task.gpus as u64;
+        self.gpu_jobs += u64::from(gpus > 0);
+        let values = [
+            Some(j.units() as f64),
+            Some(j.tasks as f64),
+            j.runtime.map(|r| r.0 as f64 / US),
+            j.requested.map(|r| r.0 as f64 / US),
+            (gpus > 0).then_some(gpus as f64),
+            (j.task.gpus > 0 && j.task.gpu_memory_mib > 0).then_some(j.task.gpu_memory_mib as f64),
+            j.observed_wait().map(|w| w.0 as f64 / US),
+        ];
+        for (s, v) in self.values.iter_mut().zip(values) {
+            if let Some(v) = v {
+                s.push(sim_core::order_stats::f64_key(v))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The statistics of the jobs added.
+    pub fn finish(self) -> std::io::Result<TraceStats> {
+        let first = self.first.unwrap_or_default();
+        let span_s = (self.last.0 - first.0) as f64 / US;
+        let per_hour = if span_s > 0.0 { (self.jobs - 1) as f64 * 3600.0 / span_s } else { 0.0 };
+        let [processors, tasks, runtime_s, requested_s, gpus, gpu_memory_mib, observed_wait_s] =
+            self.values.map(Distribution::of_stats);
+        Ok(TraceStats {
+            jobs: self.jobs,
+            first_submit_s: first.0 as f64 / US,
+            last_submit_s: self.last.0 as f64 / US,
+            span_s,
+            arrivals_per_hour: per_hour,
+            processors: processors?,
+            tasks: tasks?,
+            runtime_s: runtime_s?,
+            requested_s: requested_s?,
+            gpus: gpus?,
+            gpu_jobs: self.gpu_jobs,
+            gpu_memory_mib: gpu_memory_mib?,
+            observed_wait_s: observed_wait_s?,
+            arrivals_by_hour: self.by_hour,
+            arrivals_by_weekday: self.by_weekday,
+            work_core_s_per_s: if span_s > 0.0 { self.work / span_s } else { 0.0 },
+            work_gpu_s_per_s: if span_s > 0.0 { self.gpu_work / span_s } else { 0.0 },
+        })
     }
 }
 

@@ -4,8 +4,10 @@
 //! written to a spill file, and the ranks asked for are read at the end by merging the
 //! sorted runs. The answers are exactly those of sorting every value in memory, so a
 //! streamed replay's `summary.json` is the one a replay held in memory writes, at any
-//! size: no sketch, no error bound.
+//! size: no sketch, no error bound. Floats are kept by their [`f64_key`].
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -20,6 +22,8 @@ pub struct OrderStats {
     spill_dir: Option<PathBuf>,
     /// The sorted runs written.
     runs: Vec<PathBuf>,
+    /// This instance's number in the process (its runs' names).
+    instance: usize,
     /// How many values a buffer holds before it is spilled.
     limit: usize,
     count: u64,
@@ -33,14 +37,16 @@ impl OrderStats {
         Self::with(None, usize::MAX)
     }
 
-    /// Spilling sorted runs of `limit` values into `dir` (files `.order-stats-N.tmp`,
-    /// removed when read or dropped).
+    /// Spilling sorted runs of `limit` values into `dir` (files
+    /// `.order-stats-PID-INSTANCE-N.tmp`, removed when read or dropped).
     pub fn spilling(dir: &Path, limit: usize) -> Self {
         Self::with(Some(dir.to_path_buf()), limit.max(1))
     }
 
     fn with(spill_dir: Option<PathBuf>, limit: usize) -> Self {
-        OrderStats { buf: Vec::new(), spill_dir, runs: Vec::new(), limit, count: 0, sum: 0, max: 0 }
+        static INSTANCES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let instance = INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OrderStats { buf: Vec::new(), spill_dir, runs: Vec::new(), instance, limit, count: 0, sum: 0, max: 0 }
     }
 
     /// Adds a value.
@@ -78,7 +84,7 @@ impl OrderStats {
     fn spill(&mut self) -> std::io::Result<()> {
         let Some(dir) = &self.spill_dir else { return Ok(()) };
         self.buf.sort_unstable();
-        let path = dir.join(format!(".order-stats-{}.tmp", self.runs.len()));
+        let path = dir.join(format!(".order-stats-{}-{}-{}.tmp", std::process::id(), self.instance, self.runs.len()));
         let mut w = BufWriter::new(std::fs::File::create(&path)?);
         self.runs.push(path);
         for v in &self.buf {
@@ -91,65 +97,109 @@ impl OrderStats {
 
     /// The values at `ranks` (0-based, ascending order of the values; each below
     /// [`OrderStats::len`]), in the order asked.
-    pub fn at_ranks(mut self, ranks: &[u64]) -> std::io::Result<Vec<u64>> {
-        self.buf.sort_unstable();
+    pub fn at_ranks(self, ranks: &[u64]) -> std::io::Result<Vec<u64>> {
         let mut out = vec![0u64; ranks.len()];
-        if self.runs.is_empty() {
-            for (o, &r) in out.iter_mut().zip(ranks) {
-                *o = self.buf[r as usize];
+        let last = ranks.iter().copied().max();
+        let mut sorted = self.sorted()?;
+        for (rank, v) in (&mut sorted).enumerate() {
+            let rank = rank as u64;
+            for (o, _) in out.iter_mut().zip(ranks).filter(|(_, r)| **r == rank) {
+                *o = v;
             }
-            return Ok(out);
+            if Some(rank) >= last {
+                break;
+            }
         }
-        let mut wanted: Vec<(u64, usize)> = ranks.iter().enumerate().map(|(i, &r)| (r, i)).collect();
-        wanted.sort_unstable();
-        // A k-way merge of the spilled runs and the buffer, by a heap of each run's head.
+        sorted.error.take().map_or(Ok(out), Err)
+    }
+
+    /// Every value in ascending order: the runs spilled merged with the buffer. A read
+    /// error ends the iteration and is left in [`Sorted::error`].
+    pub fn sorted(mut self) -> std::io::Result<Sorted> {
+        self.buf.sort_unstable();
         let mut readers = Vec::with_capacity(self.runs.len());
         for p in &self.runs {
             readers.push(BufReader::with_capacity(1 << 16, std::fs::File::open(p)?));
         }
-        let next = |r: &mut BufReader<std::fs::File>| -> std::io::Result<Option<u64>> {
-            let mut b = [0u8; 8];
-            match r.read_exact(&mut b) {
-                Ok(()) => Ok(Some(u64::from_le_bytes(b))),
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-                Err(e) => Err(e),
-            }
+        let mut s = Sorted {
+            heap: BinaryHeap::new(),
+            readers,
+            buf: std::mem::take(&mut self.buf),
+            at: 0,
+            error: None,
+            stats: self,
         };
-        let mut heap = std::collections::BinaryHeap::new();
-        for (i, r) in readers.iter_mut().enumerate() {
-            if let Some(v) = next(r)? {
-                heap.push(std::cmp::Reverse((v, i)));
+        for i in 0..s.readers.len() {
+            if let Some(v) = s.read(i) {
+                s.heap.push(Reverse((v, i)));
             }
         }
-        let mem = readers.len();
-        let mut at_mem = 0usize;
-        if let Some(&v) = self.buf.first() {
-            heap.push(std::cmp::Reverse((v, mem)));
-            at_mem = 1;
+        if let Some(&v) = s.buf.first() {
+            s.heap.push(Reverse((v, usize::MAX)));
+            s.at = 1;
         }
-        let (mut rank, mut w) = (0u64, 0usize);
-        while let Some(std::cmp::Reverse((v, i))) = heap.pop() {
-            while w < wanted.len() && wanted[w].0 == rank {
-                out[wanted[w].1] = v;
-                w += 1;
-            }
-            if w == wanted.len() {
-                break;
-            }
-            rank += 1;
-            let refill = if i == mem {
-                let v = self.buf.get(at_mem).copied();
-                at_mem += 1;
-                v
-            } else {
-                next(&mut readers[i])?
-            };
-            if let Some(v) = refill {
-                heap.push(std::cmp::Reverse((v, i)));
-            }
-        }
-        Ok(out)
+        Ok(s)
     }
+}
+
+/// [`OrderStats::sorted`]: a k-way merge by a heap of each run's head.
+pub struct Sorted {
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    readers: Vec<BufReader<std::fs::File>>,
+    buf: Vec<u64>,
+    at: usize,
+    /// The first read error, which ended the iteration.
+    pub error: Option<std::io::Error>,
+    /// Held so that its runs are removed once read.
+    stats: OrderStats,
+}
+
+impl Sorted {
+    fn read(&mut self, i: usize) -> Option<u64> {
+        let mut b = [0u8; 8];
+        match self.readers[i].read_exact(&mut b) {
+            Ok(()) => Some(u64::from_le_bytes(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                None
+            }
+        }
+    }
+}
+
+impl Iterator for Sorted {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        if self.error.is_some() {
+            return None;
+        }
+        let Reverse((v, i)) = self.heap.pop()?;
+        let refill = if i == usize::MAX {
+            let v = self.buf.get(self.at).copied();
+            self.at += 1;
+            v
+        } else {
+            self.read(i)
+        };
+        if let Some(w) = refill {
+            self.heap.push(Reverse((w, i)));
+        }
+        let _ = &self.stats;
+        Some(v)
+    }
+}
+
+/// A float as a key whose unsigned order is [`f64::total_cmp`]'s (for [`OrderStats`] of
+/// floats).
+pub fn f64_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | (1 << 63) }
+}
+
+/// The float of a [`f64_key`].
+pub fn f64_of_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 
 impl Drop for OrderStats {
@@ -187,5 +237,18 @@ mod tests {
         // The spill files are gone once read.
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn float_keys_sort_as_total_cmp_and_come_back() {
+        let xs = [f64::NEG_INFINITY, -1.5, -0.0, 0.0, 1e-300, 2.5, f64::INFINITY];
+        let keys: Vec<u64> = xs.iter().map(|&x| f64_key(x)).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        assert!(xs.iter().zip(&keys).all(|(&x, &k)| f64_of_key(k).to_bits() == x.to_bits()));
+        let mut s = OrderStats::in_memory();
+        for &k in keys.iter().rev() {
+            s.push(k).unwrap();
+        }
+        assert_eq!(s.sorted().unwrap().collect::<Vec<_>>(), keys);
     }
 }
