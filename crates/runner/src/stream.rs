@@ -7,10 +7,11 @@
 //!
 //! The files are byte for byte those of a replay that holds the whole trace
 //! ([`crate::run::run`]). A replay streams when nothing in it needs the whole workload
-//! at once ([`streams`]): an SWF file on its own machine, sorted by submit time (as the
-//! Standard Workload Format asks), without controllers, faults, perturbations,
-//! checkpoints or `sacct.txt`. Otherwise, and when a streamed read finds a job submitted
-//! before the one before it, the trace is read whole as before.
+//! at once ([`streams`]): an SWF file on its own machine, or a native or operator's trace
+//! on a cluster configuration (read ahead once for what needs the whole workload), sorted
+//! by submit time (as the Standard Workload Format asks), without controllers, faults,
+//! perturbations, checkpoints or `sacct.txt`. Otherwise, and when a streamed read finds a
+//! job submitted before the one before it, the trace is read whole as before.
 
 use crate::RunError;
 use crate::input::{Input, Loaded};
@@ -27,17 +28,20 @@ pub fn streams(i: &Input, o: &RunOptions) -> bool {
     let format = i.format.unwrap_or_else(|| traces::detect_file_format(path));
     // SWF on its own machine; native on a cluster configuration (without controllers,
     // prices or domains: [`run`] reads it and gives way otherwise).
+    use traces::Format;
     let format_ok = match format {
-        traces::Format::Swf => i.cluster.is_none(),
-        traces::Format::Native => i.cluster.is_some() && i.procs.is_none(),
-        _ => false,
+        Format::Swf => i.cluster.is_none(),
+        Format::Native | Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
+            i.cluster.is_some() && i.procs.is_none()
+        }
+        Format::Batsim | Format::Openb => false,
     };
     let plain_input = i.domain_traces.is_empty()
         && i.nodes.is_none()
         && i.sharing.is_none()
         && !i.synthetic_gpu_memory
-        && i.pai_jobs.is_none()
-        && i.app_runtimes.is_empty()
+        && (i.pai_jobs.is_none() || format == Format::Pai)
+        && (i.app_runtimes.is_empty() || format == Format::Sia)
         && i.perturb.is_none()
         && i.slurm_conf.is_none()
         && i.slurm_qos.is_none()
@@ -61,13 +65,34 @@ pub fn streams(i: &Input, o: &RunOptions) -> bool {
 enum Reader {
     Swf(traces::swf::SwfReader),
     Native(traces::native::NativeReader),
+    /// An operator's trace (`sacct`, Philly, Helios, Sia, PAI) and its checksum.
+    Rows(Box<dyn traces::import::JobReader>, traces::input::Checksum),
 }
 
 impl Reader {
+    /// A reader of the trace at `path` in `format` (not SWF, whose header is read first).
+    fn open(i: &Input, path: &std::path::Path, format: traces::Format) -> Result<Reader, RunError> {
+        let name = path.display().to_string();
+        let bad = |e: traces::TraceError| RunError::BadInput(e.to_string());
+        Ok(match format {
+            traces::Format::Native => Reader::Native(traces::native::NativeReader::new(
+                traces::input::open(path, &name).map_err(bad)?,
+                &name,
+                &[],
+            )),
+            f => {
+                let opts = crate::input::import_options(&i.pai_jobs, &i.app_runtimes)?;
+                let (r, sum) = traces::row_reader(path, f, &opts).map_err(bad)?;
+                Reader::Rows(r, sum)
+            }
+        })
+    }
+
     fn next(&mut self) -> Result<Option<Job>, traces::TraceError> {
         match self {
             Reader::Swf(r) => Ok(r.next_record()?.map(|r| r.to_job())),
             Reader::Native(r) => r.next_job(),
+            Reader::Rows(r, _) => r.next_job(),
         }
     }
 
@@ -75,6 +100,7 @@ impl Reader {
         match self {
             Reader::Swf(r) => r.checksum(),
             Reader::Native(r) => r.checksum(),
+            Reader::Rows(_, sum) => sum.hex(),
         }
     }
 }
@@ -217,6 +243,9 @@ struct Known {
     pods: crate::fragmentation::PodCounts,
     /// Its offered load.
     load: traces::stats::OfferedLoad,
+    /// An operator's trace's rows left out, by reason, and the names behind its ids.
+    skipped: traces::import::Skipped,
+    names: traces::import::Names,
 }
 
 /// Replays the trace of `i` under `o` streamed ([`streams`] must hold). `notes` gets
@@ -257,7 +286,14 @@ pub fn run(
         let (units, size_source, mut cluster) = traces::swf_machine(&name, &header, i.procs).map_err(bad)?;
         hw_calibrate::attach_power(&mut cluster);
         let source = TraceSource::new(Reader::Swf(reader), Some(first), &cluster);
-        let known = Known { facts: None, span: None, pods: Default::default(), load: Default::default() };
+        let known = Known {
+            facts: None,
+            span: None,
+            pods: Default::default(),
+            load: Default::default(),
+            skipped: Default::default(),
+            names: Default::default(),
+        };
         (empty(format, units, size_source, cluster, header.lines), source, known)
     } else {
         let config = crate::input::load_cluster(i.cluster.as_deref().expect("streams() holds"))?;
@@ -273,14 +309,14 @@ pub fn run(
         }
         let mut cluster = config.cluster;
         hw_calibrate::attach_power(&mut cluster);
-        let Some(known) = read_ahead(traces::native::NativeReader::new(open()?, &name, &[]), &cluster, &name, notes)?
-        else {
+        let Some(known) = read_ahead(Reader::open(i, path, format)?, format, &cluster, &name, notes)? else {
             return Ok(Streamed::ReadWhole);
         };
         size(known.facts.map(|f| f.jobs as u64));
-        let source =
-            TraceSource::new(Reader::Native(traces::native::NativeReader::new(open()?, &name, &[])), None, &cluster);
-        (empty(format, units, traces::SizeSource::NodeList, cluster, Vec::new()), source, known)
+        let source = TraceSource::new(Reader::open(i, path, format)?, None, &cluster);
+        let mut w = empty(format, units, traces::SizeSource::NodeList, cluster, Vec::new());
+        (w.skipped, w.names) = (known.skipped.clone(), known.names.clone());
+        (w, source, known)
     };
     let mut l = Loaded {
         workload,
@@ -318,7 +354,8 @@ pub fn run(
 /// need of the whole workload, in memory that does not grow with it. `None` when it has
 /// no job or is not sorted by submit time.
 fn read_ahead(
-    mut r: traces::native::NativeReader,
+    mut r: Reader,
+    format: traces::Format,
     cluster: &sim_core::Cluster,
     name: &str,
     notes: &mut dyn FnMut(String),
@@ -328,7 +365,7 @@ fn read_ahead(
     let mut span: Option<(u64, u64)> = None;
     let mut pods = crate::fragmentation::PodCounts::default();
     let mut load = traces::stats::OfferedLoad::default();
-    while let Some(mut j) = r.next_job().map_err(|e| RunError::BadInput(e.to_string()))? {
+    while let Some(mut j) = r.next().map_err(|e| RunError::BadInput(e.to_string()))? {
         if span.is_some_and(|(_, last)| j.submit.0 < last) {
             return Ok(None);
         }
@@ -342,11 +379,21 @@ fn read_ahead(
     if jobs == 0 {
         return Ok(None);
     }
+    // What `crate::input::load` says, in its order: an operator's trace's rows, then the
+    // GPU models the cluster lacks.
+    let (skipped, names) = match &r {
+        Reader::Rows(rows, _) => {
+            let skipped = rows.skipped();
+            notes(crate::input::accounting(name, jobs as u64 + skipped.total(), jobs, skipped));
+            (rows.skipped().clone(), rows.names())
+        }
+        _ => Default::default(),
+    };
     if let Some(w) = models.unmatched.warning(jobs, cluster) {
         notes(format!("warning: {name}: {w}"));
     }
-    let facts = Some(crate::run::Facts { format: traces::Format::Native, jobs, gpu_jobs });
-    Ok(Some(Known { facts, span, pods, load }))
+    let facts = Some(crate::run::Facts { format, jobs, gpu_jobs });
+    Ok(Some(Known { facts, span, pods, load, skipped, names }))
 }
 
 /// What a replay saw of its jobs: the facts and offered load of an SWF file's notes.

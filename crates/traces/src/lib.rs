@@ -590,24 +590,7 @@ pub fn import_each(
             Ok(imported(rows, import::Skipped::default(), r.checksum(), None, None, Default::default()))
         }
         Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
-            let i = open()?;
-            let sum = i.checksum.clone();
-            let mut reader: Box<dyn import::JobReader> = match format {
-                Format::Sacct => Box::new(sacct::SacctReader::new(i, &name)?),
-                Format::Philly => Box::new(philly::PhillyReader::new(i, &name)?),
-                Format::Helios => Box::new(helios::HeliosReader::new(i, &name)?),
-                Format::Sia => Box::new(sia::SiaReader::new(i, &name, &opts.app_runtimes)?),
-                _ => {
-                    let jobs = match &opts.pai_jobs {
-                        Some(p) => {
-                            let jname = p.display().to_string();
-                            Some((jname.clone(), input::open(p, &jname)?))
-                        }
-                        None => None,
-                    };
-                    Box::new(pai::PaiReader::new(i, &name, jobs)?)
-                }
-            };
+            let (mut reader, sum) = row_reader(path, format, opts)?;
             while let Some(j) = reader.next_job()? {
                 each(j)?;
             }
@@ -615,6 +598,38 @@ pub fn import_each(
             Ok(imported(rows, skipped, sum.hex(), None, None, names))
         }
     }
+}
+
+/// A reader of the rows of an operator's trace (`sacct`, Philly, Helios, Sia, PAI), one job
+/// at a time, and the checksum of the bytes it reads.
+pub fn row_reader(
+    path: &Path,
+    format: Format,
+    opts: &ImportOptions,
+) -> Result<(Box<dyn import::JobReader>, input::Checksum), TraceError> {
+    let name = path.display().to_string();
+    let i = input::open(path, &name)?;
+    let sum = i.checksum.clone();
+    let reader: Box<dyn import::JobReader> = match format {
+        Format::Sacct => Box::new(sacct::SacctReader::new(i, &name)?),
+        Format::Philly => Box::new(philly::PhillyReader::new(i, &name)?),
+        Format::Helios => Box::new(helios::HeliosReader::new(i, &name)?),
+        Format::Sia => Box::new(sia::SiaReader::new(i, &name, &opts.app_runtimes)?),
+        Format::Pai => {
+            let jobs = match &opts.pai_jobs {
+                Some(p) => {
+                    let jname = p.display().to_string();
+                    Some((jname.clone(), input::open(p, &jname)?))
+                }
+                None => None,
+            };
+            Box::new(pai::PaiReader::new(i, &name, jobs)?)
+        }
+        other => {
+            return Err(TraceError::malformed(&name, None, None, format!("{} is not read by rows", other.name())));
+        }
+    };
+    Ok((reader, sum))
 }
 
 /// An imported workload replayed on `cluster`.

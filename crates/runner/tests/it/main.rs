@@ -243,3 +243,59 @@ fn a_streamed_comparison_writes_what_a_loaded_one_writes() {
         assert!(read(&a) == read(&b), "{f} differs");
     }
 }
+
+/// Operators' traces on a cluster configuration stream when sorted by submit time (read
+/// ahead once, as native traces are), with the notes a whole read gives; the others are
+/// read whole. Either way the files are those of a whole read.
+#[test]
+fn operators_traces_stream_when_sorted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Some(root.join("examples/gpu-cluster.toml"));
+    let cases = [
+        ("data/sacct/sample.parsable2.txt", None, vec![]),
+        ("data/philly/philly.first2000.csv.gz", None, vec![]),
+        ("data/helios/cluster_log.sample.csv", None, vec![]),
+        ("data/pai/pai_task_table.sample.csv", Some(root.join("data/pai/pai_job_table.sample.csv")), vec![]),
+        ("data/sia/philly-workload-1.csv", None, vec!["cifar10=3600".to_string(), "imagenet=7200".to_string()]),
+    ];
+    let mut streamed = Vec::new();
+    for (k, (trace, pai_jobs, app_runtimes)) in cases.into_iter().enumerate() {
+        let input = Input {
+            trace: Some(root.join(trace)),
+            cluster: cluster.clone(),
+            pai_jobs,
+            app_runtimes,
+            ..Input::default()
+        };
+        let o = RunOptions { out: dir.path().join(format!("{k}")), ..RunOptions::default() };
+        assert!(runner::stream::streams(&input, &o), "{trace}");
+        let Ok(loaded) = load(&input, 0, &mut quiet()) else { continue };
+        let mut notes = Vec::new();
+        let s = runner::stream::run(
+            &input,
+            &RunOptions { out: o.out.join("s"), ..o.clone() },
+            &mut |n| notes.push(n),
+            &mut |_| {},
+            None,
+        )
+        .unwrap();
+        let done = run(&RunOptions { out: o.out.join("w"), ..o.clone() }, &loaded, None).unwrap();
+        if matches!(s, runner::stream::Streamed::Done { .. }) {
+            streamed.push(trace);
+            let mut whole_notes = Vec::new();
+            load(&input, 0, &mut |n| whole_notes.push(n)).unwrap();
+            whole_notes.extend(runner::run::notes(&o, &loaded).unwrap());
+            assert_eq!(notes, whole_notes, "{trace}");
+        }
+        for f in done.written {
+            let read = |d: &str| std::fs::read(o.out.join(d).join(&f)).unwrap_or_default();
+            assert!(
+                read("s") == read("w") || !matches!(s, runner::stream::Streamed::Done { .. }),
+                "{trace}: {f} differs"
+            );
+        }
+    }
+    assert!(streamed.len() >= 2, "streamed: {streamed:?}");
+    eprintln!("streamed: {streamed:?}");
+}
