@@ -36,17 +36,7 @@ for n in $hpc_jobs; do
   rm -rf "$tmp/hpc.swf" "$tmp/out"
 done
 if [ -n "$gpu_jobs" ]; then
-  sed 's/^rate_per_hour = .*/rate_per_hour = 4800/' examples/models/gpu.toml > "$tmp/model.toml"
-  {
-    printf '[[switch]]\nname = "spine"\n\n'
-    for s in 1 2; do printf '[[switch]]\nname = "leaf%s"\nparent = "spine"\n\n' "$s"; done
-    for p in a:r1:leaf1 b:r2:leaf2; do
-      IFS=: read -r name rack leaf <<< "$p"
-      printf '[[pool]]\nname = "%s"\ncount = 625\ncores = 96\nmemory_mib = 1048576\nsharing = "shared"\n' "$name"
-      printf 'gpus = { count = 8, model = "P40", memory_mib = 24576 }\n'
-      printf 'topology = { zone = "z1", rack = "%s", switch = "%s" }\n\n' "$rack" "$leaf"
-    done
-  } > "$tmp/cluster.toml"
+  scripts/kube-scale-inputs.sh "$tmp"
   for n in $gpu_jobs; do
     target/release/sim gen --model "$tmp/model.toml" --jobs "$n" --seed 3 --out "$tmp/gpu.jsonl" --quiet
     measure "kube, GPU" "$n" --trace "$tmp/gpu.jsonl" --cluster "$tmp/cluster.toml" --policy kube

@@ -170,15 +170,7 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
                     runner::input::accounting(&name, imported.rows, imported.jobs.len(), &imported.skipped)
                 );
             }
-            // The machine: --cluster, else --procs, else what the file states.
-            let machine = match &c.input.cluster {
-                Some(p) => {
-                    let cl = runner::input::load_cluster(p)?.cluster;
-                    Machine { procs: Some(cl.total_units()), nodes: Some(cl.node_count() as u64) }
-                }
-                None if c.input.procs.is_some() => Machine { procs: c.input.procs, nodes: None },
-                None => Machine { procs: imported.units, nodes: imported.nodes },
-            };
+            let machine = machine_of(c, &imported)?;
             (imported.jobs, machine, name, imported.format)
         }
         None => {
@@ -207,13 +199,26 @@ pub fn convert(c: &ConvertArgs) -> Result<(), Failure> {
     write_output(&c.out, |out| write_jobs(out, c.to, &jobs, machine, &note))
 }
 
+/// The machine an SWF output states: `--cluster`'s, else `--procs`, else what the file
+/// states.
+fn machine_of(c: &ConvertArgs, imported: &traces::Imported) -> Result<traces::swf::Machine, Failure> {
+    use traces::swf::Machine;
+    Ok(match &c.input.cluster {
+        Some(p) => {
+            let cl = runner::input::load_cluster(p)?.cluster;
+            Machine { procs: Some(cl.total_units()), nodes: Some(cl.node_count() as u64) }
+        }
+        None if c.input.procs.is_some() => Machine { procs: c.input.procs, nodes: None },
+        None => Machine { procs: imported.units, nodes: imported.nodes },
+    })
+}
+
 /// `sim trace convert` of `path` a job at a time, so memory does not grow with the trace:
 /// to native in one pass; to SWF in two, the first counting the jobs (SWF's header states
 /// them) and what SWF cannot carry. `false` (nothing written) when converting to SWF job
 /// ids that are not numbers in increasing order, which SWF keeps only when all are
 /// unique numbers: the trace is then converted whole.
 fn convert_streamed(c: &ConvertArgs, path: &Path) -> Result<bool, Failure> {
-    use traces::swf::Machine;
     let name = path.display().to_string();
     let opts = import_options(&c.input.pai_jobs, &c.input.app_runtime)?;
     refuse_empty(path)?;
@@ -262,14 +267,7 @@ fn convert_streamed(c: &ConvertArgs, path: &Path) -> Result<bool, Failure> {
         if !numbered {
             return Ok(false);
         }
-        let machine = match &c.input.cluster {
-            Some(p) => {
-                let cl = runner::input::load_cluster(p)?.cluster;
-                Machine { procs: Some(cl.total_units()), nodes: Some(cl.node_count() as u64) }
-            }
-            None if c.input.procs.is_some() => Machine { procs: c.input.procs, nodes: None },
-            None => Machine { procs: first.units, nodes: first.nodes },
-        };
+        let machine = machine_of(c, &first)?;
         if first.skipped.total() > 0 {
             eprintln!("{}", runner::input::accounting(&name, first.rows, jobs as usize, &first.skipped));
         }

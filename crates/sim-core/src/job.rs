@@ -262,25 +262,27 @@ pub struct JobStore<'a> {
     owned: crate::job_table::JobTable<Job>,
     /// A streamed run's: no input, every job pushed as it is read.
     streamed: bool,
+    /// Whether the jobs are the input's, borrowed (nothing submitted or read).
+    borrowed: bool,
 }
 
 impl<'a> JobStore<'a> {
     /// The input's jobs, nothing submitted yet.
     pub fn new(input: &'a [Job]) -> Self {
-        JobStore { input, owned: Default::default(), streamed: false }
+        JobStore { input, owned: Default::default(), streamed: false, borrowed: true }
     }
     /// A streamed run's: every job pushed as it is read.
     pub fn streamed() -> Self {
-        JobStore { input: &[], owned: Default::default(), streamed: true }
+        JobStore { input: &[], owned: Default::default(), streamed: true, borrowed: true }
     }
     /// Every job held, by id.
     #[inline]
     pub fn all(&self) -> crate::job_table::Ids<'_, Job> {
-        if self.owned.unused() { crate::job_table::Ids::all(self.input) } else { self.owned.view() }
+        if self.borrowed { crate::job_table::Ids::all(self.input) } else { self.owned.view() }
     }
     /// Every job so far: one past the newest id.
     pub fn len(&self) -> usize {
-        if self.owned.unused() { self.input.len() } else { self.owned.end() }
+        if self.borrowed { self.input.len() } else { self.owned.end() }
     }
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
@@ -288,12 +290,13 @@ impl<'a> JobStore<'a> {
     }
     /// Job `i`, if held.
     pub fn get(&self, i: usize) -> Option<&Job> {
-        if self.owned.unused() { self.input.get(i) } else { self.owned.get(i) }
+        if self.borrowed { self.input.get(i) } else { self.owned.get(i) }
     }
     /// Adds a submitted (or, streamed, a read) job; returns its id.
     pub fn push(&mut self, job: Job) -> JobId {
-        if self.owned.unused() {
+        if self.borrowed {
             self.owned = crate::job_table::JobTable::from_vec(self.input.to_vec());
+            self.borrowed = false;
         }
         self.owned.push(job);
         JobId((self.owned.end() - 1) as u32)
@@ -313,7 +316,7 @@ impl<'a> JobStore<'a> {
     /// Takes the submitted jobs out (none in a streamed run: its jobs are dropped as they
     /// are written).
     pub fn take_submitted(&mut self) -> Vec<Job> {
-        if self.streamed || self.owned.unused() {
+        if self.streamed || self.borrowed {
             return Vec::new();
         }
         let mut all = self.owned.take();
@@ -325,6 +328,6 @@ impl std::ops::Index<usize> for JobStore<'_> {
     type Output = Job;
     #[inline]
     fn index(&self, i: usize) -> &Job {
-        if self.owned.unused() { &self.input[i] } else { &self.owned[i] }
+        if self.borrowed { &self.input[i] } else { &self.owned[i] }
     }
 }

@@ -414,6 +414,7 @@ impl<'a> SchedView<'a> {
     /// A job as a scheduler sees it: its request, without its actual run time or GPU
     /// memory peak (the oracles [`SchedView::oracle_runtime`] and
     /// [`SchedView::gpu_peak_mib`]).
+    #[inline]
     pub fn job(&self, id: JobId) -> JobView<'a> {
         JobView::of(self.jobs.at(id.idx()))
     }

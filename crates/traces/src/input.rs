@@ -141,6 +141,20 @@ fn from_reader(r: Box<dyn Read + Send>, name: &str) -> Result<TraceInput, TraceE
     Ok(TraceInput { reader, gzip, checksum })
 }
 
+/// Reads the next line of `input` into `buf` (cleared first) and counts it in `line`;
+/// `false` at the end of the file.
+pub(crate) fn next_line(
+    input: &mut TraceInput,
+    buf: &mut Vec<u8>,
+    name: &str,
+    line: &mut u64,
+) -> Result<bool, TraceError> {
+    buf.clear();
+    *line += 1;
+    let n = input.reader.read_until(b'\n', buf).map_err(|e| read_error(name, *line, input.gzip, e))?;
+    Ok(n > 0)
+}
+
 /// Turns a read error at `line` into a trace error (gzip errors are named as such).
 pub(crate) fn read_error(name: &str, line: u64, gzip: bool, e: std::io::Error) -> TraceError {
     if gzip || e.kind() == std::io::ErrorKind::UnexpectedEof || e.kind() == std::io::ErrorKind::InvalidInput {

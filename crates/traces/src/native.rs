@@ -172,16 +172,8 @@ impl NativeReader {
 
     /// The next job, `Ok(None)` at the end.
     pub fn next_job(&mut self) -> Result<Option<Job>, TraceError> {
-        use std::io::BufRead;
         loop {
-            self.buf.clear();
-            self.line += 1;
-            let n = self
-                .input
-                .reader
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| crate::input::read_error(&self.name, self.line, self.input.gzip, e))?;
-            if n == 0 {
+            if !crate::input::next_line(&mut self.input, &mut self.buf, &self.name, &mut self.line)? {
                 return Ok(None);
             }
             let text = std::str::from_utf8(&self.buf)

@@ -8,10 +8,9 @@
 //! job is rejected by the engine, as is a job with no processors.
 
 use crate::error::TraceError;
-use crate::input::{TraceInput, read_error};
+use crate::input::TraceInput;
 use sim_core::time::parse_secs_micros;
 use sim_core::{Job, JobKind, SimDuration, SimTime, TaskShape, TraceStatus};
-use std::io::BufRead;
 
 /// SWF field names, 1-based index = position + 1.
 pub const FIELD_NAMES: [&str; 18] = [
@@ -152,14 +151,7 @@ impl SwfReader {
     /// The next job line, `Ok(None)` at the end.
     pub fn next_record(&mut self) -> Result<Option<SwfRecord>, TraceError> {
         loop {
-            self.buf.clear();
-            self.line += 1;
-            let n = self
-                .input
-                .reader
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| read_error(&self.name, self.line, self.input.gzip, e))?;
-            if n == 0 {
+            if !crate::input::next_line(&mut self.input, &mut self.buf, &self.name, &mut self.line)? {
                 return Ok(None);
             }
             let text = std::str::from_utf8(&self.buf).map_err(|_| {

@@ -304,6 +304,8 @@ struct Engine<'a> {
     arrival_order: Vec<JobId>,
     rank: JobTable<u32>,
     next_arrival: usize,
+    /// When the next arrival is due (kept as arrivals are taken: the loop asks often).
+    next_at: Option<SimTime>,
     state: JobTable<JobState>,
     queue: Vec<JobId>,
     running: JobTable<Option<RunningJob>>,
@@ -400,6 +402,7 @@ impl<'a> Engine<'a> {
         let binds = policy.binds_nodes();
         check_sizes(cluster, cfg, &*policy, binds)?;
         let (arrival_order, rank) = arrival_order(jobs);
+        let next_at = arrival_order.first().map(|j| jobs[j.idx()].submit);
         let events = EventQueue::new();
         // Anything that may change nodes: node events given as input, or controllers.
         // Autoscaled pools' nodes past their initial size leave at once.
@@ -429,6 +432,7 @@ impl<'a> Engine<'a> {
             arrival_order,
             rank: JobTable::from_vec(rank),
             next_arrival: 0,
+            next_at,
             state: JobTable::from_vec(jobs.iter().map(|_| JobState::new()).collect()),
             bound: JobTable::from_vec(if binds {
                 jobs.iter().map(|_| BoundState::default()).collect()

@@ -154,16 +154,25 @@ impl Engine<'_> {
             self.rank = Default::default();
             self.arrival_order = Vec::new();
         }
+        let ids = self.held_ids();
         let mut records = Vec::new();
-        for i in self.held_ids() {
-            if self.state[i].written {
-                continue;
-            }
-            let why = if self.state[i].outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
-            let record = self.record_of(i, why);
-            match self.stream {
-                Some(_) => self.write_record(JobId(i as u32), record)?,
-                None => records.push(record),
+        if self.stream.is_none() {
+            // Every job, in order (nothing was written).
+            records = ids
+                .into_iter()
+                .map(|i| {
+                    let why = if self.state[i].outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
+                    self.record_of(i, why)
+                })
+                .collect();
+        } else {
+            for i in ids {
+                if self.state[i].written {
+                    continue;
+                }
+                let why = if self.state[i].outcome.is_none() { unfinished.next().map(|(_, r)| r) } else { None };
+                let record = self.record_of(i, why);
+                self.write_record(JobId(i as u32), record)?;
             }
         }
         // A streamed run's jobs not read by the end: not submitted by then.

@@ -65,7 +65,7 @@ impl Engine<'_> {
         | Ev::Evict(j, _)
         | Ev::TaintEvict(j, _)
         | Ev::Restart(j, _) = ev
-            && self.state.get(j.idx()).is_none()
+            && self.state.get(j.idx()).is_none_or(|st| st.written)
         {
             return Ok(());
         }

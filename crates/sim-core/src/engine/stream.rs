@@ -48,14 +48,13 @@ pub(super) struct Stream<'a> {
 
 impl<'a> Engine<'a> {
     /// The submission time of the next job to arrive.
+    #[inline]
     pub(super) fn next_arrival_time(&self) -> Option<SimTime> {
-        match &self.stream {
-            Some(s) => s.next.as_ref().map(|j| j.submit),
-            None => self.arrival_order.get(self.next_arrival).map(|j| self.jobs[j.idx()].submit),
-        }
+        self.next_at
     }
 
     /// Jobs not read yet (a streamed run's; a run of a whole input has read them all).
+    #[inline]
     pub(super) fn unread(&self) -> usize {
         self.stream.as_ref().map_or(0, |s| usize::from(s.next.is_some()) + s.source.remaining())
     }
@@ -76,6 +75,7 @@ impl<'a> Engine<'a> {
             )));
         }
         s.read += u64::from(s.next.is_some());
+        self.next_at = s.next.as_ref().map(|j| j.submit);
         Ok(())
     }
 
@@ -90,6 +90,7 @@ impl<'a> Engine<'a> {
         }
         let j = self.arrival_order[self.next_arrival];
         self.next_arrival += 1;
+        self.next_at = self.arrival_order.get(self.next_arrival).map(|j| self.jobs[j.idx()].submit);
         Ok((j, self.next_arrival as u64))
     }
 
@@ -109,6 +110,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Job `i`'s record as it stands now; `unfinished_reason` for one without an outcome.
+    #[inline]
     pub(super) fn record_of(&mut self, i: usize, unfinished_reason: Option<Box<str>>) -> JobRecord {
         let now = self.now;
         let st = &mut self.state[i];
