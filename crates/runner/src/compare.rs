@@ -250,9 +250,10 @@ fn compare_in_pool<'l>(
 /// Whether every cell of `plan` can replay `input` streamed ([`crate::stream::streams`]):
 /// then [`compare_streamed`] reads no workload ahead.
 pub fn streams_all(plan: &[Cell], base: &RunOptions, input: &Input) -> bool {
-    plan.iter().all(|cell| {
-        cell_options(base, cell, std::path::PathBuf::new()).is_ok_and(|o| crate::stream::streams(input, &o))
-    })
+    crate::stream::streams_input(input)
+        && plan.iter().all(|cell| {
+            cell_options(base, cell, std::path::PathBuf::new()).is_ok_and(|o| crate::stream::streams_run(&o))
+        })
 }
 
 /// [`compare`] with each replay streamed from `input` ([`streams_all`] must hold), in

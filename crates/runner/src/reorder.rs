@@ -197,8 +197,8 @@ mod tests {
 
     #[test]
     fn items_come_out_in_id_order_from_memory_and_spilled_runs() {
-        let dir = std::env::temp_dir().join(format!("reorder-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         // Ids 0..2000 in a scrambled order; a budget of a few items spills many runs.
         let ids: Vec<u32> = (0..2000u32).map(|i| (i * 7919) % 2000).collect();
         let item = |id: u32| Item {
@@ -207,7 +207,7 @@ mod tests {
             bounded_slowdown: (id % 3 == 0).then_some(id as f64 / 7.0),
             work: (id % 2 == 0).then_some((id as f64, 0.5)),
         };
-        let mut r = Reorder::new(&dir, 2000);
+        let mut r = Reorder::new(dir, 2000);
         let mut got = Vec::new();
         for &id in &ids {
             r.push(id, item(id), &mut |it| {
@@ -220,7 +220,6 @@ mod tests {
         assert_eq!(got, (0..2000).map(item).collect::<Vec<_>>());
         assert!(r.spilled > 10, "{} runs", r.spilled);
         drop(r);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        std::fs::remove_dir(&dir).unwrap();
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
     }
 }

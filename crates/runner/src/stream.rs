@@ -24,11 +24,16 @@ use std::io::Write;
 /// option that reads or changes the whole workload, the run's controllers or its
 /// per-job placements.
 pub fn streams(i: &Input, o: &RunOptions) -> bool {
+    streams_input(i) && streams_run(o)
+}
+
+/// The input's part of [`streams`]: SWF on its own machine; native or an operator's format
+/// on a cluster configuration (without controllers, prices or domains: [`run`] reads it
+/// and gives way otherwise); nothing that reads or changes the whole workload.
+pub fn streams_input(i: &Input) -> bool {
+    use traces::Format;
     let Some(path) = &i.trace else { return false };
     let format = i.format.unwrap_or_else(|| traces::detect_file_format(path));
-    // SWF on its own machine; native on a cluster configuration (without controllers,
-    // prices or domains: [`run`] reads it and gives way otherwise).
-    use traces::Format;
     let format_ok = match format {
         Format::Swf => i.cluster.is_none(),
         Format::Native | Format::Sacct | Format::Philly | Format::Helios | Format::Sia | Format::Pai => {
@@ -36,7 +41,8 @@ pub fn streams(i: &Input, o: &RunOptions) -> bool {
         }
         Format::Batsim | Format::Openb => false,
     };
-    let plain_input = i.domain_traces.is_empty()
+    format_ok
+        && i.domain_traces.is_empty()
         && i.nodes.is_none()
         && i.sharing.is_none()
         && !i.synthetic_gpu_memory
@@ -45,20 +51,21 @@ pub fn streams(i: &Input, o: &RunOptions) -> bool {
         && i.perturb.is_none()
         && i.slurm_conf.is_none()
         && i.slurm_qos.is_none()
-        && i.slurm_assoc.is_none();
-    // The `slurm` policy writes sacct.txt, which reads every job's placements.
-    let slurm = o.policy.as_deref().is_some_and(|p| p.trim_start().starts_with("slurm"));
-    let plain_run = !slurm
+        && i.slurm_assoc.is_none()
+}
+
+/// The run's part of [`streams`]: no controllers, faults, checkpoints or restarts, no
+/// `sacct.txt` (it reads every job's placements).
+pub fn streams_run(o: &RunOptions) -> bool {
+    !crate::sacct::wanted(o.sacct, o.policy.as_deref().unwrap_or_default().trim())
         && o.controllers.is_empty()
         && o.faults.is_none()
         && o.checkpoint.is_none()
         && o.restarts.is_none()
-        && !o.sacct
         && o.slurm_conf.is_none()
         && o.arrangement.is_none()
         && o.variant.is_empty()
-        && !o.compare_arrangements;
-    format_ok && plain_input && plain_run
+        && !o.compare_arrangements
 }
 
 /// A trace's jobs one at a time.
@@ -112,15 +119,12 @@ struct TraceSource {
     first: Option<Job>,
     models: hw_calibrate::models::ModelMapper,
     done: bool,
-    last_submit: sim_core::SimTime,
-    /// Set when a job is submitted before the one before it.
-    unsorted: bool,
 }
 
 impl TraceSource {
     fn new(reader: Reader, first: Option<Job>, cluster: &sim_core::Cluster) -> Self {
         let models = hw_calibrate::models::ModelMapper::new(cluster);
-        TraceSource { reader, first, models, done: false, last_submit: sim_core::SimTime::ZERO, unsorted: false }
+        TraceSource { reader, first, models, done: false }
     }
 }
 
@@ -133,11 +137,6 @@ impl JobSource for TraceSource {
         };
         self.done = job.is_none();
         let Some(mut j) = job else { return Ok(None) };
-        if j.submit < self.last_submit {
-            self.unsorted = true;
-            return Err(format!("job {} is submitted before the job before it", j.trace_id));
-        }
-        self.last_submit = j.submit;
         self.models.map(&mut j);
         Ok(Some(j))
     }
@@ -234,6 +233,7 @@ pub enum Streamed {
 }
 
 /// What is known of a trace before its replay.
+#[derive(Default)]
 struct Known {
     /// Its jobs, when read ahead (a native trace's pre-pass).
     facts: Option<crate::run::Facts>,
@@ -286,15 +286,7 @@ pub fn run(
         let (units, size_source, mut cluster) = traces::swf_machine(&name, &header, i.procs).map_err(bad)?;
         hw_calibrate::attach_power(&mut cluster);
         let source = TraceSource::new(Reader::Swf(reader), Some(first), &cluster);
-        let known = Known {
-            facts: None,
-            span: None,
-            pods: Default::default(),
-            load: Default::default(),
-            skipped: Default::default(),
-            names: Default::default(),
-        };
-        (empty(format, units, size_source, cluster, header.lines), source, known)
+        (empty(format, units, size_source, cluster, header.lines), source, Known::default())
     } else {
         let config = crate::input::load_cluster(i.cluster.as_deref().expect("streams() holds"))?;
         let priced = config.prices.iter().any(|p| p.per_hour > 0.0);
@@ -309,13 +301,13 @@ pub fn run(
         }
         let mut cluster = config.cluster;
         hw_calibrate::attach_power(&mut cluster);
-        let Some(known) = read_ahead(Reader::open(i, path, format)?, format, &cluster, &name, notes)? else {
+        let Some(mut known) = read_ahead(Reader::open(i, path, format)?, format, &cluster, &name, notes)? else {
             return Ok(Streamed::ReadWhole);
         };
         size(known.facts.map(|f| f.jobs as u64));
         let source = TraceSource::new(Reader::open(i, path, format)?, None, &cluster);
         let mut w = empty(format, units, traces::SizeSource::NodeList, cluster, Vec::new());
-        (w.skipped, w.names) = (known.skipped.clone(), known.names.clone());
+        (w.skipped, w.names) = (std::mem::take(&mut known.skipped), std::mem::take(&mut known.names));
         (w, source, known)
     };
     let mut l = Loaded {
@@ -334,11 +326,10 @@ pub fn run(
         let load = known.load.of(w.units, w.cluster.total_gpus());
         crate::run::notes_of(o, &l, f, load)?.into_iter().for_each(&mut *notes);
     }
-    let replayed = replay(o, &mut l, &mut source, &known, progress);
-    if source.unsorted {
+    // Not sorted by submit time after all: read whole.
+    let Some((replayed, seen)) = replay(o, &mut l, &mut source, &known, progress)? else {
         return Ok(Streamed::ReadWhole);
-    }
-    let (replayed, seen) = replayed?;
+    };
     let after = match known.facts {
         Some(_) => Vec::new(),
         None => {
@@ -402,14 +393,15 @@ struct Seen {
     load: traces::stats::OfferedLoad,
 }
 
-/// The replay itself: the engine over `source`, the files written as it goes.
+/// The replay itself: the engine over `source`, the files written as it goes; `None`
+/// (nothing written) when the trace turns out not to be sorted by submit time.
 fn replay(
     o: &RunOptions,
     l: &mut Loaded,
     source: &mut TraceSource,
     known: &Known,
     mut progress: Option<&mut dyn FnMut(u64)>,
-) -> Result<(Replayed, Seen), RunError> {
+) -> Result<Option<(Replayed, Seen)>, RunError> {
     let mut policy = crate::run::policy_for(o, Some(&l.workload), known.facts.as_ref(), false)?;
     let controllers = crate::run::controllers(o, &l.controllers)?;
     let controller_specs: Vec<String> = controllers.iter().map(|c| c.spec()).collect();
@@ -453,10 +445,13 @@ fn replay(
             controllers,
             fragmentation,
         };
-        let result = sim_core::simulate_stream(&l.workload.cluster, source, &mut out, policy.as_mut(), &cfg, hooks)
-            .map_err(|e| {
-                if e.is_bad_input() { RunError::BadInput(e.to_string()) } else { RunError::Other(e.to_string()) }
-            })?;
+        let result =
+            match sim_core::simulate_stream(&l.workload.cluster, source, &mut out, policy.as_mut(), &cfg, hooks) {
+                Ok(r) => r,
+                Err(sim_core::EngineError::Unsorted(_)) => return Ok(None),
+                Err(e) if e.is_bad_input() => return Err(RunError::BadInput(e.to_string())),
+                Err(e) => return Err(RunError::Other(e.to_string())),
+            };
         // Every job has its record, each written in turn.
         debug_assert!(out.reorder.is_empty());
         let facts = crate::run::Facts { format: l.workload.format, jobs: out.jobs_seen, gpu_jobs: out.gpu_jobs };
@@ -484,5 +479,5 @@ fn replay(
         files.push(("decisions.jsonl", finish(f, "decisions.jsonl")?));
     }
     let written = crate::run::rename_all(o, files)?;
-    Ok((Replayed { summary, written }, seen))
+    Ok(Some((Replayed { summary, written }, seen)))
 }

@@ -312,3 +312,27 @@ proptest! {
         prop_assert_eq!((streamed.passes, streamed.events), (whole.passes, whole.events));
     }
 }
+
+/// A streamed input out of submission order stops the run, naming both jobs.
+#[test]
+fn a_streamed_input_out_of_order_is_refused() {
+    let s = SimDuration::from_secs;
+    let jobs = vec![
+        Job::rigid("a", SimTime::from_secs(10), 1, s(5), s(5)),
+        Job::rigid("b", SimTime::from_secs(3), 1, s(5), s(5)),
+    ];
+    let (mut source, mut sink) = (Jobs(jobs.into_iter()), Records::default());
+    let mut p = policies::build("easy").unwrap();
+    let cfg = SimConfig::default();
+    let e = sim_core::simulate_stream(
+        &Cluster::processor_pool(2),
+        &mut source,
+        &mut sink,
+        p.as_mut(),
+        &cfg,
+        Default::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, sim_core::EngineError::Unsorted(_)) && e.is_bad_input(), "{e}");
+    assert!(e.to_string().starts_with("job b is submitted at 3s, before job a read before it (10s)"), "{e}");
+}

@@ -219,6 +219,10 @@ pub enum EngineError {
     /// input is at fault; the message names the file, line and field.
     #[error("{0}")]
     Source(String),
+    /// A streamed input has a job submitted before the job read before it. Fatal: a
+    /// streamed run needs its input in submission order (read it whole instead).
+    #[error("{0}")]
+    Unsorted(String),
     /// A streamed record could not be written. Fatal: the output would be incomplete.
     #[error("{0}")]
     Sink(String),
@@ -239,6 +243,7 @@ impl EngineError {
                 | EngineError::TooManyNodes { .. }
                 | EngineError::TooManyDomains(_)
                 | EngineError::Source(_)
+                | EngineError::Unsorted(_)
         )
     }
 }

@@ -93,7 +93,7 @@ macro_rules! sched_view {
             walltime_kill: $e.cfg.walltime_kill,
             logging: $e.log.is_some(),
             // A withdrawn or held job (unfinished for good) is not left to run.
-            jobs_left: $e.state.end() + $e.unread() - $e.ended - $e.withdrawn.len() - $e.withdrawn_written,
+            jobs_left: $e.state.end() + $e.unread() - $e.ended - $e.withdrawn.len(),
         }
     };
 }
@@ -254,7 +254,7 @@ pub fn simulate_with<'a>(
 
 /// [`simulate_with`] on jobs read from `source` as simulated time reaches their
 /// submission (in submission order: an input out of order stops the run with
-/// [`EngineError::Source`]), each record given to `sink` once the job is done, in input
+/// [`EngineError::Unsorted`]), each record given to `sink` once the job is done, in input
 /// order but for long runs the run kept aside (`stream.rs`). Memory follows the jobs in
 /// the system, not the input. The records are those [`simulate_with`] gives on the same jobs (then
 /// [`RunResult::records`] is empty); jobs controllers submit take the next ids among the
@@ -286,7 +286,7 @@ pub fn simulate_stream_in<'a>(
         engine.sampler = sampling::GpuSampler::new(cfg.gpu_sample_every, Some(measure));
     }
     engine.jobs = JobStore::streamed();
-    engine.stream = Some(stream::Stream { source, sink, next: None, read: 0, window });
+    engine.stream = Some(stream::Stream { source, sink, next: None, read: 0, last_submit: SimTime::ZERO, window });
     engine.read_ahead()?;
     engine.start_controllers()?;
     engine.run()
@@ -340,8 +340,6 @@ struct Engine<'a> {
     max_queue: usize,
     /// Jobs a policy withdrew ([`crate::policy::Decision::Withdraw`]), with its reason.
     withdrawn: BTreeMap<JobId, Box<str>>,
-    /// Of those, the ones a streamed run wrote and forgot.
-    withdrawn_written: usize,
     /// A streamed run's input and output (`None`: the whole input is held).
     stream: Option<stream::Stream<'a>>,
     /// A streamed run's jobs done since its records were last written, in that order.
@@ -464,7 +462,6 @@ impl<'a> Engine<'a> {
             progress: None,
             max_queue: 0,
             withdrawn: BTreeMap::new(),
-            withdrawn_written: 0,
             stream: None,
             done: Vec::new(),
             quiet: stall::QuietStates::default(),

@@ -42,6 +42,8 @@ pub(super) struct Stream<'a> {
     pub(super) next: Option<Job>,
     /// Jobs read so far (arrived, or `next`).
     pub(super) read: u64,
+    /// The latest submission read.
+    pub(super) last_submit: SimTime,
     /// How many jobs the window holds before the oldest still in the system is kept aside.
     pub(super) window: usize,
 }
@@ -63,16 +65,18 @@ impl<'a> Engine<'a> {
     /// previous job.
     pub(super) fn read_ahead(&mut self) -> Result<(), EngineError> {
         let Some(s) = self.stream.as_mut() else { return Ok(()) };
-        let before = s.next.as_ref().map(|j| (j.submit, j.trace_id.clone()));
         s.next = s.source.next_job().map_err(EngineError::Source)?;
-        if let (Some((t, id)), Some(next)) = (before, &s.next)
-            && next.submit < t
-        {
-            return Err(EngineError::Source(format!(
-                "job {} is submitted at {}, before job {id} read before it ({t}): a streamed input must be sorted by \
-                 submit time",
-                next.trace_id, next.submit
-            )));
+        if let Some(next) = &s.next {
+            if next.submit < s.last_submit {
+                // The job read before it is the newest the tables hold.
+                let before = self.jobs.get(self.jobs.len().wrapping_sub(1)).map_or("", |j| j.trace_id.as_str());
+                return Err(EngineError::Unsorted(format!(
+                    "job {} is submitted at {}, before job {before} read before it ({}): a streamed input must be \
+                     sorted by submit time",
+                    next.trace_id, next.submit, s.last_submit
+                )));
+            }
+            s.last_submit = next.submit;
         }
         s.read += u64::from(s.next.is_some());
         self.next_at = s.next.as_ref().map(|j| j.submit);
@@ -85,8 +89,9 @@ impl<'a> Engine<'a> {
         if let Some(s) = self.stream.as_mut() {
             let job = s.next.take().expect("an arrival is due");
             let read = s.read;
+            let j = self.add_job(job);
             self.read_ahead()?;
-            return Ok((self.add_job(job), read));
+            return Ok((j, read));
         }
         let j = self.arrival_order[self.next_arrival];
         self.next_arrival += 1;
@@ -208,24 +213,12 @@ impl<'a> Engine<'a> {
         let s = self.stream.as_mut().expect("a streamed run");
         s.sink.record(j, &self.jobs[j.idx()], record).map_err(EngineError::Sink)?;
         self.state[j.idx()].written = true;
-        if self.withdrawn.remove(&j).is_some() {
-            self.withdrawn_written += 1;
-        }
         self.lost.remove(&j);
         self.saved.remove(&j);
         self.restarts_counted.remove(&j);
         // A job kept aside is dropped now; one in the window when the window passes it.
         if j.idx() < self.state.first() {
-            let i = j.idx();
-            self.jobs.drop_early(i);
-            self.state.drop_early(i);
-            self.running.drop_early(i);
-            self.rank.drop_early(i);
-            if self.binds {
-                self.bound.drop_early(i);
-                self.holds.drop_early(i);
-            }
-            self.energy.drop_early(i);
+            self.on_tables(TableOp::DropEarly(j.idx()));
         }
         Ok(())
     }
@@ -233,28 +226,42 @@ impl<'a> Engine<'a> {
     /// Moves the window of every per-job table on by one id, keeping its first job aside
     /// (`keep`: it is still in the system) or dropping it (written).
     fn move_window(&mut self, keep: bool) {
-        if keep {
-            self.jobs.keep_first();
-            self.state.keep_first();
-            self.running.keep_first();
-            self.rank.keep_first();
-            if self.binds {
-                self.bound.keep_first();
-                self.holds.keep_first();
-            }
-            self.energy.keep_first();
-        } else {
-            self.jobs.drop_first();
-            self.state.drop_first();
-            self.running.drop_first();
-            self.rank.drop_first();
-            if self.binds {
-                self.bound.drop_first();
-                self.holds.drop_first();
-            }
-            self.energy.drop_first();
+        self.on_tables(if keep { TableOp::KeepFirst } else { TableOp::DropFirst });
+    }
+
+    /// Applies `op` to every per-job table the run keeps (the binding tables where the
+    /// policy binds nodes; the energy meter knows whether it keeps jobs').
+    fn on_tables(&mut self, op: TableOp) {
+        macro_rules! on_all {
+            ($m:ident $(, $i:expr)?) => {{
+                self.jobs.$m($($i)?);
+                self.state.$m($($i)?);
+                self.running.$m($($i)?);
+                self.rank.$m($($i)?);
+                if self.binds {
+                    self.bound.$m($($i)?);
+                    self.holds.$m($($i)?);
+                }
+                self.energy.$m($($i)?);
+            }};
+        }
+        match op {
+            TableOp::DropFirst => on_all!(drop_first),
+            TableOp::KeepFirst => on_all!(keep_first),
+            TableOp::DropEarly(i) => on_all!(drop_early, i),
         }
     }
+}
+
+/// What [`Engine::on_tables`] does to every per-job table.
+#[derive(Clone, Copy)]
+enum TableOp {
+    /// The window's first job is written: dropped.
+    DropFirst,
+    /// The window's first job is still in the system: kept aside.
+    KeepFirst,
+    /// A job kept aside is written: dropped.
+    DropEarly(usize),
 }
 
 /// How many jobs a streamed run's window of ids holds before the jobs still in the system
