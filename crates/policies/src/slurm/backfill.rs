@@ -30,6 +30,11 @@ struct Plan {
     by_end: Vec<(SimTime, u32)>,
     /// The nodes of the reservations that overlap the window being tested (scratch).
     blocked: Vec<u64>,
+    /// `blocked` before the window moved (scratch).
+    was: Vec<u64>,
+    /// What `blocked` holds, when [`Slurm::block_at`] made it: (time, reservations, those
+    /// of them open by then).
+    blocked_for: Option<(SimTime, usize, usize)>,
     /// Whether `Slurm::future` holds this cycle's nodes (copied at the first plan).
     future: bool,
     /// Whether `Slurm::releases` lists this cycle's releases (built at the first plan
@@ -67,6 +72,8 @@ impl Slurm {
             by_begin: Vec::new(),
             by_end: Vec::new(),
             blocked: vec![0; self.nodes.cpus.len().div_ceil(64)],
+            was: Vec::new(),
+            blocked_for: None,
             future: false,
             releases: false,
             cursor: view.now(),
@@ -248,14 +255,24 @@ impl Slurm {
         let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
         let mut ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
         Self::block_at(plan, t, limit);
+        // Packed: the CPUs free at `t` outside the blocked nodes, once counted, kept up to
+        // date as `t` moves on, so the nodes are scanned only where the job could fit.
+        let mut free: Option<u64> = None;
         loop {
             if packed {
-                let got = self.releases.place(&self.nodes, p, r, t, &plan.blocked, |n| Self::node_up(view, n));
-                if check {
-                    self.check_packed(view, (p, r, t), plan, got.as_ref());
-                }
-                if let Some(held) = got {
-                    return Some((t, held));
+                if free.is_none_or(|f| f >= need) {
+                    let (sum, got) =
+                        self.releases.place(&self.nodes, p, r, t, &plan.blocked, |n| Self::node_up(view, n));
+                    if check {
+                        self.check_packed(view, (p, r, t), plan, got.as_ref());
+                    }
+                    if let Some(held) = got {
+                        return Some((t, held));
+                    }
+                    free = Some(sum);
+                } else if check {
+                    let counted = self.releases.free_outside(&self.nodes, p, t, &plan.blocked);
+                    debug_assert!(free >= Some(counted), "CPUs free at {t:?} counted short");
                 }
             } else {
                 // Releases up to `t`.
@@ -281,6 +298,7 @@ impl Slurm {
             } else {
                 self.ends.range((t + SimDuration(1), JobId(0))..).next().map(|x| x.0.max(soonest))
             };
+            let was = t;
             match [next_release, next_end].into_iter().flatten().min() {
                 Some(n) if n <= horizon => t = n,
                 _ => return None,
@@ -288,6 +306,9 @@ impl Slurm {
             // The reservations again when one opened or ended.
             let (ia2, ib2) =
                 (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
+            if free.is_some() && ib2 != ib {
+                plan.was.clone_from(&plan.blocked);
+            }
             if ib2 != ib {
                 Self::block_at(plan, t, limit);
             } else if ia2 != ia {
@@ -299,6 +320,20 @@ impl Slurm {
                         }
                     }
                 }
+                plan.blocked_for = None;
+            }
+            if let Some(f) = free.as_mut() {
+                let member = &self.nodes.member_bits[p];
+                if ib2 != ib {
+                    // The nodes that left the blocked ones, at the time before (those that
+                    // joined are left counted: an upper bound is enough to skip a scan).
+                    for (w, (&a, &b)) in plan.was.iter().zip(&plan.blocked).enumerate() {
+                        if a & !b != 0 {
+                            *f += self.releases.free_in_word(&self.nodes, w, a & !b, member, was);
+                        }
+                    }
+                }
+                *f += self.releases.released_between(was, t, member, &plan.blocked);
             }
             (ia, ib) = (ia2, ib2);
         }
@@ -337,7 +372,7 @@ impl Slurm {
             .take_while(|&e| next.is_none_or(|n| e < n))
             .collect();
         for e in skipped {
-            let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked, |n| Self::node_up(view, n));
+            let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked, |n| Self::node_up(view, n)).1;
             debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
         }
     }
@@ -347,9 +382,15 @@ impl Slurm {
     /// `t < end` (Slurm's `node_space` test: one beginning exactly at the job's end
     /// overlaps it).
     fn block_at(plan: &mut Plan, t: SimTime, limit: SimDuration) {
-        plan.blocked.iter_mut().for_each(|w| *w = 0);
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
+        // The same reservations at the same time block the same nodes.
+        let key = (t, plan.nodes.len(), ia);
+        if plan.blocked_for == Some(key) {
+            return;
+        }
+        plan.blocked_for = Some(key);
+        plan.blocked.iter_mut().for_each(|w| *w = 0);
         for &(_, id) in &plan.by_begin[..ia] {
             if plan.ends[id as usize] > t {
                 for &(w, b) in &plan.nodes[id as usize] {

@@ -12,6 +12,24 @@
 use super::nodes::{Held, Nodes, Request, add_node};
 use sim_core::time::SimTime;
 
+/// A running job's release: its expected end, and the ranges of its nodes in
+/// [`Releases::words`] and [`Releases::held`].
+#[derive(Debug, Clone, Copy)]
+struct Release {
+    end: SimTime,
+    words: (u32, u32),
+    held: (u32, u32),
+}
+
+impl Release {
+    fn words<'a>(&self, r: &'a Releases) -> &'a [(u32, u64)] {
+        &r.words[self.words.0 as usize..self.words.1 as usize]
+    }
+    fn held<'a>(&self, r: &'a Releases) -> &'a [(u32, u32)] {
+        &r.held[self.held.0 as usize..self.held.1 as usize]
+    }
+}
+
 /// Each node's releases over one backfill cycle.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Releases {
@@ -20,10 +38,12 @@ pub(super) struct Releases {
     /// (expected end, CPUs) of the running jobs on each node, node by node, each node's
     /// by expected end.
     entries: Vec<(SimTime, u32)>,
-    /// The running jobs by expected end: (end, their node words' range in `words`).
-    jobs: Vec<(SimTime, u32, u32)>,
+    /// The running jobs by expected end.
+    jobs: Vec<Release>,
     /// Each job's nodes, one bit each: (word index, bits).
     words: Vec<(u32, u64)>,
+    /// Each job's (node, CPUs).
+    held: Vec<(u32, u32)>,
     /// The nodes with a free CPU when the cycle's first plan was made.
     base: Vec<u64>,
     /// The nodes with a free CPU by `at` (and maybe some with none: a job started since
@@ -36,11 +56,10 @@ pub(super) struct Releases {
     /// bits.
     started: Vec<(u32, SimTime, u32)>,
     started_bits: Vec<u64>,
-    /// The jobs started in the cycle by expected end: (end, their node words' range in
-    /// `words`).
-    started_jobs: Vec<(SimTime, u32, u32)>,
-    /// Scratch: the candidate nodes and their free CPUs.
-    found: Vec<(u32, u32)>,
+    /// The jobs started in the cycle by expected end.
+    started_jobs: Vec<Release>,
+    /// Scratch: where a job goes.
+    found: Vec<Held>,
 }
 
 impl Releases {
@@ -52,13 +71,11 @@ impl Releases {
         self.off.resize(n + 1, 0);
         self.jobs.clear();
         self.words.clear();
+        self.held.clear();
         for (end, held) in running.clone() {
-            let from = self.words.len() as u32;
-            for h in held {
-                self.off[h.node as usize + 1] += 1;
-                add_node(&mut self.words, from as usize, h.node);
-            }
-            self.jobs.push((end, from, self.words.len() as u32 - from));
+            let job = self.add(end, held);
+            held.iter().for_each(|h| self.off[h.node as usize + 1] += 1);
+            self.jobs.push(job);
         }
         for i in 0..n {
             self.off[i + 1] += self.off[i];
@@ -83,18 +100,63 @@ impl Releases {
         self.started_bits.resize(n.div_ceil(64), 0);
     }
 
+    /// Lists the nodes of a job ending at `end` that holds `held`.
+    fn add(&mut self, end: SimTime, held: &[Held]) -> Release {
+        let (w, h) = (self.words.len() as u32, self.held.len() as u32);
+        for x in held {
+            add_node(&mut self.words, w as usize, x.node);
+            self.held.push((x.node, x.cpus));
+        }
+        Release { end, words: (w, self.words.len() as u32), held: (h, self.held.len() as u32) }
+    }
+
     /// Counts a job started in the cycle, expected to end at `end`.
     pub fn start(&mut self, end: SimTime, held: &[Held]) {
-        let from = self.words.len() as u32;
         for h in held {
             self.started.push((h.node, end, h.cpus));
             self.started_bits[h.node as usize / 64] |= 1u64 << (h.node % 64);
-            add_node(&mut self.words, from as usize, h.node);
         }
         self.started.sort_unstable();
-        let job = (end, from, self.words.len() as u32 - from);
-        let at = self.started_jobs.partition_point(|x| x.0 <= end);
+        let job = self.add(end, held);
+        let at = self.started_jobs.partition_point(|x| x.end <= end);
         self.started_jobs.insert(at, job);
+    }
+
+    /// The running jobs and those started in the cycle whose expected end is in
+    /// (`from`, `to`], in no particular order.
+    fn ending(&self, from: SimTime, to: SimTime) -> impl Iterator<Item = &Release> {
+        let range = |v: &[Release]| v.partition_point(|x| x.end <= from)..v.partition_point(|x| x.end <= to);
+        let (a, b) = (range(&self.jobs), range(&self.started_jobs));
+        self.jobs[a].iter().chain(&self.started_jobs[b])
+    }
+
+    /// The CPUs that the jobs ending after `from` up to `to` release on the nodes of
+    /// `member` outside `blocked`.
+    pub fn released_between(&self, from: SimTime, to: SimTime, member: &[u64], blocked: &[u64]) -> u64 {
+        let open = |w: usize| member[w] & !blocked.get(w).copied().unwrap_or(0);
+        let mut sum = 0u64;
+        for job in self.ending(from, to) {
+            if job.words(self).iter().any(|&(w, b)| b & open(w as usize) != 0) {
+                for &(n, c) in job.held(self) {
+                    if open(n as usize / 64) & (1u64 << (n % 64)) != 0 {
+                        sum += u64::from(c);
+                    }
+                }
+            }
+        }
+        sum
+    }
+
+    /// The free CPUs at `t` of the nodes of `member` set in `bits` (one word's).
+    pub fn free_in_word(&self, nodes: &Nodes, w: usize, bits: u64, member: &[u64], t: SimTime) -> u64 {
+        let mut x = bits & member[w];
+        let mut sum = 0u64;
+        while x != 0 {
+            let n = w * 64 + x.trailing_zeros() as usize;
+            x &= x - 1;
+            sum += u64::from(self.free_at(nodes, n, t));
+        }
+        sum
     }
 
     /// The first expected end after `t` and before `before` at which a job releases a
@@ -108,11 +170,12 @@ impl Releases {
         member: &[u64],
         blocked: &[u64],
     ) -> Option<SimTime> {
-        let (mut i, mut k) = (self.jobs.partition_point(|x| x.0 <= t), self.started_jobs.partition_point(|x| x.0 <= t));
+        let (mut i, mut k) =
+            (self.jobs.partition_point(|x| x.end <= t), self.started_jobs.partition_point(|x| x.end <= t));
         loop {
             let (a, b) = (self.jobs.get(i), self.started_jobs.get(k));
-            let &(end, from, len) = match (a, b) {
-                (Some(x), Some(y)) if y.0 < x.0 => {
+            let job = match (a, b) {
+                (Some(x), Some(y)) if y.end < x.end => {
                     k += 1;
                     y
                 }
@@ -126,14 +189,15 @@ impl Releases {
                 }
                 (None, None) => return None,
             };
-            if before.is_some_and(|b| end >= b) {
+            if before.is_some_and(|b| job.end >= b) {
                 return None;
             }
-            let useful = self.words[from as usize..(from + len) as usize]
+            let useful = job
+                .words(self)
                 .iter()
                 .any(|&(w, b)| b & member[w as usize] & !blocked.get(w as usize).copied().unwrap_or(0) != 0);
             if useful {
-                return Some(end);
+                return Some(job.end);
             }
         }
     }
@@ -144,9 +208,9 @@ impl Releases {
             self.avail.clone_from(&self.base);
             self.applied = 0;
         }
-        while let Some(&(_, from, len)) = self.jobs.get(self.applied).filter(|x| x.0 <= t) {
+        while let Some(job) = self.jobs.get(self.applied).filter(|x| x.end <= t) {
             // Its nodes have more free from now on.
-            for &(w, b) in &self.words[from as usize..(from + len) as usize] {
+            for &(w, b) in &self.words[job.words.0 as usize..job.words.1 as usize] {
                 self.avail[w as usize] |= b;
             }
             self.applied += 1;
@@ -155,7 +219,7 @@ impl Releases {
     }
 
     /// Node `n`'s free CPUs at `t` (at least just after now).
-    fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
+    pub fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
         let mut free = nodes.free_cpus[n];
         // Listed by expected end (`build` reads the jobs in that order).
         for &(end, cpus) in &self.entries[self.off[n] as usize..self.off[n + 1] as usize] {
@@ -175,10 +239,21 @@ impl Releases {
         free
     }
 
+    /// The free CPUs at `t` on partition `p`'s nodes outside `blocked` (debug builds'
+    /// checks).
+    pub fn free_outside(&mut self, nodes: &Nodes, p: usize, t: SimTime, blocked: &[u64]) -> u64 {
+        self.advance(t);
+        let mut sum = 0u64;
+        for (w, &a) in self.avail.iter().enumerate() {
+            sum += self.free_in_word(nodes, w, a & !blocked.get(w).copied().unwrap_or(0), &nodes.member_bits[p], t);
+        }
+        sum
+    }
+
     /// Where `r` (packed one-CPU tasks) goes at `t` on partition `p`'s nodes outside
-    /// `blocked` that `usable` allows, in node order; `None` when the free CPUs there are
-    /// fewer than it asks or it does not fit. The answer of
-    /// [`Nodes::free_outside`] and [`Nodes::place_outside`] on the nodes as they are at `t`.
+    /// `blocked` that `usable` allows, in node order (`None`: it does not fit), and, when
+    /// it does not fit, the free CPUs there (when it fits, those up to its last node).
+    /// The answer of [`Nodes::place_outside`] on the nodes as they are at `t`.
     pub fn place(
         &mut self,
         nodes: &Nodes,
@@ -187,42 +262,34 @@ impl Releases {
         t: SimTime,
         blocked: &[u64],
         mut usable: impl FnMut(u32) -> bool,
-    ) -> Option<Vec<Held>> {
+    ) -> (u64, Option<Vec<Held>>) {
         self.advance(t);
-        let mut found = std::mem::take(&mut self.found);
-        found.clear();
-        let mut sum = 0u64;
-        for (w, (&m, &a)) in nodes.member_bits[p].iter().zip(&self.avail).enumerate() {
+        let mut held = std::mem::take(&mut self.found);
+        held.clear();
+        let (mut sum, mut left) = (0u64, r.tasks);
+        'scan: for (w, (&m, &a)) in nodes.member_bits[p].iter().zip(&self.avail).enumerate() {
             let mut x = m & a & !blocked.get(w).copied().unwrap_or(0);
             while x != 0 {
+                if left == 0 {
+                    break 'scan;
+                }
                 let n = w * 64 + x.trailing_zeros() as usize;
                 x &= x - 1;
                 let f = self.free_at(nodes, n, t);
                 if f > 0 {
                     sum += u64::from(f);
-                    found.push((n as u32, f));
+                    if usable(n as u32) {
+                        let k = f.min(left);
+                        left -= k;
+                        held.push(Held { node: n as u32, tasks: k, cpus: k, mem: 0, gpus: 0 });
+                    }
                 }
             }
         }
-        let mut out = None;
-        if sum >= r.total_cpus() {
-            let mut left = r.tasks;
-            let mut held = Vec::new();
-            for &(n, f) in &found {
-                if left == 0 {
-                    break;
-                }
-                if !usable(n) {
-                    continue;
-                }
-                let k = f.min(left);
-                left -= k;
-                held.push(Held { node: n, tasks: k, cpus: k, mem: 0, gpus: 0 });
-            }
-            out = (left == 0).then_some(held);
-        }
-        self.found = found;
-        out
+        // It fits once its tasks are placed (the nodes after need no look).
+        let out = (left == 0).then(|| held.clone());
+        self.found = held;
+        (sum, out)
     }
 }
 
@@ -247,14 +314,14 @@ mod tests {
         let r = |tasks| Request { tasks, cpus: 1, mem: Some(0), gpus: 0, one_per_node: false, whole_nodes: false };
         let none = [0u64];
         // At 50 only n3 is free: 4 CPUs.
-        assert_eq!(rel.place(&nodes, 0, &r(5), SimTime(50), &none, |_| true), None);
-        let at = |v: Option<Vec<Held>>| v.map(|v| v.iter().map(|h| (h.node, h.cpus)).collect::<Vec<_>>());
+        assert_eq!(rel.place(&nodes, 0, &r(5), SimTime(50), &none, |_| true), (4, None));
+        let at = |v: (u64, Option<Vec<Held>>)| v.1.map(|v| v.iter().map(|h| (h.node, h.cpus)).collect::<Vec<_>>());
         assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(50), &none, |_| true)), Some(vec![(2, 4)]));
         // At 100 n1 and half of n2 are free too, lowest index first.
         assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(100), &none, |_| true)), Some(vec![(0, 4), (1, 2), (2, 1)]));
         // n1 reserved: 6 CPUs outside it; back in time, the bitset is rebuilt.
-        assert_eq!(rel.place(&nodes, 0, &r(7), SimTime(150), &[0b001], |_| true), None);
-        assert_eq!(rel.place(&nodes, 0, &r(1), SimTime(50), &[0b100], |_| true), None);
+        assert_eq!(rel.place(&nodes, 0, &r(7), SimTime(150), &[0b001], |_| true), (6, None));
+        assert_eq!(rel.place(&nodes, 0, &r(1), SimTime(50), &[0b100], |_| true), (0, None));
         assert_eq!(at(rel.place(&nodes, 0, &r(8), SimTime(200), &[0b001], |_| true)), Some(vec![(1, 4), (2, 4)]));
         // A job started now on n3 until 300 takes its CPUs until then.
         let c = vec![held(2, 3)];
