@@ -112,15 +112,15 @@ impl Slurm {
                 continue;
             }
             // The reservations planned so far are some of those it will meet: when even
-            // they leave too few CPUs free now, it cannot start now either, and the
-            // reservations before it are not needed yet.
+            // they leave too few CPUs free now, it cannot start now either, and neither
+            // its reservation nor those before it are needed yet.
+            let limit = self.limit(view, k.job);
+            Self::block_at(&mut plan, view.now(), limit);
+            if self.nodes.free_outside(p, &plan.blocked) < r.total_cpus() {
+                unplanned.push(k.job);
+                continue;
+            }
             if !unplanned.is_empty() {
-                let limit = self.limit(view, k.job);
-                Self::block_at(&mut plan, view.now(), limit);
-                if self.nodes.free_outside(p, &plan.blocked) < r.total_cpus() {
-                    unplanned.push(k.job);
-                    continue;
-                }
                 // The reservations before it one at a time, in order: once those planned
                 // leave it too few CPUs free now, the rest can wait as it does.
                 kept.clone_from(&plan.blocked);
