@@ -30,8 +30,6 @@ struct Plan {
     by_end: Vec<(SimTime, u32)>,
     /// The nodes of the reservations that overlap the window being tested (scratch).
     blocked: Vec<u64>,
-    /// `blocked` before the window moved (scratch).
-    was: Vec<u64>,
     /// What `blocked` holds, when [`Slurm::block_at`] made it: (time, reservations, those
     /// of them open by then).
     blocked_for: Option<(SimTime, usize, usize)>,
@@ -51,6 +49,10 @@ struct Plan {
     released: Vec<Option<Vec<(SimTime, u64)>>>,
     /// Each reservation's end, by id.
     ends: Vec<SimTime>,
+    /// Each reservation's begin, by id.
+    begins: Vec<SimTime>,
+    /// Per bitmap word, the reservations with a node in it and their bits there.
+    in_word: Vec<Vec<(u32, u64)>>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
@@ -72,7 +74,6 @@ impl Slurm {
             by_begin: Vec::new(),
             by_end: Vec::new(),
             blocked: vec![0; self.nodes.cpus.len().div_ceil(64)],
-            was: Vec::new(),
             blocked_for: None,
             future: false,
             releases: false,
@@ -80,6 +81,8 @@ impl Slurm {
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
             ends: Vec::new(),
+            begins: Vec::new(),
+            in_word: vec![Vec::new(); self.nodes.cpus.len().div_ceil(64)],
             soonest: view.now() + SimDuration(1),
         };
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
@@ -188,8 +191,12 @@ impl Slurm {
                 let id = plan.nodes.len() as u32;
                 let mut bits: Vec<(u32, u64)> = Vec::new();
                 held.iter().for_each(|h| add_node(&mut bits, 0, h.node));
+                for &(w, b) in &bits {
+                    plan.in_word[w as usize].push((id, b));
+                }
                 plan.nodes.push(bits);
                 plan.ends.push(end);
+                plan.begins.push(t);
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
@@ -306,34 +313,43 @@ impl Slurm {
             // The reservations again when one opened or ended.
             let (ia2, ib2) =
                 (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
-            if free.is_some() && ib2 != ib {
-                plan.was.clone_from(&plan.blocked);
-            }
-            if ib2 != ib {
-                Self::block_at(plan, t, limit);
-            } else if ia2 != ia {
-                // Only openings: their nodes join the blocked ones.
-                for &(_, id) in &plan.by_begin[ia..ia2] {
-                    if plan.ends[id as usize] > t {
-                        for &(w, b) in &plan.nodes[id as usize] {
-                            plan.blocked[w as usize] |= b;
-                        }
-                    }
-                }
-                plan.blocked_for = None;
-            }
             if let Some(f) = free.as_mut() {
                 let member = &self.nodes.member_bits[p];
-                if ib2 != ib {
-                    // The nodes that left the blocked ones, at the time before (those that
-                    // joined are left counted: an upper bound is enough to skip a scan).
-                    for (w, (&a, &b)) in plan.was.iter().zip(&plan.blocked).enumerate() {
-                        if a & !b != 0 {
-                            *f += self.releases.free_in_word(&self.nodes, w, a & !b, member, was);
+                // The nodes of the reservations that ended leave the blocked ones, but for
+                // those another open reservation holds; their CPUs free at the time before
+                // join the count.
+                for &(_, id) in &plan.by_end[ib..ib2] {
+                    for &(w, b) in &plan.nodes[id as usize] {
+                        let mut gone = b & plan.blocked[w as usize];
+                        for &(other, bits) in &plan.in_word[w as usize] {
+                            if gone == 0 {
+                                break;
+                            }
+                            let o = other as usize;
+                            if gone & bits != 0 && opens(plan.begins[o]) <= t && plan.ends[o] > t {
+                                gone &= !bits;
+                            }
+                        }
+                        if gone != 0 {
+                            plan.blocked_for = None;
+                            plan.blocked[w as usize] &= !gone;
+                            *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, was);
                         }
                     }
                 }
+                // Those that opened join them; their CPUs are left counted (an upper
+                // bound is enough to skip a scan).
+                Self::open(plan, t, ia..ia2);
+                if check {
+                    let mut exact = vec![0; plan.blocked.len()];
+                    Self::blocked_into(plan, t, limit, &mut exact);
+                    debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
+                }
                 *f += self.releases.released_between(was, t, member, &plan.blocked);
+            } else if ib2 != ib {
+                Self::block_at(plan, t, limit);
+            } else {
+                Self::open(plan, t, ia..ia2);
             }
             (ia, ib) = (ia2, ib2);
         }
@@ -377,6 +393,22 @@ impl Slurm {
         }
     }
 
+    /// The nodes of the reservations `at` (positions in `by_begin`, those that opened) that
+    /// have not ended by `t` join the blocked ones.
+    fn open(plan: &mut Plan, t: SimTime, at: std::ops::Range<usize>) {
+        if at.is_empty() {
+            return;
+        }
+        for &(_, id) in &plan.by_begin[at] {
+            if plan.ends[id as usize] > t {
+                for &(w, b) in &plan.nodes[id as usize] {
+                    plan.blocked[w as usize] |= b;
+                }
+            }
+        }
+        plan.blocked_for = None;
+    }
+
     /// The nodes of the reservations that block a job of length `limit` starting at `t`
     /// into `plan.blocked`. A reservation blocks its nodes when `begin <= t + limit` and
     /// `t < end` (Slurm's `node_space` test: one beginning exactly at the job's end
@@ -390,11 +422,22 @@ impl Slurm {
             return;
         }
         plan.blocked_for = Some(key);
-        plan.blocked.iter_mut().for_each(|w| *w = 0);
-        for &(_, id) in &plan.by_begin[..ia] {
+        let mut blocked = std::mem::take(&mut plan.blocked);
+        Self::blocked_into(plan, t, limit, &mut blocked);
+        plan.blocked = blocked;
+    }
+
+    /// [`Slurm::block_at`]'s nodes into `out`.
+    fn blocked_into(plan: &Plan, t: SimTime, limit: SimDuration, out: &mut [u64]) {
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        out.iter_mut().for_each(|w| *w = 0);
+        for &(_, id) in &plan.by_begin {
+            if opens(plan.begins[id as usize]) > t {
+                break;
+            }
             if plan.ends[id as usize] > t {
                 for &(w, b) in &plan.nodes[id as usize] {
-                    plan.blocked[w as usize] |= b;
+                    out[w as usize] |= b;
                 }
             }
         }
