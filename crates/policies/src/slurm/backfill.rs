@@ -51,6 +51,9 @@ struct Plan {
     ends: Vec<SimTime>,
     /// Each reservation's begin, by id.
     begins: Vec<SimTime>,
+    /// Each reservation's partition, CPUs and window's end (its begin plus the job's time
+    /// limit, before rounding), by id.
+    sizes: Vec<(usize, u64, SimTime)>,
     /// Per bitmap word, the reservations with a node in it and their bits there.
     in_word: Vec<Vec<(u32, u64)>>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
@@ -82,6 +85,7 @@ impl Slurm {
             released: vec![None; self.conf.partitions.len()],
             ends: Vec::new(),
             begins: Vec::new(),
+            sizes: Vec::new(),
             in_word: vec![Vec::new(); self.nodes.cpus.len().div_ceil(64)],
             soonest: view.now() + SimDuration(1),
         };
@@ -197,6 +201,7 @@ impl Slurm {
                 plan.nodes.push(bits);
                 plan.ends.push(end);
                 plan.begins.push(t);
+                plan.sizes.push((p, r.total_cpus(), t + limit));
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
@@ -267,7 +272,12 @@ impl Slurm {
         let mut free: Option<u64> = None;
         loop {
             if packed {
-                if free.is_none_or(|f| f >= need) {
+                // Until the nodes are first scanned, a bound from the partition's CPUs.
+                let bound = match free {
+                    Some(f) => f,
+                    None => self.free_bound(plan, p, t),
+                };
+                if bound >= need {
                     let (sum, got) =
                         self.releases.place(&self.nodes, p, r, t, &plan.blocked, |n| Self::node_up(view, n));
                     if check {
@@ -279,7 +289,7 @@ impl Slurm {
                     free = Some(sum);
                 } else if check {
                     let counted = self.releases.free_outside(&self.nodes, p, t, &plan.blocked);
-                    debug_assert!(free >= Some(counted), "CPUs free at {t:?} counted short");
+                    debug_assert!(bound >= counted, "CPUs free at {t:?} counted short");
                 }
             } else {
                 // Releases up to `t`.
@@ -313,7 +323,7 @@ impl Slurm {
             // The reservations again when one opened or ended.
             let (ia2, ib2) =
                 (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
-            if let Some(f) = free.as_mut() {
+            if packed {
                 let member = &self.nodes.member_bits[p];
                 // The nodes of the reservations that ended leave the blocked ones, but for
                 // those another open reservation holds; their CPUs free at the time before
@@ -333,7 +343,9 @@ impl Slurm {
                         if gone != 0 {
                             plan.blocked_for = None;
                             plan.blocked[w as usize] &= !gone;
-                            *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, was);
+                            if let Some(f) = free.as_mut() {
+                                *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, was);
+                            }
                         }
                     }
                 }
@@ -345,7 +357,9 @@ impl Slurm {
                     Self::blocked_into(plan, t, limit, &mut exact);
                     debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
                 }
-                *f += self.releases.released_between(was, t, member, &plan.blocked);
+                if let Some(f) = free.as_mut() {
+                    *f += self.releases.released_between(was, t, member, &plan.blocked);
+                }
             } else if ib2 != ib {
                 Self::block_at(plan, t, limit);
             } else {
@@ -451,6 +465,14 @@ impl Slurm {
         if have >= need {
             return Some(plan.soonest);
         }
+        let v = self.released_of(p, plan);
+        let i = v.partition_point(|&(_, c)| have + c < need);
+        v.get(i).map(|x| x.0)
+    }
+
+    /// Partition `p`'s (time, CPUs released by then) over the running jobs' expected ends
+    /// (at least just after now), built at the first call of the cycle.
+    fn released_of<'a>(&self, p: usize, plan: &'a mut Plan) -> &'a [(SimTime, u64)] {
         if plan.released[p].is_none() {
             let member = &self.nodes.member[p];
             let mut sum = 0u64;
@@ -466,9 +488,32 @@ impl Slurm {
             }
             plan.released[p] = Some(v);
         }
-        let v = plan.released[p].as_ref().expect("just built");
-        let i = v.partition_point(|&(_, c)| have + c < need);
-        v.get(i).map(|x| x.0)
+        plan.released[p].as_deref().expect("just built")
+    }
+
+    /// An upper bound of the CPUs free at `t` on partition `p` outside the reservations
+    /// that block the window: every CPU free when the cycle began or released by `t`, less
+    /// the CPUs of the partition's reservations whose job would be running at `t` (from
+    /// its begin to its begin plus its time limit). Each of those blocked the windows of
+    /// those planned after it, so their nodes are distinct, and from its begin on a
+    /// reservation's nodes have at least its CPUs free (nodes only gain free CPUs later; a
+    /// job started in the cycle keeps off the reservations it would overlap).
+    fn free_bound(&self, plan: &mut Plan, p: usize, t: SimTime) -> u64 {
+        let have = plan.part_free[p];
+        let released = self.released_of(p, plan);
+        let by_t = released.partition_point(|x| x.0 <= t);
+        let total = have + by_t.checked_sub(1).map_or(0, |i| released[i].1);
+        let mut held = 0u64;
+        for &(b, id) in &plan.by_begin {
+            if b > t {
+                break;
+            }
+            let (q, cpus, until) = plan.sizes[id as usize];
+            if q == p && until > t {
+                held += cpus;
+            }
+        }
+        total.saturating_sub(held)
     }
 
     /// Moves the cursor of `Slurm::future` to `to`: the releases of the running jobs
