@@ -358,7 +358,10 @@ impl Slurm {
                     debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
                 }
                 if let Some(f) = free.as_mut() {
-                    *f += self.releases.released_between(was, t, member, &plan.blocked);
+                    // With no reservation ended, the releases before `t` were passed over
+                    // as all on blocked nodes (which stay blocked): only those at `t` count.
+                    let from = if ib2 == ib { SimTime(t.as_micros() - 1) } else { was };
+                    *f += self.releases.released_between(from, t, member, &plan.blocked);
                 }
             } else if ib2 != ib {
                 Self::block_at(plan, t, limit);
@@ -475,15 +478,16 @@ impl Slurm {
     fn released_of<'a>(&self, p: usize, plan: &'a mut Plan) -> &'a [(SimTime, u64)] {
         if plan.released[p].is_none() {
             let member = &self.nodes.member[p];
+            let everywhere = self.nodes.order[p].len() == member.len();
             let mut sum = 0u64;
             let mut v = Vec::with_capacity(self.ends.len());
             for &(e, j) in &self.ends {
-                sum += self.running[&j]
-                    .held
-                    .iter()
-                    .filter(|h| member[h.node as usize])
-                    .map(|h| u64::from(h.cpus))
-                    .sum::<u64>();
+                let run = &self.running[&j];
+                sum += if everywhere {
+                    run.held_cpus
+                } else {
+                    run.held.iter().filter(|h| member[h.node as usize]).map(|h| u64::from(h.cpus)).sum::<u64>()
+                };
                 v.push((e.max(plan.soonest), sum));
             }
             plan.released[p] = Some(v);

@@ -62,6 +62,8 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone)]
 struct Run {
     held: Vec<Held>,
+    /// The CPUs of `held`.
+    held_cpus: u64,
     expected_end: SimTime,
     start: SimTime,
     qos: usize,
@@ -510,6 +512,7 @@ impl Slurm {
         self.ends.insert((expected_end, j));
         let job = view.job(j);
         let run = Run {
+            held_cpus: held.iter().map(|h| u64::from(h.cpus)).sum(),
             held,
             expected_end,
             start: view.now(),
