@@ -305,9 +305,20 @@ impl Slurm {
             // (`t` is at least `soonest`, so an expected end after it is one after
             // `soonest`).
             let next_end = plan.by_end.get(ib).map(|x| x.0);
+            // The time up to which `free` counts the releases.
+            let mut counted = t;
             let next_release = if packed {
-                // Only a release on a node outside the reservations can make it fit.
-                let next = self.releases.next_release(t, next_end, &self.nodes.member_bits[p], &plan.blocked);
+                // Only a release on a node outside the reservations can make it fit; once
+                // the CPUs are counted, only one that brings them to what it asks.
+                let on = (&self.nodes.member_bits[p][..], &plan.blocked[..]);
+                let next = match free.as_mut() {
+                    Some(f) => {
+                        let next = self.releases.count_until(t, next_end, on, f, need);
+                        counted = next.or(next_end.map(|e| SimTime(e.as_micros() - 1))).unwrap_or(counted);
+                        next
+                    }
+                    None => self.releases.next_release(t, next_end, on.0, on.1),
+                };
                 if check {
                     self.check_skipped(view, (p, r, t), plan, next.or(next_end));
                 }
@@ -315,7 +326,6 @@ impl Slurm {
             } else {
                 self.ends.range((t + SimDuration(1), JobId(0))..).next().map(|x| x.0.max(soonest))
             };
-            let was = t;
             match [next_release, next_end].into_iter().flatten().min() {
                 Some(n) if n <= horizon => t = n,
                 _ => return None,
@@ -344,7 +354,7 @@ impl Slurm {
                             plan.blocked_for = None;
                             plan.blocked[w as usize] &= !gone;
                             if let Some(f) = free.as_mut() {
-                                *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, was);
+                                *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, counted);
                             }
                         }
                     }
@@ -358,10 +368,7 @@ impl Slurm {
                     debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
                 }
                 if let Some(f) = free.as_mut() {
-                    // With no reservation ended, the releases before `t` were passed over
-                    // as all on blocked nodes (which stay blocked): only those at `t` count.
-                    let from = if ib2 == ib { SimTime(t.as_micros() - 1) } else { was };
-                    *f += self.releases.released_between(from, t, member, &plan.blocked);
+                    *f += self.releases.released_between(counted, t, member, &plan.blocked);
                 }
             } else if ib2 != ib {
                 Self::block_at(plan, t, limit);

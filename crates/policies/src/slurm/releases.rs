@@ -12,6 +12,11 @@
 use super::nodes::{Held, Nodes, Request, add_node};
 use sim_core::time::SimTime;
 
+/// The nodes of `member` outside `blocked` in word `w`.
+fn open(member: &[u64], blocked: &[u64], w: u32) -> u64 {
+    member[w as usize] & !blocked.get(w as usize).copied().unwrap_or(0)
+}
+
 /// A running job's release: its expected end, and the ranges of its nodes in
 /// [`Releases::words`] and [`Releases::held`].
 #[derive(Debug, Clone, Copy)]
@@ -133,12 +138,11 @@ impl Releases {
     /// The CPUs that the jobs ending after `from` up to `to` release on the nodes of
     /// `member` outside `blocked`.
     pub fn released_between(&self, from: SimTime, to: SimTime, member: &[u64], blocked: &[u64]) -> u64 {
-        let open = |w: usize| member[w] & !blocked.get(w).copied().unwrap_or(0);
         let mut sum = 0u64;
         for job in self.ending(from, to) {
-            if job.words(self).iter().any(|&(w, b)| b & open(w as usize) != 0) {
+            if job.words(self).iter().any(|&(w, b)| b & open(member, blocked, w) != 0) {
                 for &(n, c) in job.held(self) {
-                    if open(n as usize / 64) & (1u64 << (n % 64)) != 0 {
+                    if open(member, blocked, n / 64) & (1u64 << (n % 64)) != 0 {
                         sum += u64::from(c);
                     }
                 }
@@ -170,36 +174,65 @@ impl Releases {
         member: &[u64],
         blocked: &[u64],
     ) -> Option<SimTime> {
+        self.after(t)
+            .take_while(|job| before.is_none_or(|b| job.end < b))
+            .find(|job| job.words(self).iter().any(|&(w, b)| b & open(member, blocked, w) != 0))
+            .map(|job| job.end)
+    }
+
+    /// Adds to `free` the CPUs that the jobs ending after `t` and before `before` release
+    /// on the nodes of `member` outside `blocked`, in order of end, until it reaches
+    /// `need`: the time of the release that gets it there (with every release at that
+    /// time counted), or `None` (all of them counted).
+    pub fn count_until(
+        &self,
+        t: SimTime,
+        before: Option<SimTime>,
+        (member, blocked): (&[u64], &[u64]),
+        free: &mut u64,
+        need: u64,
+    ) -> Option<SimTime> {
+        let mut reached: Option<SimTime> = None;
+        for job in self.after(t) {
+            if before.is_some_and(|b| job.end >= b) || reached.is_some_and(|r| job.end > r) {
+                break;
+            }
+            if job.words(self).iter().any(|&(w, b)| b & open(member, blocked, w) != 0) {
+                for &(n, c) in job.held(self) {
+                    if open(member, blocked, n / 64) & (1u64 << (n % 64)) != 0 {
+                        *free += u64::from(c);
+                    }
+                }
+                if *free >= need && reached.is_none() {
+                    reached = Some(job.end);
+                }
+            }
+        }
+        reached
+    }
+
+    /// The running jobs and those started in the cycle that end after `t`, by end.
+    fn after(&self, t: SimTime) -> impl Iterator<Item = &Release> {
         let (mut i, mut k) =
             (self.jobs.partition_point(|x| x.end <= t), self.started_jobs.partition_point(|x| x.end <= t));
-        loop {
+        std::iter::from_fn(move || {
             let (a, b) = (self.jobs.get(i), self.started_jobs.get(k));
-            let job = match (a, b) {
+            match (a, b) {
                 (Some(x), Some(y)) if y.end < x.end => {
                     k += 1;
-                    y
+                    Some(y)
                 }
                 (Some(x), _) => {
                     i += 1;
-                    x
+                    Some(x)
                 }
                 (None, Some(y)) => {
                     k += 1;
-                    y
+                    Some(y)
                 }
-                (None, None) => return None,
-            };
-            if before.is_some_and(|b| job.end >= b) {
-                return None;
+                (None, None) => None,
             }
-            let useful = job
-                .words(self)
-                .iter()
-                .any(|&(w, b)| b & member[w as usize] & !blocked.get(w as usize).copied().unwrap_or(0) != 0);
-            if useful {
-                return Some(job.end);
-            }
-        }
+        })
     }
 
     /// Makes `avail` the nodes with a CPU free by `t`.
