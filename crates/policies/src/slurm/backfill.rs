@@ -249,19 +249,9 @@ impl Slurm {
         // Packed one-CPU tasks on nodes in index order: the releases listed per node;
         // otherwise the node counts moved to `t`.
         let packed = r.fungible() && self.nodes.order_is_index[p];
-        if packed && !plan.releases {
-            let running = &self.running;
-            let ends = self.ends.iter().map(|&(e, j)| (e, running[&j].held.as_slice()));
-            self.releases.build(&self.nodes, ends);
-            plan.releases = true;
-        }
         // Debug builds check the per-node releases against the node counts.
         let check = cfg!(debug_assertions);
-        if (!packed || check) && !plan.future {
-            self.future.copy_free_from(&self.nodes);
-            plan.future = true;
-            plan.cursor = now;
-        }
+        self.prepare_future(now, packed, plan);
         let soonest = now + SimDuration(1);
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
@@ -308,20 +298,8 @@ impl Slurm {
             // The time up to which `free` counts the releases.
             let mut counted = t;
             let next_release = if packed {
-                // Only a release on a node outside the reservations can make it fit; once
-                // the CPUs are counted, only one that brings them to what it asks.
-                let on = (&self.nodes.member_bits[p][..], &plan.blocked[..]);
-                let next = match free.as_mut() {
-                    Some(f) => {
-                        let next = self.releases.count_until(t, next_end, on, f, need);
-                        counted = next.or(next_end.map(|e| SimTime(e.as_micros() - 1))).unwrap_or(counted);
-                        next
-                    }
-                    None => self.releases.next_release(t, next_end, on.0, on.1),
-                };
-                if check {
-                    self.check_skipped(view, (p, r, t), plan, next.or(next_end));
-                }
+                let (next, c) = self.next_packed(view, (p, r, t), plan, next_end, free.as_mut());
+                counted = c;
                 next
             } else {
                 self.ends.range((t + SimDuration(1), JobId(0))..).next().map(|x| x.0.max(soonest))
@@ -334,48 +312,106 @@ impl Slurm {
             let (ia2, ib2) =
                 (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
             if packed {
-                let member = &self.nodes.member_bits[p];
-                // The nodes of the reservations that ended leave the blocked ones, but for
-                // those another open reservation holds; their CPUs free at the time before
-                // join the count.
-                for &(_, id) in &plan.by_end[ib..ib2] {
-                    for &(w, b) in &plan.nodes[id as usize] {
-                        let mut gone = b & plan.blocked[w as usize];
-                        for &(other, bits) in &plan.in_word[w as usize] {
-                            if gone == 0 {
-                                break;
-                            }
-                            let o = other as usize;
-                            if gone & bits != 0 && opens(plan.begins[o]) <= t && plan.ends[o] > t {
-                                gone &= !bits;
-                            }
-                        }
-                        if gone != 0 {
-                            plan.blocked_for = None;
-                            plan.blocked[w as usize] &= !gone;
-                            if let Some(f) = free.as_mut() {
-                                *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, counted);
-                            }
-                        }
-                    }
-                }
-                // Those that opened join them; their CPUs are left counted (an upper
-                // bound is enough to skip a scan).
-                Self::open(plan, t, ia..ia2);
-                if check {
-                    let mut exact = vec![0; plan.blocked.len()];
-                    Self::blocked_into(plan, t, limit, &mut exact);
-                    debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
-                }
-                if let Some(f) = free.as_mut() {
-                    *f += self.releases.released_between(counted, t, member, &plan.blocked);
-                }
+                self.move_packed(plan, (p, limit), (counted, t), (ia..ia2, ib..ib2), free.as_mut());
             } else if ib2 != ib {
                 Self::block_at(plan, t, limit);
             } else {
                 Self::open(plan, t, ia..ia2);
             }
             (ia, ib) = (ia2, ib2);
+        }
+    }
+
+    /// What a cycle's later plans read, made at its first: the per-node releases for
+    /// packed plans, else (and in debug builds, to check them) a copy of the nodes.
+    fn prepare_future(&mut self, now: SimTime, packed: bool, plan: &mut Plan) {
+        if packed && !plan.releases {
+            let running = &self.running;
+            let ends = self.ends.iter().map(|&(e, j)| (e, running[&j].held.as_slice()));
+            self.releases.build(&self.nodes, ends);
+            plan.releases = true;
+        }
+        if (!packed || cfg!(debug_assertions)) && !plan.future {
+            self.future.copy_free_from(&self.nodes);
+            plan.future = true;
+            plan.cursor = now;
+        }
+    }
+
+    /// A packed plan that failed at `t`: the next release that may make it fit before the
+    /// next reservation's end `next_end` (only one on a node outside the reservations;
+    /// once the CPUs free are counted in `free`, only one that brings them to what it
+    /// asks), and the time up to which `free` then counts the releases.
+    fn next_packed(
+        &mut self,
+        view: &SchedView<'_>,
+        at: (usize, &Request, SimTime),
+        plan: &Plan,
+        next_end: Option<SimTime>,
+        free: Option<&mut u64>,
+    ) -> (Option<SimTime>, SimTime) {
+        let (p, r, t) = at;
+        let on = (&self.nodes.member_bits[p][..], &plan.blocked[..]);
+        let (next, counted) = match free {
+            Some(f) => {
+                let next = self.releases.count_until(t, next_end, on, f, r.total_cpus());
+                (next, next.or(next_end.map(|e| SimTime(e.as_micros() - 1))).unwrap_or(t))
+            }
+            None => (self.releases.next_release(t, next_end, on.0, on.1), t),
+        };
+        if cfg!(debug_assertions) {
+            self.check_skipped(view, at, plan, next.or(next_end));
+        }
+        (next, counted)
+    }
+
+    /// A packed plan's window moved to `t` (on partition `p`, for a job of `limit`): the
+    /// reservations `ended` (positions in `by_end`) and `opened` (in `by_begin`) since,
+    /// and `free`, the CPUs free outside the blocked nodes counting the releases up to
+    /// `counted`, brought to `t`.
+    fn move_packed(
+        &self,
+        plan: &mut Plan,
+        (p, limit): (usize, SimDuration),
+        (counted, t): (SimTime, SimTime),
+        (opened, ended): (std::ops::Range<usize>, std::ops::Range<usize>),
+        mut free: Option<&mut u64>,
+    ) {
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        let member = &self.nodes.member_bits[p];
+        // The nodes of the reservations that ended leave the blocked ones, but for those
+        // another open reservation holds; their CPUs free then join the count.
+        for &(_, id) in &plan.by_end[ended] {
+            for &(w, b) in &plan.nodes[id as usize] {
+                let mut gone = b & plan.blocked[w as usize];
+                for &(other, bits) in &plan.in_word[w as usize] {
+                    if gone == 0 {
+                        break;
+                    }
+                    let o = other as usize;
+                    if gone & bits != 0 && opens(plan.begins[o]) <= t && plan.ends[o] > t {
+                        gone &= !bits;
+                    }
+                }
+                if gone != 0 {
+                    plan.blocked_for = None;
+                    plan.blocked[w as usize] &= !gone;
+                    if let Some(f) = free.as_deref_mut() {
+                        *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, counted);
+                    }
+                }
+            }
+        }
+        // Those that opened join them; their CPUs are left counted (an upper bound is
+        // enough to skip a scan).
+        Self::open(plan, t, opened);
+        if cfg!(debug_assertions) {
+            let mut exact = vec![0; plan.blocked.len()];
+            Self::blocked_into(plan, t, limit, &mut exact);
+            debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
+        }
+        if let Some(f) = free {
+            *f += self.releases.released_between(counted, t, member, &plan.blocked);
         }
     }
 

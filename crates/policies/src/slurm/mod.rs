@@ -35,7 +35,9 @@
 //! cycle plans the reservation of a job that cannot start now only when a later job
 //! might start now (until then no reservation can change what starts), and plans of
 //! packed one-CPU jobs read each node's releases where they look (`releases.rs`) rather
-//! than moving node counts per release.
+//! than moving node counts per release, keeping the count of CPUs free outside the
+//! reservations as they move to later times so that the nodes are scanned only where
+//! the job could fit (`backfill.rs`).
 
 pub mod conf;
 pub mod fairshare;

@@ -7,7 +7,9 @@
 //! [`super::nodes::Nodes`] would, each node's releases are listed once per cycle, the
 //! nodes with any CPU free by `t` are kept as a bitset (one OR per job released), and a
 //! node's free CPUs are summed only where a plan looks: outside the reservations, with a
-//! CPU free. The answers are those of the node-count map exactly.
+//! CPU free. A plan that has counted them adds each release on the nodes outside the
+//! reservations as it moves to a later time ([`Releases::count_until`]). The answers are
+//! those of the node-count map exactly.
 
 use super::nodes::{Held, Nodes, Request, add_node};
 use sim_core::time::SimTime;
