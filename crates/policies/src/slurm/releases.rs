@@ -11,7 +11,7 @@
 //! reservations as it moves to a later time ([`Releases::count_until`]). The answers are
 //! those of the node-count map exactly.
 
-use super::nodes::{Held, Nodes, Request, add_node};
+use super::nodes::{Held, Nodes, Request};
 use sim_core::time::SimTime;
 
 /// The nodes of `member` outside `blocked` in word `w`.
@@ -32,9 +32,6 @@ impl Release {
     fn words<'a>(&self, r: &'a Releases) -> &'a [(u32, u64)] {
         &r.words[self.words.0 as usize..self.words.1 as usize]
     }
-    fn held<'a>(&self, r: &'a Releases) -> &'a [(u32, u32)] {
-        &r.held[self.held.0 as usize..self.held.1 as usize]
-    }
 }
 
 /// Each node's releases over one backfill cycle.
@@ -49,8 +46,10 @@ pub(super) struct Releases {
     jobs: Vec<Release>,
     /// Each job's nodes, one bit each: (word index, bits).
     words: Vec<(u32, u64)>,
-    /// Each job's (node, CPUs).
+    /// Each job's (node, CPUs), by node.
     held: Vec<(u32, u32)>,
+    /// Per entry of `words`: the CPUs on its nodes, and where its nodes begin in `held`.
+    word_cpus: Vec<(u64, u32)>,
     /// The nodes with a free CPU when the cycle's first plan was made.
     base: Vec<u64>,
     /// The nodes with a free CPU by `at` (and maybe some with none: a job started since
@@ -78,6 +77,7 @@ impl Releases {
         self.off.resize(n + 1, 0);
         self.jobs.clear();
         self.words.clear();
+        self.word_cpus.clear();
         self.held.clear();
         for (end, held) in running.clone() {
             let job = self.add(end, held);
@@ -110,11 +110,45 @@ impl Releases {
     /// Lists the nodes of a job ending at `end` that holds `held`.
     fn add(&mut self, end: SimTime, held: &[Held]) -> Release {
         let (w, h) = (self.words.len() as u32, self.held.len() as u32);
-        for x in held {
-            add_node(&mut self.words, w as usize, x.node);
-            self.held.push((x.node, x.cpus));
+        self.held.extend(held.iter().map(|x| (x.node, x.cpus)));
+        self.held[h as usize..].sort_unstable();
+        for i in h as usize..self.held.len() {
+            let (n, c) = self.held[i];
+            let word = n / 64;
+            if self.words.len() == w as usize || self.words.last().is_some_and(|x| x.0 != word) {
+                self.words.push((word, 0));
+                self.word_cpus.push((0, i as u32));
+            }
+            self.words.last_mut().expect("pushed").1 |= 1u64 << (n % 64);
+            self.word_cpus.last_mut().expect("pushed").0 += u64::from(c);
         }
         Release { end, words: (w, self.words.len() as u32), held: (h, self.held.len() as u32) }
+    }
+
+    /// The CPUs `job` releases on the nodes of `member` outside `blocked`, and whether it
+    /// has a node there: whole words summed at once.
+    fn released_on(&self, job: &Release, member: &[u64], blocked: &[u64]) -> (u64, bool) {
+        let (mut sum, mut any) = (0u64, false);
+        for i in job.words.0 as usize..job.words.1 as usize {
+            let (w, b) = self.words[i];
+            let x = b & open(member, blocked, w);
+            if x == 0 {
+                continue;
+            }
+            any = true;
+            let (cpus, from) = self.word_cpus[i];
+            if x == b {
+                sum += cpus;
+            } else {
+                let to = self.word_cpus.get(i + 1).filter(|_| i + 1 < job.words.1 as usize).map_or(job.held.1, |y| y.1);
+                for &(n, c) in &self.held[from as usize..to as usize] {
+                    if x & (1u64 << (n % 64)) != 0 {
+                        sum += u64::from(c);
+                    }
+                }
+            }
+        }
+        (sum, any)
     }
 
     /// Counts a job started in the cycle, expected to end at `end`.
@@ -140,17 +174,7 @@ impl Releases {
     /// The CPUs that the jobs ending after `from` up to `to` release on the nodes of
     /// `member` outside `blocked`.
     pub fn released_between(&self, from: SimTime, to: SimTime, member: &[u64], blocked: &[u64]) -> u64 {
-        let mut sum = 0u64;
-        for job in self.ending(from, to) {
-            if job.words(self).iter().any(|&(w, b)| b & open(member, blocked, w) != 0) {
-                for &(n, c) in job.held(self) {
-                    if open(member, blocked, n / 64) & (1u64 << (n % 64)) != 0 {
-                        sum += u64::from(c);
-                    }
-                }
-            }
-        }
-        sum
+        self.ending(from, to).map(|job| self.released_on(job, member, blocked).0).sum()
     }
 
     /// The free CPUs at `t` of the nodes of `member` set in `bits` (one word's).
@@ -199,12 +223,9 @@ impl Releases {
             if before.is_some_and(|b| job.end >= b) || reached.is_some_and(|r| job.end > r) {
                 break;
             }
-            if job.words(self).iter().any(|&(w, b)| b & open(member, blocked, w) != 0) {
-                for &(n, c) in job.held(self) {
-                    if open(member, blocked, n / 64) & (1u64 << (n % 64)) != 0 {
-                        *free += u64::from(c);
-                    }
-                }
+            let (cpus, any) = self.released_on(job, member, blocked);
+            if any {
+                *free += cpus;
                 if *free >= need && reached.is_none() {
                     reached = Some(job.end);
                 }
