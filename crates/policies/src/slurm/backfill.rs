@@ -233,13 +233,8 @@ impl Slurm {
     ) -> Option<(SimTime, Vec<Held>)> {
         let now = view.now();
         let need = r.total_cpus();
-        if self.nodes.part_free[p] >= need {
-            Self::block_at(plan, now, limit);
-            if self.nodes.free_outside(p, &plan.blocked) >= need
-                && let Some(held) = self.nodes.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
-            {
-                return Some((now, held));
-            }
+        if let Some(held) = self.fits_now(view, (p, r, limit), plan) {
+            return Some((now, held));
         }
         // The first expected end by which enough CPUs could be free in the partition.
         let mut t = self.first_possible(p, need, plan)?;
@@ -256,7 +251,11 @@ impl Slurm {
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
         let mut ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
-        Self::block_at(plan, t, limit);
+        if packed {
+            self.block_packed(plan, (p, limit), t, (ia, ib));
+        } else {
+            Self::block_at(plan, t, limit);
+        }
         // Packed: the CPUs free at `t` outside the blocked nodes, once counted, kept up to
         // date as `t` moves on, so the nodes are scanned only where the job could fit.
         let mut free: Option<u64> = None;
@@ -319,6 +318,46 @@ impl Slurm {
                 Self::open(plan, t, ia..ia2);
             }
             (ia, ib) = (ia2, ib2);
+        }
+    }
+
+    /// Where `r` (for `limit`, on partition `p`) starts now clear of the reservations, if
+    /// it does.
+    fn fits_now(
+        &self,
+        view: &SchedView<'_>,
+        (p, r, limit): (usize, &Request, SimDuration),
+        plan: &mut Plan,
+    ) -> Option<Vec<Held>> {
+        let need = r.total_cpus();
+        if self.nodes.part_free[p] < need {
+            return None;
+        }
+        Self::block_at(plan, view.now(), limit);
+        if self.nodes.free_outside(p, &plan.blocked) < need {
+            return None;
+        }
+        self.nodes.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
+    }
+
+    /// [`Slurm::block_at`] for a packed plan: the blocked nodes at `t` (`ia`, `ib`: the
+    /// reservations open and ended by then) moved on from those of an earlier time for the
+    /// same reservations (the now just tested) when few of them ended since.
+    fn block_packed(&self, plan: &mut Plan, (p, limit): (usize, SimDuration), t: SimTime, (ia, ib): (usize, usize)) {
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        let moved = plan.blocked_for.filter(|&(was, len, ia_was)| {
+            len == plan.nodes.len()
+                && was <= t
+                && plan.by_begin.partition_point(|&(b, _)| opens(b) <= was) == ia_was
+                && ib - plan.by_end.partition_point(|&(e, _)| e <= was) <= 4
+        });
+        match moved {
+            Some((was, len, ia_was)) => {
+                let ib_was = plan.by_end.partition_point(|&(e, _)| e <= was);
+                self.move_packed(plan, (p, limit), (t, t), (ia_was..ia, ib_was..ib), None);
+                plan.blocked_for = Some((t, len, ia));
+            }
+            None => Self::block_at(plan, t, limit),
         }
     }
 
