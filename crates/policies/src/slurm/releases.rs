@@ -64,6 +64,8 @@ pub(super) struct Releases {
     started_bits: Vec<u64>,
     /// The jobs started in the cycle by expected end.
     started_jobs: Vec<Release>,
+    /// Scratch: where each node's next release goes in `entries` while they are listed.
+    next: Vec<u32>,
     /// Scratch: where a job goes.
     found: Vec<Held>,
 }
@@ -71,29 +73,32 @@ pub(super) struct Releases {
 impl Releases {
     /// Lists the releases of `running` ((expected end, what it holds), by expected end)
     /// on `nodes` as they are now.
-    pub fn build<'a>(&mut self, nodes: &Nodes, running: impl Iterator<Item = (SimTime, &'a [Held])> + Clone) {
+    pub fn build<'a>(&mut self, nodes: &Nodes, running: impl Iterator<Item = (SimTime, &'a [Held])>) {
         let n = nodes.cpus.len();
-        self.off.clear();
-        self.off.resize(n + 1, 0);
         self.jobs.clear();
         self.words.clear();
         self.word_cpus.clear();
         self.held.clear();
-        for (end, held) in running.clone() {
+        for (end, held) in running {
             let job = self.add(end, held);
-            held.iter().for_each(|h| self.off[h.node as usize + 1] += 1);
             self.jobs.push(job);
+        }
+        self.off.clear();
+        self.off.resize(n + 1, 0);
+        for &(node, _) in &self.held {
+            self.off[node as usize + 1] += 1;
         }
         for i in 0..n {
             self.off[i + 1] += self.off[i];
         }
         self.entries.clear();
         self.entries.resize(self.off[n] as usize, (SimTime::ZERO, 0));
-        let mut next: Vec<u32> = self.off[..n].to_vec();
-        for (end, held) in running {
-            for h in held {
-                let at = &mut next[h.node as usize];
-                self.entries[*at as usize] = (end, h.cpus);
+        self.next.clone_from(&self.off);
+        // Each node's releases by expected end: the jobs are.
+        for job in &self.jobs {
+            for &(node, cpus) in &self.held[job.held.0 as usize..job.held.1 as usize] {
+                let at = &mut self.next[node as usize];
+                self.entries[*at as usize] = (job.end, cpus);
                 *at += 1;
             }
         }
@@ -111,7 +116,9 @@ impl Releases {
     fn add(&mut self, end: SimTime, held: &[Held]) -> Release {
         let (w, h) = (self.words.len() as u32, self.held.len() as u32);
         self.held.extend(held.iter().map(|x| (x.node, x.cpus)));
-        self.held[h as usize..].sort_unstable();
+        if !self.held[h as usize..].is_sorted() {
+            self.held[h as usize..].sort_unstable();
+        }
         for i in h as usize..self.held.len() {
             let (n, c) = self.held[i];
             let word = n / 64;
