@@ -177,9 +177,6 @@ impl Slurm {
         let limit = self.limit(view, j);
         match self.earliest(view, p, &r, limit, plan, horizon) {
             Some((t, held)) if t == now => {
-                if plan.releases {
-                    self.releases.start(now + limit, &held);
-                }
                 if plan.future {
                     // The future state holds it too, unless its end is already applied.
                     let soonest = now + SimDuration(1);
@@ -365,9 +362,7 @@ impl Slurm {
     /// packed plans, else (and in debug builds, to check them) a copy of the nodes.
     fn prepare_future(&mut self, now: SimTime, packed: bool, plan: &mut Plan) {
         if packed && !plan.releases {
-            let running = &self.running;
-            let ends = self.ends.iter().map(|&(e, j)| (e, running[&j].held.as_slice()));
-            self.releases.build(&self.nodes, ends);
+            self.releases.begin_cycle(&self.nodes);
             plan.releases = true;
         }
         if (!packed || cfg!(debug_assertions)) && !plan.future {

@@ -434,6 +434,7 @@ impl Slurm {
             self.nodes.give(h);
         }
         self.ends.remove(&(r.expected_end, j));
+        self.releases.remove_job(r.expected_end, j);
         self.count_usage(&r, false);
         self.preempting.remove(&j);
         true
@@ -525,6 +526,7 @@ impl Slurm {
             tres: Self::tres_of(r),
         };
         self.count_usage(&run, true);
+        self.releases.add_job(expected_end, j, &run.held);
         self.running.insert(j, run);
         self.started.push(j);
         let why = match by {

@@ -313,6 +313,7 @@ impl Slurm {
         for &v in &victims {
             let run = self.running.remove(&v).expect("a running victim");
             self.ends.remove(&(run.expected_end, v));
+            self.releases.remove_job(run.expected_end, v);
             for h in &run.held {
                 self.nodes.give(&compute_of(h));
             }
@@ -373,6 +374,7 @@ impl Slurm {
             let mut run = s.run;
             run.expected_end = run.expected_end + now.saturating_since(s.since);
             self.ends.insert((run.expected_end, v));
+            self.releases.add_job(run.expected_end, v, &run.held);
             self.running.insert(v, run);
             out.push(Decision::Resume { job: v });
         }

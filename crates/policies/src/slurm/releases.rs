@@ -12,6 +12,7 @@
 //! those of the node-count map exactly.
 
 use super::nodes::{Held, Nodes, Request};
+use sim_core::job::JobId;
 use sim_core::time::SimTime;
 
 /// The nodes of `member` outside `blocked` in word `w`.
@@ -19,11 +20,12 @@ fn open(member: &[u64], blocked: &[u64], w: u32) -> u64 {
     member[w as usize] & !blocked.get(w as usize).copied().unwrap_or(0)
 }
 
-/// A running job's release: its expected end, and the ranges of its nodes in
+/// A running job's release: its expected end, the job, and the ranges of its nodes in
 /// [`Releases::words`] and [`Releases::held`].
 #[derive(Debug, Clone, Copy)]
 struct Release {
     end: SimTime,
+    job: JobId,
     words: (u32, u32),
     held: (u32, u32),
 }
@@ -34,15 +36,13 @@ impl Release {
     }
 }
 
-/// Each node's releases over one backfill cycle.
+/// Each node's releases: those of the running jobs, kept as jobs start and end, and what
+/// a backfill cycle reads of them.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Releases {
-    /// Per node, where its releases begin in `entries` (one more than the nodes).
-    off: Vec<u32>,
-    /// (expected end, CPUs) of the running jobs on each node, node by node, each node's
-    /// by expected end.
-    entries: Vec<(SimTime, u32)>,
-    /// The running jobs by expected end.
+    /// Per node, (expected end, CPUs) of the running jobs on it, by expected end.
+    on_node: Vec<Vec<(SimTime, u32)>>,
+    /// The running jobs by expected end (then id).
     jobs: Vec<Release>,
     /// Each job's nodes, one bit each: (word index, bits).
     words: Vec<(u32, u64)>,
@@ -50,70 +50,91 @@ pub(super) struct Releases {
     held: Vec<(u32, u32)>,
     /// Per entry of `words`: the CPUs on its nodes, and where its nodes begin in `held`.
     word_cpus: Vec<(u64, u32)>,
-    /// The nodes with a free CPU when the cycle's first plan was made.
+    /// Entries of `held` left by jobs that ended (the lists are packed again when they
+    /// outnumber the live ones).
+    garbage: usize,
+    /// The nodes with a free CPU when the cycle's first plan was made (and those of jobs
+    /// that ended since).
     base: Vec<u64>,
     /// The nodes with a free CPU by `at` (and maybe some with none: a job started since
     /// took their last one).
     avail: Vec<u64>,
-    /// How many of `jobs` `avail` includes, and the time it is for.
+    /// How many of `jobs` `avail` includes, and the time it is for (`SimTime::MAX`: to be
+    /// made again, the jobs changed).
     applied: usize,
     at: SimTime,
-    /// Jobs started in the cycle: (node, expected end, CPUs) in order, and their nodes'
-    /// bits.
-    started: Vec<(u32, SimTime, u32)>,
-    started_bits: Vec<u64>,
-    /// The jobs started in the cycle by expected end.
-    started_jobs: Vec<Release>,
-    /// Scratch: where each node's next release goes in `entries` while they are listed.
-    next: Vec<u32>,
     /// Scratch: where a job goes.
     found: Vec<Held>,
 }
 
 impl Releases {
-    /// Lists the releases of `running` ((expected end, what it holds), by expected end)
-    /// on `nodes` as they are now.
-    pub fn build<'a>(&mut self, nodes: &Nodes, running: impl Iterator<Item = (SimTime, &'a [Held])>) {
-        let n = nodes.cpus.len();
-        self.jobs.clear();
-        self.words.clear();
-        self.word_cpus.clear();
-        self.held.clear();
-        for (end, held) in running {
-            let job = self.add(end, held);
-            self.jobs.push(job);
+    /// A job started, expected to end at `end`, holding `held`.
+    pub fn add_job(&mut self, end: SimTime, job: JobId, held: &[Held]) {
+        let top = held.iter().map(|h| h.node as usize + 1).max().unwrap_or(0);
+        if self.on_node.len() < top {
+            self.on_node.resize(top, Vec::new());
         }
-        self.off.clear();
-        self.off.resize(n + 1, 0);
-        for &(node, _) in &self.held {
-            self.off[node as usize + 1] += 1;
+        let rel = self.add(end, job, held);
+        let at = self.jobs.partition_point(|x| (x.end, x.job) < (end, job));
+        self.jobs.insert(at, rel);
+        for h in held {
+            let list = &mut self.on_node[h.node as usize];
+            let i = list.partition_point(|x| x.0 <= end);
+            list.insert(i, (end, h.cpus));
         }
-        for i in 0..n {
-            self.off[i + 1] += self.off[i];
-        }
-        self.entries.clear();
-        self.entries.resize(self.off[n] as usize, (SimTime::ZERO, 0));
-        self.next.clone_from(&self.off);
-        // Each node's releases by expected end: the jobs are.
-        for job in &self.jobs {
-            for &(node, cpus) in &self.held[job.held.0 as usize..job.held.1 as usize] {
-                let at = &mut self.next[node as usize];
-                self.entries[*at as usize] = (job.end, cpus);
-                *at += 1;
+        self.at = SimTime::MAX;
+    }
+
+    /// A job that was expected to end at `end` no longer runs: its nodes have more free.
+    pub fn remove_job(&mut self, end: SimTime, job: JobId) {
+        let Ok(at) = self.jobs.binary_search_by(|x| (x.end, x.job).cmp(&(end, job))) else { return };
+        let rel = self.jobs.remove(at);
+        for &(n, c) in &self.held[rel.held.0 as usize..rel.held.1 as usize] {
+            let list = &mut self.on_node[n as usize];
+            if let Some(i) = list.iter().position(|&x| x == (end, c)) {
+                list.remove(i);
             }
         }
+        for &(w, b) in &self.words[rel.words.0 as usize..rel.words.1 as usize] {
+            if let Some(x) = self.base.get_mut(w as usize) {
+                *x |= b;
+            }
+        }
+        self.at = SimTime::MAX;
+        self.garbage += (rel.held.1 - rel.held.0) as usize;
+        if self.garbage > self.held.len() / 2 + 4096 {
+            self.pack();
+        }
+    }
+
+    /// The lists again without the entries of jobs that ended.
+    fn pack(&mut self) {
+        let (words, held, word_cpus) =
+            (std::mem::take(&mut self.words), std::mem::take(&mut self.held), std::mem::take(&mut self.word_cpus));
+        for rel in &mut self.jobs {
+            let (w, h) = (self.words.len() as u32, self.held.len() as u32);
+            self.words.extend_from_slice(&words[rel.words.0 as usize..rel.words.1 as usize]);
+            self.held.extend_from_slice(&held[rel.held.0 as usize..rel.held.1 as usize]);
+            self.word_cpus.extend(
+                word_cpus[rel.words.0 as usize..rel.words.1 as usize]
+                    .iter()
+                    .map(|&(c, from)| (c, from - rel.held.0 + h)),
+            );
+            (rel.words, rel.held) = ((w, self.words.len() as u32), (h, self.held.len() as u32));
+        }
+        self.garbage = 0;
+    }
+
+    /// A backfill cycle's first plan: the nodes with a free CPU now.
+    pub fn begin_cycle(&mut self, nodes: &Nodes) {
         self.base.clone_from(&nodes.has_free);
         self.avail.clone_from(&nodes.has_free);
         self.applied = 0;
         self.at = SimTime::ZERO;
-        self.started.clear();
-        self.started_jobs.clear();
-        self.started_bits.clear();
-        self.started_bits.resize(n.div_ceil(64), 0);
     }
 
     /// Lists the nodes of a job ending at `end` that holds `held`.
-    fn add(&mut self, end: SimTime, held: &[Held]) -> Release {
+    fn add(&mut self, end: SimTime, job: JobId, held: &[Held]) -> Release {
         let (w, h) = (self.words.len() as u32, self.held.len() as u32);
         self.held.extend(held.iter().map(|x| (x.node, x.cpus)));
         if !self.held[h as usize..].is_sorted() {
@@ -129,7 +150,7 @@ impl Releases {
             self.words.last_mut().expect("pushed").1 |= 1u64 << (n % 64);
             self.word_cpus.last_mut().expect("pushed").0 += u64::from(c);
         }
-        Release { end, words: (w, self.words.len() as u32), held: (h, self.held.len() as u32) }
+        Release { end, job, words: (w, self.words.len() as u32), held: (h, self.held.len() as u32) }
     }
 
     /// The CPUs `job` releases on the nodes of `member` outside `blocked`, and whether it
@@ -158,24 +179,10 @@ impl Releases {
         (sum, any)
     }
 
-    /// Counts a job started in the cycle, expected to end at `end`.
-    pub fn start(&mut self, end: SimTime, held: &[Held]) {
-        for h in held {
-            self.started.push((h.node, end, h.cpus));
-            self.started_bits[h.node as usize / 64] |= 1u64 << (h.node % 64);
-        }
-        self.started.sort_unstable();
-        let job = self.add(end, held);
-        let at = self.started_jobs.partition_point(|x| x.end <= end);
-        self.started_jobs.insert(at, job);
-    }
-
-    /// The running jobs and those started in the cycle whose expected end is in
-    /// (`from`, `to`], in no particular order.
+    /// The running jobs whose expected end is in (`from`, `to`].
     fn ending(&self, from: SimTime, to: SimTime) -> impl Iterator<Item = &Release> {
         let range = |v: &[Release]| v.partition_point(|x| x.end <= from)..v.partition_point(|x| x.end <= to);
-        let (a, b) = (range(&self.jobs), range(&self.started_jobs));
-        self.jobs[a].iter().chain(&self.started_jobs[b])
+        self.jobs[range(&self.jobs)].iter()
     }
 
     /// The CPUs that the jobs ending after `from` up to `to` release on the nodes of
@@ -241,28 +248,9 @@ impl Releases {
         reached
     }
 
-    /// The running jobs and those started in the cycle that end after `t`, by end.
+    /// The running jobs that end after `t`, by end.
     fn after(&self, t: SimTime) -> impl Iterator<Item = &Release> {
-        let (mut i, mut k) =
-            (self.jobs.partition_point(|x| x.end <= t), self.started_jobs.partition_point(|x| x.end <= t));
-        std::iter::from_fn(move || {
-            let (a, b) = (self.jobs.get(i), self.started_jobs.get(k));
-            match (a, b) {
-                (Some(x), Some(y)) if y.end < x.end => {
-                    k += 1;
-                    Some(y)
-                }
-                (Some(x), _) => {
-                    i += 1;
-                    Some(x)
-                }
-                (None, Some(y)) => {
-                    k += 1;
-                    Some(y)
-                }
-                (None, None) => None,
-            }
-        })
+        self.jobs[self.jobs.partition_point(|x| x.end <= t)..].iter()
     }
 
     /// Makes `avail` the nodes with a CPU free by `t`.
@@ -284,20 +272,11 @@ impl Releases {
     /// Node `n`'s free CPUs at `t` (at least just after now).
     pub fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
         let mut free = nodes.free_cpus[n];
-        // Listed by expected end (`build` reads the jobs in that order).
-        for &(end, cpus) in &self.entries[self.off[n] as usize..self.off[n + 1] as usize] {
+        for &(end, cpus) in self.on_node.get(n).map_or(&[][..], Vec::as_slice) {
             if end > t {
                 break;
             }
             free += cpus;
-        }
-        if self.started_bits[n / 64] & (1u64 << (n % 64)) != 0 {
-            let from = self.started.partition_point(|x| (x.0 as usize) < n);
-            for &(_, end, cpus) in self.started[from..].iter().take_while(|x| x.0 as usize == n) {
-                if end <= t {
-                    free += cpus;
-                }
-            }
         }
         free
     }
@@ -373,7 +352,9 @@ mod tests {
         let (a, b) = (vec![held(0, 4), held(1, 2)], vec![held(1, 2)]);
         a.iter().chain(&b).for_each(|h| nodes.take(h));
         let mut rel = Releases::default();
-        rel.build(&nodes, [(SimTime(100), a.as_slice()), (SimTime(200), b.as_slice())].into_iter());
+        rel.add_job(SimTime(100), JobId(0), &a);
+        rel.add_job(SimTime(200), JobId(1), &b);
+        rel.begin_cycle(&nodes);
         let r = |tasks| Request { tasks, cpus: 1, mem: Some(0), gpus: 0, one_per_node: false, whole_nodes: false };
         let none = [0u64];
         // At 50 only n3 is free: 4 CPUs.
@@ -389,15 +370,21 @@ mod tests {
         // A job started now on n3 until 300 takes its CPUs until then.
         let c = vec![held(2, 3)];
         c.iter().for_each(|h| nodes.take(h));
-        rel.start(SimTime(300), &c);
+        rel.add_job(SimTime(300), JobId(2), &c);
         assert_eq!(at(rel.place(&nodes, 0, &r(2), SimTime(250), &[0b011], |_| true)), None);
         assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(300), &[0b011], |_| true)), Some(vec![(2, 4)]));
         // The releases that can help a plan with n1 reserved: b's on n2 at 200 (a's at
         // 100 touches n2 too), none before a reservation ending at 150 when n1 and n2 are.
-        let member = &nodes.member_bits[0];
+        let member = &nodes.member_bits[0].clone();
         assert_eq!(rel.next_release(SimTime(0), None, member, &[0b001]), Some(SimTime(100)));
         assert_eq!(rel.next_release(SimTime(100), None, member, &[0b011]), Some(SimTime(300)));
         assert_eq!(rel.next_release(SimTime(100), Some(SimTime(150)), member, &[0b001]), None);
         assert_eq!(rel.next_release(SimTime(100), None, member, &[0b001]), Some(SimTime(200)));
+        // Job a ends early: its CPUs are free now, not released later.
+        a.iter().for_each(|h| nodes.give(h));
+        rel.remove_job(SimTime(100), JobId(0));
+        assert_eq!(rel.place(&nodes, 0, &r(8), SimTime(50), &none, |_| true), (7, None));
+        assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(50), &none, |_| true)), Some(vec![(0, 4), (1, 2), (2, 1)]));
+        assert_eq!(rel.next_release(SimTime(0), None, member, &[0b001]), Some(SimTime(200)));
     }
 }
