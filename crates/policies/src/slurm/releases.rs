@@ -4,8 +4,9 @@
 //! A node's free CPUs at a later time `t` are its free CPUs now plus those of the running
 //! jobs on it expected to end by `t` (`backfill.c` builds its `node_space` map from the
 //! same expected ends). Rather than moving node counts per release as
-//! [`super::nodes::Nodes`] would, each node's releases are listed once per cycle, the
-//! nodes with any CPU free by `t` are kept as a bitset (one OR per job released), and a
+//! [`super::nodes::Nodes`] would, each node's releases are listed, kept as jobs start and
+//! end (not listed again at every cycle), the nodes with any CPU free by `t` are kept as a
+//! bitset (one OR per job released), and a
 //! node's free CPUs are summed only where a plan looks: outside the reservations, with a
 //! CPU free. A plan that has counted them adds each release on the nodes outside the
 //! reservations as it moves to a later time ([`Releases::count_until`]). The answers are
