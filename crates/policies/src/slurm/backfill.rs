@@ -21,9 +21,8 @@ use std::collections::BTreeMap;
 /// The cycle's reservations of nodes for pending jobs, and the state its plans read
 /// the future from.
 struct Plan {
-    /// The nodes of each reservation, one bit each: (word index, its bits) for the words
-    /// with a node set (a reservation holds few of the machine's nodes).
-    nodes: Vec<Vec<(u32, u64)>>,
+    /// The reservations, by id.
+    res: Vec<Reservation>,
     /// (begin, reservation), in order.
     by_begin: Vec<(SimTime, u32)>,
     /// (end, reservation), in order.
@@ -35,8 +34,7 @@ struct Plan {
     blocked_for: Option<(SimTime, usize, usize)>,
     /// Whether `Slurm::future` holds this cycle's nodes (copied at the first plan).
     future: bool,
-    /// Whether `Slurm::releases` lists this cycle's releases (built at the first plan
-    /// that reads them).
+    /// Whether `Slurm::releases` has begun this cycle (at the first plan that reads it).
     releases: bool,
     /// The releases applied to `Slurm::future`: the running jobs' whose expected end
     /// (at least `soonest`) is at most this.
@@ -47,18 +45,26 @@ struct Plan {
     /// then) over the running jobs' expected ends, an upper bound of what is free at each
     /// time (jobs started since count as free, reservations as open).
     released: Vec<Option<Vec<(SimTime, u64)>>>,
-    /// Each reservation's end, by id.
-    ends: Vec<SimTime>,
-    /// Each reservation's begin, by id.
-    begins: Vec<SimTime>,
-    /// Each reservation's partition, CPUs and window's end (its begin plus the job's time
-    /// limit, before rounding), by id.
-    sizes: Vec<(usize, u64, SimTime)>,
     /// Per bitmap word, the reservations with a node in it and their bits there.
     in_word: Vec<Vec<(u32, u64)>>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
+}
+
+/// A pending job's reservation of nodes.
+struct Reservation {
+    /// Its nodes, one bit each: (word index, its bits) for the words with a node set (a
+    /// reservation holds few of the machine's nodes).
+    nodes: Vec<(u32, u64)>,
+    begin: SimTime,
+    /// Its begin plus the job's time limit, rounded up to `bf_resolution`.
+    end: SimTime,
+    /// The job's partition and CPUs.
+    part: usize,
+    cpus: u64,
+    /// Its begin plus the job's time limit, before rounding: until when the job would run.
+    until: SimTime,
 }
 
 /// Inserts `x` into the sorted `v`.
@@ -73,7 +79,7 @@ impl Slurm {
         let s = &self.conf.sched;
         let (max_test, max_user, horizon) = (s.bf_max_job_test, s.bf_max_job_user, view.now() + s.bf_window);
         let mut plan = Plan {
-            nodes: Vec::new(),
+            res: Vec::new(),
             by_begin: Vec::new(),
             by_end: Vec::new(),
             blocked: vec![0; self.nodes.cpus.len().div_ceil(64)],
@@ -83,9 +89,6 @@ impl Slurm {
             cursor: view.now(),
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
-            ends: Vec::new(),
-            begins: Vec::new(),
-            sizes: Vec::new(),
             in_word: vec![Vec::new(); self.nodes.cpus.len().div_ceil(64)],
             soonest: view.now() + SimDuration(1),
         };
@@ -137,7 +140,7 @@ impl Slurm {
                     let begin = self.backfill_job(view, unplanned[done], &mut plan, horizon, out);
                     done += 1;
                     if begin.is_some_and(|b| b <= view.now() + limit) {
-                        for &(w, b) in plan.nodes.last().expect("just reserved") {
+                        for &(w, b) in &plan.res.last().expect("just reserved").nodes {
                             kept[w as usize] |= b;
                         }
                         if self.nodes.free_outside(p, &kept) < r.total_cpus() {
@@ -189,16 +192,13 @@ impl Slurm {
             }
             Some((t, held)) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
-                let id = plan.nodes.len() as u32;
-                let mut bits: Vec<(u32, u64)> = Vec::new();
-                held.iter().for_each(|h| add_node(&mut bits, 0, h.node));
-                for &(w, b) in &bits {
+                let id = plan.res.len() as u32;
+                let mut nodes: Vec<(u32, u64)> = Vec::new();
+                held.iter().for_each(|h| add_node(&mut nodes, 0, h.node));
+                for &(w, b) in &nodes {
                     plan.in_word[w as usize].push((id, b));
                 }
-                plan.nodes.push(bits);
-                plan.ends.push(end);
-                plan.begins.push(t);
-                plan.sizes.push((p, r.total_cpus(), t + limit));
+                plan.res.push(Reservation { nodes, begin: t, end, part: p, cpus: r.total_cpus(), until: t + limit });
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
@@ -343,7 +343,7 @@ impl Slurm {
     fn block_packed(&self, plan: &mut Plan, (p, limit): (usize, SimDuration), t: SimTime, (ia, ib): (usize, usize)) {
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let moved = plan.blocked_for.filter(|&(was, len, ia_was)| {
-            len == plan.nodes.len()
+            len == plan.res.len()
                 && was <= t
                 && plan.by_begin.partition_point(|&(b, _)| opens(b) <= was) == ia_was
                 && ib - plan.by_end.partition_point(|&(e, _)| e <= was) <= 4
@@ -416,14 +416,14 @@ impl Slurm {
         // The nodes of the reservations that ended leave the blocked ones, but for those
         // another open reservation holds; their CPUs free then join the count.
         for &(_, id) in &plan.by_end[ended] {
-            for &(w, b) in &plan.nodes[id as usize] {
+            for &(w, b) in &plan.res[id as usize].nodes {
                 let mut gone = b & plan.blocked[w as usize];
                 for &(other, bits) in &plan.in_word[w as usize] {
                     if gone == 0 {
                         break;
                     }
-                    let o = other as usize;
-                    if gone & bits != 0 && opens(plan.begins[o]) <= t && plan.ends[o] > t {
+                    let o = &plan.res[other as usize];
+                    if gone & bits != 0 && opens(o.begin) <= t && o.end > t {
                         gone &= !bits;
                     }
                 }
@@ -494,8 +494,9 @@ impl Slurm {
             return;
         }
         for &(_, id) in &plan.by_begin[at] {
-            if plan.ends[id as usize] > t {
-                for &(w, b) in &plan.nodes[id as usize] {
+            let res = &plan.res[id as usize];
+            if res.end > t {
+                for &(w, b) in &res.nodes {
                     plan.blocked[w as usize] |= b;
                 }
             }
@@ -511,7 +512,7 @@ impl Slurm {
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
         // The same reservations at the same time block the same nodes.
-        let key = (t, plan.nodes.len(), ia);
+        let key = (t, plan.res.len(), ia);
         if plan.blocked_for == Some(key) {
             return;
         }
@@ -525,12 +526,13 @@ impl Slurm {
     fn blocked_into(plan: &Plan, t: SimTime, limit: SimDuration, out: &mut [u64]) {
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         out.iter_mut().for_each(|w| *w = 0);
-        for &(_, id) in &plan.by_begin {
-            if opens(plan.begins[id as usize]) > t {
+        for &(begin, id) in &plan.by_begin {
+            if opens(begin) > t {
                 break;
             }
-            if plan.ends[id as usize] > t {
-                for &(w, b) in &plan.nodes[id as usize] {
+            let res = &plan.res[id as usize];
+            if res.end > t {
+                for &(w, b) in &res.nodes {
                     out[w as usize] |= b;
                 }
             }
@@ -554,19 +556,15 @@ impl Slurm {
     /// (at least just after now), built at the first call of the cycle.
     fn released_of<'a>(&self, p: usize, plan: &'a mut Plan) -> &'a [(SimTime, u64)] {
         if plan.released[p].is_none() {
-            let member = &self.nodes.member[p];
-            let everywhere = self.nodes.order[p].len() == member.len();
             let mut sum = 0u64;
-            let mut v = Vec::with_capacity(self.ends.len());
-            for &(e, j) in &self.ends {
-                let run = &self.running[&j];
-                sum += if everywhere {
-                    run.held_cpus
-                } else {
-                    run.held.iter().filter(|h| member[h.node as usize]).map(|h| u64::from(h.cpus)).sum::<u64>()
-                };
-                v.push((e.max(plan.soonest), sum));
-            }
+            let v = self
+                .releases
+                .per_job(&self.nodes.member_bits[p])
+                .map(|(e, cpus)| {
+                    sum += cpus;
+                    (e.max(plan.soonest), sum)
+                })
+                .collect();
             plan.released[p] = Some(v);
         }
         plan.released[p].as_deref().expect("just built")
@@ -589,9 +587,9 @@ impl Slurm {
             if b > t {
                 break;
             }
-            let (q, cpus, until) = plan.sizes[id as usize];
-            if q == p && until > t {
-                held += cpus;
+            let res = &plan.res[id as usize];
+            if res.part == p && res.until > t {
+                held += res.cpus;
             }
         }
         total.saturating_sub(held)

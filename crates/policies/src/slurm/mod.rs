@@ -64,8 +64,6 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone)]
 struct Run {
     held: Vec<Held>,
-    /// The CPUs of `held`.
-    held_cpus: u64,
     expected_end: SimTime,
     start: SimTime,
     qos: usize,
@@ -429,15 +427,28 @@ impl Slurm {
 
     /// A running job ended: its nodes come back.
     fn finish(&mut self, j: JobId) -> bool {
-        let Some(r) = self.running.remove(&j) else { return false };
+        let Some(r) = self.untrack(j) else { return false };
         for h in &r.held {
             self.nodes.give(h);
         }
-        self.ends.remove(&(r.expected_end, j));
-        self.releases.remove_job(r.expected_end, j);
         self.count_usage(&r, false);
         self.preempting.remove(&j);
         true
+    }
+
+    /// `j` runs `run`: listed by expected end, its releases by node.
+    fn track(&mut self, j: JobId, run: Run) {
+        self.ends.insert((run.expected_end, j));
+        self.releases.add_job(run.expected_end, j, &run.held);
+        self.running.insert(j, run);
+    }
+
+    /// `j` no longer runs (it ended or was suspended): what it ran.
+    fn untrack(&mut self, j: JobId) -> Option<Run> {
+        let run = self.running.remove(&j)?;
+        self.ends.remove(&(run.expected_end, j));
+        self.releases.remove_job(run.expected_end, j);
+        Some(run)
     }
 
     /// `j` joins the schedulers' queue.
@@ -512,10 +523,8 @@ impl Slurm {
         self.dequeue(view, j);
         self.arriving.retain(|&a| a != j);
         self.preemptors.remove(&j);
-        self.ends.insert((expected_end, j));
         let job = view.job(j);
         let run = Run {
-            held_cpus: held.iter().map(|h| u64::from(h.cpus)).sum(),
             held,
             expected_end,
             start: view.now(),
@@ -526,8 +535,7 @@ impl Slurm {
             tres: Self::tres_of(r),
         };
         self.count_usage(&run, true);
-        self.releases.add_job(expected_end, j, &run.held);
-        self.running.insert(j, run);
+        self.track(j, run);
         self.started.push(j);
         let why = match by {
             By::Submit => "at submission: the partition's highest priority, and it fits",

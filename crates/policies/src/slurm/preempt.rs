@@ -311,9 +311,7 @@ impl Slurm {
         let now = view.now();
         let who = view.job(j).trace_id();
         for &v in &victims {
-            let run = self.running.remove(&v).expect("a running victim");
-            self.ends.remove(&(run.expected_end, v));
-            self.releases.remove_job(run.expected_end, v);
+            let run = self.untrack(v).expect("a running victim");
             for h in &run.held {
                 self.nodes.give(&compute_of(h));
             }
@@ -373,9 +371,7 @@ impl Slurm {
             }
             let mut run = s.run;
             run.expected_end = run.expected_end + now.saturating_since(s.since);
-            self.ends.insert((run.expected_end, v));
-            self.releases.add_job(run.expected_end, v, &run.held);
-            self.running.insert(v, run);
+            self.track(v, run);
             out.push(Decision::Resume { job: v });
         }
     }

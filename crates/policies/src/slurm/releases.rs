@@ -182,8 +182,8 @@ impl Releases {
 
     /// The running jobs whose expected end is in (`from`, `to`].
     fn ending(&self, from: SimTime, to: SimTime) -> impl Iterator<Item = &Release> {
-        let range = |v: &[Release]| v.partition_point(|x| x.end <= from)..v.partition_point(|x| x.end <= to);
-        self.jobs[range(&self.jobs)].iter()
+        let v = &self.jobs;
+        v[v.partition_point(|x| x.end <= from)..v.partition_point(|x| x.end <= to)].iter()
     }
 
     /// The CPUs that the jobs ending after `from` up to `to` release on the nodes of
@@ -247,6 +247,12 @@ impl Releases {
             }
         }
         reached
+    }
+
+    /// Each running job's expected end and the CPUs it releases on the nodes of
+    /// `member`, by end.
+    pub fn per_job(&self, member: &[u64]) -> impl Iterator<Item = (SimTime, u64)> {
+        self.jobs.iter().map(move |job| (job.end, self.released_on(job, member, &[]).0))
     }
 
     /// The running jobs that end after `t`, by end.
