@@ -180,9 +180,20 @@ impl Nodes {
     ) -> Option<Vec<Held>> {
         let out = |n: u32| blocked.get(n as usize / 64).is_none_or(|w| w & (1u64 << (n % 64)) == 0);
         if !self.order_is_index[p] || r.cpus == 0 {
-            return self.place(p, r, |n| out(n) && usable(n));
+            return self.place_in_order(p, r, |n| out(n) && usable(n));
         }
-        // In node order, only the nodes with a free CPU can take a task.
+        self.place_on_free(p, r, blocked, usable)
+    }
+
+    /// [`Nodes::place_outside`] where the allocation order is the nodes' own and a task
+    /// needs a CPU: only the nodes with a free CPU can take one.
+    fn place_on_free(
+        &self,
+        p: usize,
+        r: &Request,
+        blocked: &[u64],
+        mut usable: impl FnMut(u32) -> bool,
+    ) -> Option<Vec<Held>> {
         if r.fungible() && self.part_free[p] < r.total_cpus() {
             return None;
         }
@@ -241,7 +252,15 @@ impl Nodes {
 
     /// Where `r` goes on partition `p`'s nodes that `usable` allows, with what is free
     /// now: one entry per node used, or `None` when it does not fit.
-    pub fn place(&self, p: usize, r: &Request, mut usable: impl FnMut(u32) -> bool) -> Option<Vec<Held>> {
+    pub fn place(&self, p: usize, r: &Request, usable: impl FnMut(u32) -> bool) -> Option<Vec<Held>> {
+        if self.order_is_index[p] && r.cpus > 0 {
+            return self.place_on_free(p, r, &[], usable);
+        }
+        self.place_in_order(p, r, usable)
+    }
+
+    /// [`Nodes::place`] walking the partition's nodes in allocation order.
+    fn place_in_order(&self, p: usize, r: &Request, mut usable: impl FnMut(u32) -> bool) -> Option<Vec<Held>> {
         if r.fungible() && self.part_free[p] < r.total_cpus() {
             return None;
         }
