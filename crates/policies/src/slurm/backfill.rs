@@ -47,6 +47,15 @@ struct Plan {
     released: Vec<Option<Vec<(SimTime, u64)>>>,
     /// Per bitmap word, the reservations with a node in it and their bits there.
     in_word: Vec<Vec<(u32, u64)>>,
+    /// Per bitmap word, its nodes held by any reservation, and by more than one.
+    held: Vec<u64>,
+    shared: Vec<u64>,
+    /// The packed plans made so far, most recent last: (partition, CPUs, time limit,
+    /// earliest start found; `None`: none within the window).
+    done: Vec<(usize, u64, SimDuration, Option<SimTime>)>,
+    /// Of those that found none, the (partition, CPUs, time limit) that no other of them
+    /// is at most in both.
+    beyond: Vec<(usize, u64, SimDuration)>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
@@ -90,7 +99,11 @@ impl Slurm {
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
             in_word: vec![Vec::new(); self.nodes.cpus.len().div_ceil(64)],
+            held: vec![0; self.nodes.cpus.len().div_ceil(64)],
+            shared: vec![0; self.nodes.cpus.len().div_ceil(64)],
             soonest: view.now() + SimDuration(1),
+            done: Vec::new(),
+            beyond: Vec::new(),
         };
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
         // Jobs tested that cannot start now, whose reservations are not planned yet.
@@ -196,6 +209,8 @@ impl Slurm {
                 let mut nodes: Vec<(u32, u64)> = Vec::new();
                 held.iter().for_each(|h| add_node(&mut nodes, 0, h.node));
                 for &(w, b) in &nodes {
+                    plan.shared[w as usize] |= plan.held[w as usize] & b;
+                    plan.held[w as usize] |= b;
                     plan.in_word[w as usize].push((id, b));
                 }
                 plan.res.push(Reservation { nodes, begin: t, end, part: p, cpus: r.total_cpus(), until: t + limit });
@@ -219,6 +234,12 @@ impl Slurm {
     /// could hold the job at all (before it, it fits nowhere): a sweep over the expected
     /// ends and the reservations' ends, testing the nodes where the free CPUs outside
     /// the reservations that overlap the job's window could hold it.
+    ///
+    /// Packed plans start where an earlier plan of the cycle found its job's start, for a
+    /// job of the same partition asking at most as many CPUs for at most as long: until
+    /// then that job fitted nowhere, and this one, facing the same reservations and more
+    /// (the nodes only lose free CPUs during a cycle, and its window overlaps every
+    /// reservation that job's did), fits nowhere either.
     fn earliest(
         &mut self,
         view: &SchedView<'_>,
@@ -228,18 +249,65 @@ impl Slurm {
         plan: &mut Plan,
         horizon: SimTime,
     ) -> Option<(SimTime, Vec<Held>)> {
+        // Packed one-CPU tasks on nodes in index order: the releases listed per node;
+        // otherwise the node counts moved to `t`.
+        let packed = r.fungible() && self.nodes.order_is_index[p];
+        if !packed {
+            return self.earliest_from(view, (p, r, limit), plan, horizon, None);
+        }
+        let need = r.total_cpus();
+        let from = Self::no_start_before(plan, p, need, limit);
+        let got = match from {
+            Some(None) => None,
+            Some(Some(f)) => self.earliest_from(view, (p, r, limit), plan, horizon, Some(f)),
+            None => self.earliest_from(view, (p, r, limit), plan, horizon, None),
+        };
+        if cfg!(debug_assertions) && from.is_some() {
+            let full = self.earliest_from(view, (p, r, limit), plan, horizon, None);
+            debug_assert_eq!(full, got, "a plan started from {from:?} differs from the whole sweep");
+        }
+        let at = got.as_ref().map(|x| x.0);
+        plan.done.push((p, need, limit, at));
+        if at.is_none() && !plan.beyond.iter().any(|&(q, n, l)| q == p && n <= need && l <= limit) {
+            plan.beyond.retain(|&(q, n, l)| !(q == p && n >= need && l >= limit));
+            plan.beyond.push((p, need, limit));
+        }
+        got
+    }
+
+    /// What the cycle's earlier packed plans tell of a job of `need` CPUs for `limit` on
+    /// partition `p`: `Some(None)` when one of no more CPUs for no longer found no start
+    /// within the window, else the latest start such plans found (the last 64 plans
+    /// looked at), before which it cannot start either.
+    fn no_start_before(plan: &Plan, p: usize, need: u64, limit: SimDuration) -> Option<Option<SimTime>> {
+        let within = |&(q, n, l): &(usize, u64, SimDuration)| q == p && n <= need && l <= limit;
+        if plan.beyond.iter().any(within) {
+            return Some(None);
+        }
+        plan.done.iter().rev().take(64).filter(|&&(q, n, l, _)| within(&(q, n, l))).filter_map(|x| x.3).max().map(Some)
+    }
+
+    /// [`Slurm::earliest`] from `from` on (`None`: from now).
+    fn earliest_from(
+        &mut self,
+        view: &SchedView<'_>,
+        (p, r, limit): (usize, &Request, SimDuration),
+        plan: &mut Plan,
+        horizon: SimTime,
+        from: Option<SimTime>,
+    ) -> Option<(SimTime, Vec<Held>)> {
         let now = view.now();
         let need = r.total_cpus();
-        if let Some(held) = self.fits_now(view, (p, r, limit), plan) {
+        if from.is_none_or(|f| f <= now)
+            && let Some(held) = self.fits_now(view, (p, r, limit), plan)
+        {
             return Some((now, held));
         }
         // The first expected end by which enough CPUs could be free in the partition.
-        let mut t = self.first_possible(p, need, plan)?;
+        let mut t = self.first_possible(p, need, plan)?.max(from.unwrap_or(SimTime::ZERO));
         if t > horizon {
             return None;
         }
-        // Packed one-CPU tasks on nodes in index order: the releases listed per node;
-        // otherwise the node counts moved to `t`.
         let packed = r.fungible() && self.nodes.order_is_index[p];
         // Debug builds check the per-node releases against the node counts.
         let check = cfg!(debug_assertions);
@@ -418,8 +486,10 @@ impl Slurm {
         for &(_, id) in &plan.by_end[ended] {
             for &(w, b) in &plan.res[id as usize].nodes {
                 let mut gone = b & plan.blocked[w as usize];
-                for &(other, bits) in &plan.in_word[w as usize] {
-                    if gone == 0 {
+                // Only a node another reservation holds too may stay blocked.
+                let shared = gone & plan.shared[w as usize];
+                for &(other, bits) in plan.in_word[w as usize].iter().filter(|_| shared != 0) {
+                    if gone & shared == 0 {
                         break;
                     }
                     let o = &plan.res[other as usize];
@@ -436,9 +506,27 @@ impl Slurm {
                 }
             }
         }
-        // Those that opened join them; their CPUs are left counted (an upper bound is
-        // enough to skip a scan).
-        Self::open(plan, t, opened);
+        // Those that opened join them; the CPUs free on the nodes they newly block leave
+        // the count.
+        match free.as_deref_mut() {
+            Some(f) if !opened.is_empty() => {
+                for &(_, id) in &plan.by_begin[opened] {
+                    let res = &plan.res[id as usize];
+                    if res.end <= t {
+                        continue;
+                    }
+                    for &(w, b) in &res.nodes {
+                        let new = b & !plan.blocked[w as usize];
+                        if new != 0 {
+                            *f -= self.releases.free_in_word(&self.nodes, w as usize, new, member, counted);
+                            plan.blocked[w as usize] |= new;
+                        }
+                    }
+                }
+                plan.blocked_for = None;
+            }
+            _ => Self::open(plan, t, opened),
+        }
         if cfg!(debug_assertions) {
             let mut exact = vec![0; plan.blocked.len()];
             Self::blocked_into(plan, t, limit, &mut exact);
