@@ -76,6 +76,16 @@ struct Reservation {
     until: SimTime,
 }
 
+/// Adds (partition, CPUs, time limit) `x` to `v`, a list of them of which none is at
+/// most another in both, unless one is already at most it.
+fn note_no_room(v: &mut Vec<(usize, u64, SimDuration)>, x: (usize, u64, SimDuration)) {
+    let (p, need, limit) = x;
+    if !v.iter().any(|&(q, n, l)| q == p && n <= need && l <= limit) {
+        v.retain(|&(q, n, l)| !(q == p && n >= need && l >= limit));
+        v.push(x);
+    }
+}
+
 /// Inserts `x` into the sorted `v`.
 fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
     let at = v.partition_point(|y| *y <= x);
@@ -106,6 +116,9 @@ impl Slurm {
             beyond: Vec::new(),
         };
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
+        // The (partition, CPUs, time limit) of jobs found unable to start now, but for
+        // those another is at most in both.
+        let mut no_room: Vec<(usize, u64, SimDuration)> = Vec::new();
         // Jobs tested that cannot start now, whose reservations are not planned yet.
         let mut unplanned: Vec<JobId> = Vec::new();
         // The nodes the reservations planned so far block for the job tested now.
@@ -137,9 +150,17 @@ impl Slurm {
             // The reservations planned so far are some of those it will meet: when even
             // they leave too few CPUs free now, it cannot start now either, and neither
             // its reservation nor those before it are needed yet.
-            let limit = self.limit(view, k.job);
+            // So does a job of no more CPUs for no longer that could not (the reservations
+            // only grow and the nodes only lose free CPUs during a cycle).
+            let (need, limit) = (r.total_cpus(), self.limit(view, k.job));
+            if no_room.iter().any(|&(q, n, l)| q == p && n <= need && l <= limit) {
+                unplanned.push(k.job);
+                continue;
+            }
             Self::block_at(&mut plan, view.now(), limit);
-            if self.nodes.free_outside(p, &plan.blocked) < r.total_cpus() {
+            let mut room = self.nodes.free_outside(p, &plan.blocked);
+            if room < need {
+                note_no_room(&mut no_room, (p, need, limit));
                 unplanned.push(k.job);
                 continue;
             }
@@ -153,10 +174,19 @@ impl Slurm {
                     let begin = self.backfill_job(view, unplanned[done], &mut plan, horizon, out);
                     done += 1;
                     if begin.is_some_and(|b| b <= view.now() + limit) {
+                        // The free CPUs of the nodes it newly keeps off leave the room.
                         for &(w, b) in &plan.res.last().expect("just reserved").nodes {
-                            kept[w as usize] |= b;
+                            let w = w as usize;
+                            let new = b & !kept[w];
+                            kept[w] |= b;
+                            let mut x = new & self.nodes.member_bits[p][w] & self.nodes.has_free[w];
+                            while x != 0 {
+                                room -= u64::from(self.nodes.free_cpus[w * 64 + x.trailing_zeros() as usize]);
+                                x &= x - 1;
+                            }
                         }
-                        if self.nodes.free_outside(p, &kept) < r.total_cpus() {
+                        debug_assert_eq!(room, self.nodes.free_outside(p, &kept), "room counted apart");
+                        if room < need {
                             fits = false;
                             break;
                         }
@@ -164,6 +194,7 @@ impl Slurm {
                 }
                 unplanned.drain(..done);
                 if !fits {
+                    note_no_room(&mut no_room, (p, need, limit));
                     unplanned.push(k.job);
                     continue;
                 }
@@ -268,9 +299,8 @@ impl Slurm {
         }
         let at = got.as_ref().map(|x| x.0);
         plan.done.push((p, need, limit, at));
-        if at.is_none() && !plan.beyond.iter().any(|&(q, n, l)| q == p && n <= need && l <= limit) {
-            plan.beyond.retain(|&(q, n, l)| !(q == p && n >= need && l >= limit));
-            plan.beyond.push((p, need, limit));
+        if at.is_none() {
+            note_no_room(&mut plan.beyond, (p, need, limit));
         }
         got
     }
@@ -658,6 +688,14 @@ impl Slurm {
         plan.released[p].as_deref().expect("just built")
     }
 
+    /// The CPUs free at `t` (at least just after now) on partition `p`'s nodes.
+    fn partition_free_at(&self, plan: &mut Plan, p: usize, t: SimTime) -> u64 {
+        let have = plan.part_free[p];
+        let released = self.released_of(p, plan);
+        let by_t = released.partition_point(|x| x.0 <= t);
+        have + by_t.checked_sub(1).map_or(0, |i| released[i].1)
+    }
+
     /// An upper bound of the CPUs free at `t` on partition `p` outside the reservations
     /// that block the window: every CPU free when the cycle began or released by `t`, less
     /// the CPUs of the partition's reservations whose job would be running at `t` (from
@@ -666,10 +704,7 @@ impl Slurm {
     /// reservation's nodes have at least its CPUs free (nodes only gain free CPUs later; a
     /// job started in the cycle keeps off the reservations it would overlap).
     fn free_bound(&self, plan: &mut Plan, p: usize, t: SimTime) -> u64 {
-        let have = plan.part_free[p];
-        let released = self.released_of(p, plan);
-        let by_t = released.partition_point(|x| x.0 <= t);
-        let total = have + by_t.checked_sub(1).map_or(0, |i| released[i].1);
+        let total = self.partition_free_at(plan, p, t);
         let mut held = 0u64;
         for &(b, id) in &plan.by_begin {
             if b > t {
