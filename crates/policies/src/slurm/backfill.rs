@@ -634,6 +634,29 @@ impl Slurm {
         if plan.blocked_for == Some(key) {
             return;
         }
+        // At the same time with one reservation more, the same others block (the same
+        // number of them open by then, in order of begin): its nodes join them if it does.
+        if let Some((was, len, ia_was)) = plan.blocked_for
+            && was == t
+            && len + 1 == plan.res.len()
+        {
+            let res = plan.res.last().expect("one more");
+            let opened = opens(res.begin) <= t;
+            if ia == ia_was + usize::from(opened) {
+                if opened && res.end > t {
+                    for &(w, b) in &res.nodes {
+                        plan.blocked[w as usize] |= b;
+                    }
+                }
+                plan.blocked_for = Some(key);
+                if cfg!(debug_assertions) {
+                    let mut exact = vec![0; plan.blocked.len()];
+                    Self::blocked_into(plan, t, limit, &mut exact);
+                    debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} added to apart");
+                }
+                return;
+            }
+        }
         plan.blocked_for = Some(key);
         let mut blocked = std::mem::take(&mut plan.blocked);
         Self::blocked_into(plan, t, limit, &mut blocked);
