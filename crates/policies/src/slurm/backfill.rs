@@ -45,6 +45,9 @@ struct Plan {
     /// then) over the running jobs' expected ends, an upper bound of what is free at each
     /// time (jobs started since count as free, reservations as open).
     released: Vec<Option<Vec<(SimTime, u64)>>>,
+    /// Per partition, its reservations' (begin, CPUs of those beginning by then) and
+    /// (begin plus time limit, CPUs of those whose job would have ended by then), in order.
+    cpus_by: Vec<(Vec<(SimTime, u64)>, Vec<(SimTime, u64)>)>,
     /// Per bitmap word, the reservations with a node in it and their bits there.
     in_word: Vec<Vec<(u32, u64)>>,
     /// Per bitmap word, its nodes held by any reservation, and by more than one.
@@ -86,6 +89,14 @@ fn note_no_room(v: &mut Vec<(usize, u64, SimDuration)>, x: (usize, u64, SimDurat
     }
 }
 
+/// Adds `cpus` at time `t` to `v`, (time, CPUs added by then) in order.
+fn add_cumulative(v: &mut Vec<(SimTime, u64)>, t: SimTime, cpus: u64) {
+    let at = v.partition_point(|x| x.0 <= t);
+    let before = at.checked_sub(1).map_or(0, |i| v[i].1);
+    v.insert(at, (t, before + cpus));
+    v[at + 1..].iter_mut().for_each(|x| x.1 += cpus);
+}
+
 /// Inserts `x` into the sorted `v`.
 fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
     let at = v.partition_point(|y| *y <= x);
@@ -109,6 +120,7 @@ impl Slurm {
             part_free: self.nodes.part_free.clone(),
             released: vec![None; self.conf.partitions.len()],
             in_word: vec![Vec::new(); self.nodes.cpus.len().div_ceil(64)],
+            cpus_by: vec![(Vec::new(), Vec::new()); self.conf.partitions.len()],
             held: vec![0; self.nodes.cpus.len().div_ceil(64)],
             shared: vec![0; self.nodes.cpus.len().div_ceil(64)],
             soonest: view.now() + SimDuration(1),
@@ -124,8 +136,22 @@ impl Slurm {
         // The nodes the reservations planned so far block for the job tested now.
         let mut kept: Vec<u64> = Vec::new();
         let (mut tested, mut at) = (0u32, None);
+        // The next pending jobs, read ahead of the walk (a cycle removes from the queue
+        // only the jobs it starts, none after the one it tests).
+        let (mut ahead, mut next) = (Vec::new(), 0);
         while tested < max_test {
-            let Some(k) = self.next_pending(at) else { break };
+            if next == ahead.len() {
+                ahead.clear();
+                next = 0;
+                match at {
+                    None => ahead.extend(self.queue.iter().take(64).copied()),
+                    Some(a) => ahead.extend(
+                        self.queue.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)).take(64).copied(),
+                    ),
+                }
+            }
+            let Some(&k) = ahead.get(next) else { break };
+            next += 1;
             at = Some(k);
             if max_user > 0 {
                 let n = per_user.entry(view.job(k.job).user()).or_default();
@@ -245,6 +271,9 @@ impl Slurm {
                     plan.in_word[w as usize].push((id, b));
                 }
                 plan.res.push(Reservation { nodes, begin: t, end, part: p, cpus: r.total_cpus(), until: t + limit });
+                let cpus = r.total_cpus();
+                add_cumulative(&mut plan.cpus_by[p].0, t, cpus);
+                add_cumulative(&mut plan.cpus_by[p].1, t + limit, cpus);
                 insert_sorted(&mut plan.by_begin, (t, id));
                 insert_sorted(&mut plan.by_end, (end, id));
                 if view.logging() {
@@ -728,15 +757,12 @@ impl Slurm {
     /// job started in the cycle keeps off the reservations it would overlap).
     fn free_bound(&self, plan: &mut Plan, p: usize, t: SimTime) -> u64 {
         let total = self.partition_free_at(plan, p, t);
-        let mut held = 0u64;
-        for &(b, id) in &plan.by_begin {
-            if b > t {
-                break;
-            }
-            let res = &plan.res[id as usize];
-            if res.part == p && res.until > t {
-                held += res.cpus;
-            }
+        let by = |v: &[(SimTime, u64)]| v.partition_point(|x| x.0 <= t).checked_sub(1).map_or(0, |i| v[i].1);
+        let (begun, ended) = &plan.cpus_by[p];
+        let held = by(begun) - by(ended);
+        if cfg!(debug_assertions) {
+            let running = plan.res.iter().filter(|x| x.part == p && x.begin <= t && x.until > t);
+            debug_assert_eq!(held, running.map(|x| x.cpus).sum::<u64>(), "reserved CPUs at {t:?} summed apart");
         }
         total.saturating_sub(held)
     }
