@@ -316,10 +316,19 @@ impl RunningJob {
                 .flat_map(|&(first, len)| node(first)..=node(first + len - 1))
                 .collect()
         } else {
-            binding.iter().map(|b| b.node.0).collect()
+            // A node's tasks mostly come together: each run of them listed once.
+            let mut v: Vec<u32> = Vec::new();
+            for b in binding {
+                if v.last() != Some(&b.node.0) {
+                    v.push(b.node.0);
+                }
+            }
+            v
         };
-        nodes.sort_unstable();
-        nodes.dedup();
+        if !nodes.is_sorted_by(|a, b| a < b) {
+            nodes.sort_unstable();
+            nodes.dedup();
+        }
         nodes
     }
 }

@@ -123,8 +123,11 @@ impl Engine<'_> {
                 self.ledger.uncount_peak(&job.task, b);
             }
         }
-        let milli: u64 =
-            new.iter().map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64).sum();
+        let milli: u64 = new
+            .iter()
+            .filter(|b| !b.gpus.is_empty())
+            .map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64)
+            .sum();
         let now = self.now;
         let h = &mut self.bound[j.idx()].hold;
         h.acc = h.held_at(now);

@@ -31,7 +31,13 @@ impl Engine<'_> {
     /// (a pod bound to a tainted node it tolerates for a while is evicted that long after).
     pub(super) fn bound_under_taints(&mut self, j: JobId) -> Result<(), EngineError> {
         let tainted = self.running[j.idx()].as_ref().is_some_and(|r| {
-            r.binding.iter().any(|b| self.node_taints(b.node).iter().any(|t| t.effect == TaintEffect::NoExecute))
+            // A node's tasks mostly come together: each run of them looked at once.
+            let mut last = None;
+            r.binding.iter().any(|b| {
+                let again = last == Some(b.node);
+                last = Some(b.node);
+                !again && self.node_taints(b.node).iter().any(|t| t.effect == TaintEffect::NoExecute)
+            })
         });
         if tainted { self.judge_no_execute(j) } else { Ok(()) }
     }
