@@ -47,7 +47,7 @@ struct Plan {
     released: Vec<Option<Vec<(SimTime, u64)>>>,
     /// Per partition, its reservations' (begin, CPUs of those beginning by then) and
     /// (begin plus time limit, CPUs of those whose job would have ended by then), in order.
-    cpus_by: Vec<(Vec<(SimTime, u64)>, Vec<(SimTime, u64)>)>,
+    cpus_by: Vec<(Cumulative, Cumulative)>,
     /// Per bitmap word, the reservations with a node in it and their bits there.
     in_word: Vec<Vec<(u32, u64)>>,
     /// Per bitmap word, its nodes held by any reservation, and by more than one.
@@ -63,6 +63,9 @@ struct Plan {
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
 }
+
+/// (time, a sum of what was added up to then), in order of time.
+type Cumulative = Vec<(SimTime, u64)>;
 
 /// A pending job's reservation of nodes.
 struct Reservation {
@@ -81,7 +84,7 @@ struct Reservation {
 
 /// Adds (partition, CPUs, time limit) `x` to `v`, a list of them of which none is at
 /// most another in both, unless one is already at most it.
-fn note_no_room(v: &mut Vec<(usize, u64, SimDuration)>, x: (usize, u64, SimDuration)) {
+fn note_least(v: &mut Vec<(usize, u64, SimDuration)>, x: (usize, u64, SimDuration)) {
     let (p, need, limit) = x;
     if !v.iter().any(|&(q, n, l)| q == p && n <= need && l <= limit) {
         v.retain(|&(q, n, l)| !(q == p && n >= need && l >= limit));
@@ -141,14 +144,8 @@ impl Slurm {
         let (mut ahead, mut next) = (Vec::new(), 0);
         while tested < max_test {
             if next == ahead.len() {
-                ahead.clear();
+                self.read_ahead(at, &mut ahead);
                 next = 0;
-                match at {
-                    None => ahead.extend(self.queue.iter().take(64).copied()),
-                    Some(a) => ahead.extend(
-                        self.queue.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)).take(64).copied(),
-                    ),
-                }
             }
             let Some(&k) = ahead.get(next) else { break };
             next += 1;
@@ -184,43 +181,17 @@ impl Slurm {
                 continue;
             }
             Self::block_at(&mut plan, view.now(), limit);
-            let mut room = self.nodes.free_outside(p, &plan.blocked);
+            let room = self.nodes.free_outside(p, &plan.blocked);
             if room < need {
-                note_no_room(&mut no_room, (p, need, limit));
+                note_least(&mut no_room, (p, need, limit));
                 unplanned.push(k.job);
                 continue;
             }
             if !unplanned.is_empty() {
-                // The reservations before it one at a time, in order: once those planned
-                // leave it too few CPUs free now, the rest can wait as it does.
                 kept.clone_from(&plan.blocked);
-                let mut done = 0;
-                let mut fits = true;
-                while done < unplanned.len() {
-                    let begin = self.backfill_job(view, unplanned[done], &mut plan, horizon, out);
-                    done += 1;
-                    if begin.is_some_and(|b| b <= view.now() + limit) {
-                        // The free CPUs of the nodes it newly keeps off leave the room.
-                        for &(w, b) in &plan.res.last().expect("just reserved").nodes {
-                            let w = w as usize;
-                            let new = b & !kept[w];
-                            kept[w] |= b;
-                            let mut x = new & self.nodes.member_bits[p][w] & self.nodes.has_free[w];
-                            while x != 0 {
-                                room -= u64::from(self.nodes.free_cpus[w * 64 + x.trailing_zeros() as usize]);
-                                x &= x - 1;
-                            }
-                        }
-                        debug_assert_eq!(room, self.nodes.free_outside(p, &kept), "room counted apart");
-                        if room < need {
-                            fits = false;
-                            break;
-                        }
-                    }
-                }
-                unplanned.drain(..done);
-                if !fits {
-                    note_no_room(&mut no_room, (p, need, limit));
+                let ahead = (&mut unplanned, &mut kept[..]);
+                if !self.plan_ahead(view, &mut plan, ahead, (p, need, limit, room), horizon, out) {
+                    note_least(&mut no_room, (p, need, limit));
                     unplanned.push(k.job);
                     continue;
                 }
@@ -232,6 +203,58 @@ impl Slurm {
                 self.backfill_job(view, j, &mut plan, horizon, out);
             }
         }
+    }
+
+    /// The next 64 pending jobs after `at` (from the first: `None`) into `ahead`.
+    fn read_ahead(&self, at: Option<super::Key>, ahead: &mut Vec<super::Key>) {
+        use std::ops::Bound::{Excluded, Unbounded};
+        ahead.clear();
+        match at {
+            None => ahead.extend(self.queue.iter().take(64).copied()),
+            Some(a) => ahead.extend(self.queue.range((Excluded(a), Unbounded)).take(64).copied()),
+        }
+    }
+
+    /// Plans the reservations of the jobs `unplanned` ahead of a job that might start now
+    /// (on partition `p`, asking `need` CPUs for `limit`, with `room` CPUs free outside the
+    /// nodes `kept` off it so far), one at a time, in order: once those planned leave it too
+    /// few CPUs free now, the rest can wait as it does. Whether it still might start now;
+    /// the jobs planned leave `unplanned`.
+    fn plan_ahead(
+        &mut self,
+        view: &SchedView<'_>,
+        plan: &mut Plan,
+        (unplanned, kept): (&mut Vec<JobId>, &mut [u64]),
+        (p, need, limit, mut room): (usize, u64, SimDuration, u64),
+        horizon: SimTime,
+        out: &mut Vec<Decision>,
+    ) -> bool {
+        let mut done = 0;
+        let mut fits = true;
+        while done < unplanned.len() {
+            let begin = self.backfill_job(view, unplanned[done], plan, horizon, out);
+            done += 1;
+            if begin.is_some_and(|b| b <= view.now() + limit) {
+                // The free CPUs of the nodes it newly keeps off leave the room.
+                for &(w, b) in &plan.res.last().expect("just reserved").nodes {
+                    let w = w as usize;
+                    let new = b & !kept[w];
+                    kept[w] |= b;
+                    let mut x = new & self.nodes.member_bits[p][w] & self.nodes.has_free[w];
+                    while x != 0 {
+                        room -= u64::from(self.nodes.free_cpus[w * 64 + x.trailing_zeros() as usize]);
+                        x &= x - 1;
+                    }
+                }
+                debug_assert_eq!(room, self.nodes.free_outside(p, kept), "room counted apart");
+                if room < need {
+                    fits = false;
+                    break;
+                }
+            }
+        }
+        unplanned.drain(..done);
+        fits
     }
 
     /// Finds `j`'s earliest start; starts it now or reserves its nodes. The begin of the
@@ -329,7 +352,7 @@ impl Slurm {
         let at = got.as_ref().map(|x| x.0);
         plan.done.push((p, need, limit, at));
         if at.is_none() {
-            note_no_room(&mut plan.beyond, (p, need, limit));
+            note_least(&mut plan.beyond, (p, need, limit));
         }
         got
     }

@@ -37,7 +37,10 @@
 //! packed one-CPU jobs read each node's releases where they look (`releases.rs`) rather
 //! than moving node counts per release, keeping the count of CPUs free outside the
 //! reservations as they move to later times so that the nodes are scanned only where
-//! the job could fit (`backfill.rs`).
+//! the job could fit (`backfill.rs`). Within a cycle the nodes only lose free CPUs and
+//! the reservations only grow, so a packed plan starts where an earlier plan found the
+//! start of a job asking no more CPUs for no longer, and a job that cannot start now when
+//! such a job could not waits unplanned at once.
 
 pub mod conf;
 pub mod fairshare;
