@@ -95,9 +95,13 @@ fn note_least(v: &mut Vec<(usize, u64, SimDuration)>, x: (usize, u64, SimDuratio
 /// Adds `cpus` at time `t` to `v`, (time, CPUs added by then) in order.
 fn add_cumulative(v: &mut Vec<(SimTime, u64)>, t: SimTime, cpus: u64) {
     let at = v.partition_point(|x| x.0 <= t);
-    let before = at.checked_sub(1).map_or(0, |i| v[i].1);
-    v.insert(at, (t, before + cpus));
+    v.insert(at, (t, sum_by(v, t) + cpus));
     v[at + 1..].iter_mut().for_each(|x| x.1 += cpus);
+}
+
+/// What `v`, (time, sum of what was added by then) in order, has added by `t`.
+fn sum_by(v: &[(SimTime, u64)], t: SimTime) -> u64 {
+    v.partition_point(|x| x.0 <= t).checked_sub(1).map_or(0, |i| v[i].1)
 }
 
 /// Inserts `x` into the sorted `v`.
@@ -342,8 +346,7 @@ impl Slurm {
         let from = Self::no_start_before(plan, p, need, limit);
         let got = match from {
             Some(None) => None,
-            Some(Some(f)) => self.earliest_from(view, (p, r, limit), plan, horizon, Some(f)),
-            None => self.earliest_from(view, (p, r, limit), plan, horizon, None),
+            from => self.earliest_from(view, (p, r, limit), plan, horizon, from.flatten()),
         };
         if cfg!(debug_assertions) && from.is_some() {
             let full = self.earliest_from(view, (p, r, limit), plan, horizon, None);
@@ -763,14 +766,6 @@ impl Slurm {
         plan.released[p].as_deref().expect("just built")
     }
 
-    /// The CPUs free at `t` (at least just after now) on partition `p`'s nodes.
-    fn partition_free_at(&self, plan: &mut Plan, p: usize, t: SimTime) -> u64 {
-        let have = plan.part_free[p];
-        let released = self.released_of(p, plan);
-        let by_t = released.partition_point(|x| x.0 <= t);
-        have + by_t.checked_sub(1).map_or(0, |i| released[i].1)
-    }
-
     /// An upper bound of the CPUs free at `t` on partition `p` outside the reservations
     /// that block the window: every CPU free when the cycle began or released by `t`, less
     /// the CPUs of the partition's reservations whose job would be running at `t` (from
@@ -779,10 +774,9 @@ impl Slurm {
     /// reservation's nodes have at least its CPUs free (nodes only gain free CPUs later; a
     /// job started in the cycle keeps off the reservations it would overlap).
     fn free_bound(&self, plan: &mut Plan, p: usize, t: SimTime) -> u64 {
-        let total = self.partition_free_at(plan, p, t);
-        let by = |v: &[(SimTime, u64)]| v.partition_point(|x| x.0 <= t).checked_sub(1).map_or(0, |i| v[i].1);
+        let total = plan.part_free[p] + sum_by(self.released_of(p, plan), t);
         let (begun, ended) = &plan.cpus_by[p];
-        let held = by(begun) - by(ended);
+        let held = sum_by(begun, t) - sum_by(ended, t);
         if cfg!(debug_assertions) {
             let running = plan.res.iter().filter(|x| x.part == p && x.begin <= t && x.until > t);
             debug_assert_eq!(held, running.map(|x| x.cpus).sum::<u64>(), "reserved CPUs at {t:?} summed apart");
