@@ -64,6 +64,22 @@ struct Plan {
     soonest: SimTime,
 }
 
+/// Where a plan places its job.
+#[derive(Debug, PartialEq, Eq)]
+enum Place {
+    /// Now: what it takes on each node.
+    Now(Vec<Held>),
+    /// Later, a reservation: its nodes, (word index, bits).
+    Later(Vec<(u32, u64)>),
+}
+
+/// The nodes of `held` as (word index, bits).
+fn words_of(held: &[Held]) -> Vec<(u32, u64)> {
+    let mut words = Vec::new();
+    held.iter().for_each(|h| add_node(&mut words, 0, h.node));
+    words
+}
+
 /// (time, a sum of what was added up to then), in order of time.
 type Cumulative = Vec<(SimTime, u64)>;
 
@@ -276,7 +292,7 @@ impl Slurm {
         let r = self.request(view, j);
         let limit = self.limit(view, j);
         match self.earliest(view, p, &r, limit, plan, horizon) {
-            Some((t, held)) if t == now => {
+            Some((_, Place::Now(held))) => {
                 if plan.future {
                     // The future state holds it too, unless its end is already applied.
                     let soonest = now + SimDuration(1);
@@ -287,11 +303,9 @@ impl Slurm {
                 self.start(view, j, &r, held, By::Backfill, out);
                 None
             }
-            Some((t, held)) => {
+            Some((t, Place::Later(nodes))) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
                 let id = plan.res.len() as u32;
-                let mut nodes: Vec<(u32, u64)> = Vec::new();
-                held.iter().for_each(|h| add_node(&mut nodes, 0, h.node));
                 for &(w, b) in &nodes {
                     plan.shared[w as usize] |= plan.held[w as usize] & b;
                     plan.held[w as usize] |= b;
@@ -335,7 +349,7 @@ impl Slurm {
         limit: SimDuration,
         plan: &mut Plan,
         horizon: SimTime,
-    ) -> Option<(SimTime, Vec<Held>)> {
+    ) -> Option<(SimTime, Place)> {
         // Packed one-CPU tasks on nodes in index order: the releases listed per node;
         // otherwise the node counts moved to `t`.
         let packed = r.fungible() && self.nodes.order_is_index[p];
@@ -380,13 +394,13 @@ impl Slurm {
         plan: &mut Plan,
         horizon: SimTime,
         from: Option<SimTime>,
-    ) -> Option<(SimTime, Vec<Held>)> {
+    ) -> Option<(SimTime, Place)> {
         let now = view.now();
         let need = r.total_cpus();
         if from.is_none_or(|f| f <= now)
             && let Some(held) = self.fits_now(view, (p, r, limit), plan)
         {
-            return Some((now, held));
+            return Some((now, Place::Now(held)));
         }
         // The first expected end by which enough CPUs could be free in the partition.
         let mut t = self.first_possible(p, need, plan)?.max(from.unwrap_or(SimTime::ZERO));
@@ -396,7 +410,7 @@ impl Slurm {
         let packed = r.fungible() && self.nodes.order_is_index[p];
         // Debug builds check the per-node releases against the node counts.
         let check = cfg!(debug_assertions);
-        self.prepare_future(now, packed, plan);
+        self.prepare_future(view, packed, plan);
         let soonest = now + SimDuration(1);
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
@@ -417,13 +431,12 @@ impl Slurm {
                     None => self.free_bound(plan, p, t),
                 };
                 if bound >= need {
-                    let (sum, got) =
-                        self.releases.place(&self.nodes, p, r, t, &plan.blocked, |n| Self::node_up(view, n));
+                    let (sum, got) = self.releases.place(&self.nodes, p, r, t, &plan.blocked);
                     if check {
                         self.check_packed(view, (p, r, t), plan, got.as_ref());
                     }
-                    if let Some(held) = got {
-                        return Some((t, held));
+                    if let Some(nodes) = got {
+                        return Some((t, Place::Later(nodes)));
                     }
                     free = Some(sum);
                 } else if check {
@@ -437,7 +450,7 @@ impl Slurm {
                 if self.future.free_outside(p, &plan.blocked) >= need
                     && let Some(held) = self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
                 {
-                    return Some((t, held));
+                    return Some((t, Place::Later(words_of(&held))));
                 }
             }
             // The next time the job may fit: an expected end or a reservation's end
@@ -447,7 +460,7 @@ impl Slurm {
             // The time up to which `free` counts the releases.
             let mut counted = t;
             let next_release = if packed {
-                let (next, c) = self.next_packed(view, (p, r, t), plan, next_end, free.as_mut());
+                let (next, c) = self.next_packed((p, r, t), plan, next_end, free.as_mut());
                 counted = c;
                 next
             } else {
@@ -513,9 +526,11 @@ impl Slurm {
 
     /// What a cycle's later plans read, made at its first: the per-node releases for
     /// packed plans, else (and in debug builds, to check them) a copy of the nodes.
-    fn prepare_future(&mut self, now: SimTime, packed: bool, plan: &mut Plan) {
+    fn prepare_future(&mut self, view: &SchedView<'_>, packed: bool, plan: &mut Plan) {
+        let now = view.now();
         if packed && !plan.releases {
             self.releases.begin_cycle(&self.nodes);
+            self.releases.note_up(view.node_epoch(), self.nodes.cpus.len(), |n| Self::node_up(view, n));
             plan.releases = true;
         }
         if (!packed || cfg!(debug_assertions)) && !plan.future {
@@ -531,7 +546,6 @@ impl Slurm {
     /// asks), and the time up to which `free` then counts the releases.
     fn next_packed(
         &mut self,
-        view: &SchedView<'_>,
         at: (usize, &Request, SimTime),
         plan: &Plan,
         next_end: Option<SimTime>,
@@ -547,7 +561,7 @@ impl Slurm {
             None => (self.releases.next_release(t, next_end, on.0, on.1), t),
         };
         if cfg!(debug_assertions) {
-            self.check_skipped(view, at, plan, next.or(next_end));
+            self.check_skipped(at, plan, next.or(next_end));
         }
         (next, counted)
     }
@@ -628,25 +642,20 @@ impl Slurm {
         view: &SchedView<'_>,
         at: (usize, &Request, SimTime),
         plan: &mut Plan,
-        got: Option<&Vec<Held>>,
+        got: Option<&Vec<(u32, u64)>>,
     ) {
         let (p, r, t) = at;
         self.move_cursor(view.now(), t, plan);
         let want = (self.future.free_outside(p, &plan.blocked) >= r.total_cpus())
             .then(|| self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n)))
-            .flatten();
+            .flatten()
+            .map(|held| words_of(&held));
         debug_assert_eq!(got, want.as_ref(), "packed plan at {t:?} differs from the node counts");
     }
 
     /// Debug builds: a packed plan that failed at `t` fails at every expected end it
     /// skips before `next`.
-    fn check_skipped(
-        &mut self,
-        view: &SchedView<'_>,
-        at: (usize, &Request, SimTime),
-        plan: &Plan,
-        next: Option<SimTime>,
-    ) {
+    fn check_skipped(&mut self, at: (usize, &Request, SimTime), plan: &Plan, next: Option<SimTime>) {
         let (p, r, t) = at;
         let skipped: Vec<SimTime> = self
             .ends
@@ -655,7 +664,7 @@ impl Slurm {
             .take_while(|&e| next.is_none_or(|n| e < n))
             .collect();
         for e in skipped {
-            let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked, |n| Self::node_up(view, n)).1;
+            let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked).1;
             debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
         }
     }

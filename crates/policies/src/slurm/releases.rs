@@ -9,8 +9,11 @@
 //! bitset (one OR per job released), and a
 //! node's free CPUs are summed only where a plan looks: outside the reservations, with a
 //! CPU free. A plan that has counted them adds each release on the nodes outside the
-//! reservations as it moves to a later time ([`Releases::count_until`]). The answers are
-//! those of the node-count map exactly.
+//! reservations as it moves to a later time ([`Releases::count_until`]). A bitmap word
+//! whose nodes all have their running jobs' expected ends behind the plan's time is idle
+//! then: its free CPUs are its nodes' count times their CPUs, with no node looked at (most
+//! of the nodes a reservation far ahead takes). A plan's place is a set of nodes, not
+//! what each would run. The answers are those of the node-count map exactly.
 
 use super::nodes::{Held, Nodes, Request};
 use sim_core::job::JobId;
@@ -64,8 +67,17 @@ pub(super) struct Releases {
     /// made again, the jobs changed).
     applied: usize,
     at: SimTime,
-    /// Scratch: where a job goes.
-    found: Vec<Held>,
+    /// Scratch: the nodes a job takes.
+    found: Vec<(u32, u64)>,
+    /// Per bitmap word, the latest expected end of the running jobs on its nodes
+    /// (`SimTime::ZERO`: none): from then on all its nodes are idle, and a plan reads
+    /// their free CPUs from `uniform` without looking at each.
+    idle_from: Vec<SimTime>,
+    /// Per bitmap word, the CPUs of each of its nodes where they all have as many, else 0.
+    uniform: Vec<u32>,
+    /// The nodes a plan may use (up), one bit each, and the node epoch they are for.
+    up: Vec<u64>,
+    up_epoch: Option<u64>,
 }
 
 impl Releases {
@@ -82,6 +94,11 @@ impl Releases {
             let list = &mut self.on_node[h.node as usize];
             let i = list.partition_point(|x| x.0 <= end);
             list.insert(i, (end, h.cpus));
+            let w = h.node as usize / 64;
+            if self.idle_from.len() <= w {
+                self.idle_from.resize(w + 1, SimTime::ZERO);
+            }
+            self.idle_from[w] = self.idle_from[w].max(end);
         }
         self.at = SimTime::MAX;
     }
@@ -99,6 +116,12 @@ impl Releases {
         for &(w, b) in &self.words[rel.words.0 as usize..rel.words.1 as usize] {
             if let Some(x) = self.base.get_mut(w as usize) {
                 *x |= b;
+            }
+            if self.idle_from[w as usize] == end {
+                let nodes = &self.on_node
+                    [(w as usize * 64).min(self.on_node.len())..(w as usize * 64 + 64).min(self.on_node.len())];
+                let last = nodes.iter().filter_map(|l| l.last().map(|x| x.0)).max();
+                self.idle_from[w as usize] = last.unwrap_or(SimTime::ZERO);
             }
         }
         self.at = SimTime::MAX;
@@ -128,6 +151,13 @@ impl Releases {
 
     /// A backfill cycle's first plan: the nodes with a free CPU now.
     pub fn begin_cycle(&mut self, nodes: &Nodes) {
+        let words = nodes.cpus.len().div_ceil(64);
+        if self.uniform.len() != words {
+            self.uniform = nodes.cpus.chunks(64).map(|c| if c.iter().all(|&x| x == c[0]) { c[0] } else { 0 }).collect();
+        }
+        if self.idle_from.len() < words {
+            self.idle_from.resize(words, SimTime::ZERO);
+        }
         self.base.clone_from(&nodes.has_free);
         self.avail.clone_from(&nodes.has_free);
         self.applied = 0;
@@ -195,6 +225,9 @@ impl Releases {
     /// The free CPUs at `t` of the nodes of `member` set in `bits` (one word's).
     pub fn free_in_word(&self, nodes: &Nodes, w: usize, bits: u64, member: &[u64], t: SimTime) -> u64 {
         let mut x = bits & member[w];
+        if let Some(sum) = self.idle_sum(nodes, w, x, t) {
+            return sum;
+        }
         let mut sum = 0u64;
         while x != 0 {
             let n = w * 64 + x.trailing_zeros() as usize;
@@ -276,6 +309,31 @@ impl Releases {
         self.at = t;
     }
 
+    /// The nodes of `count` nodes that [`Releases::place`] may use: those `up` says are,
+    /// read again when `epoch` (the view's node epoch) changes.
+    pub fn note_up(&mut self, epoch: u64, count: usize, up: impl Fn(u32) -> bool) {
+        if self.up_epoch == Some(epoch) && self.up.len() == count.div_ceil(64) {
+            return;
+        }
+        self.up = vec![0; count.div_ceil(64)];
+        for n in (0..count).filter(|&n| up(n as u32)) {
+            self.up[n / 64] |= 1u64 << (n % 64);
+        }
+        self.up_epoch = Some(epoch);
+    }
+
+    /// The free CPUs at `t` of the nodes `x` of word `w`, when all its nodes are idle by
+    /// then and have as many CPUs each.
+    fn idle_sum(&self, nodes: &Nodes, w: usize, x: u64, t: SimTime) -> Option<u64> {
+        let c = self.uniform.get(w).copied().filter(|&c| c > 0)?;
+        let sum = (self.idle_from[w] <= t).then(|| u64::from(x.count_ones()) * u64::from(c));
+        if cfg!(debug_assertions) && sum.is_some() {
+            let each = (0..64).filter(|i| x & (1u64 << i) != 0).map(|i| u64::from(self.free_at(nodes, w * 64 + i, t)));
+            debug_assert_eq!(sum, Some(each.sum::<u64>()), "idle nodes of word {w} at {t:?} counted apart");
+        }
+        sum
+    }
+
     /// Node `n`'s free CPUs at `t` (at least just after now).
     pub fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
         let mut free = nodes.free_cpus[n];
@@ -299,10 +357,12 @@ impl Releases {
         sum
     }
 
-    /// Where `r` (packed one-CPU tasks) goes at `t` on partition `p`'s nodes outside
-    /// `blocked` that `usable` allows, in node order (`None`: it does not fit), and, when
-    /// it does not fit, the free CPUs there (when it fits, those up to its last node).
-    /// The answer of [`Nodes::place_outside`] on the nodes as they are at `t`.
+    /// The nodes `r` (packed one-CPU tasks) takes at `t` on partition `p`'s nodes outside
+    /// `blocked` that are up ([`Releases::note_up`]), in node order, as (word index, bits) (`None`: it
+    /// does not fit), and, when it does not fit, the free CPUs there (when it fits, those
+    /// up to its last node). The nodes of [`Nodes::place_outside`] on the nodes as they
+    /// are at `t`: a reservation needs only which nodes (the tasks on each are counted
+    /// again when the job starts).
     pub fn place(
         &mut self,
         nodes: &Nodes,
@@ -310,34 +370,51 @@ impl Releases {
         r: &Request,
         t: SimTime,
         blocked: &[u64],
-        mut usable: impl FnMut(u32) -> bool,
-    ) -> (u64, Option<Vec<Held>>) {
+    ) -> (u64, Option<Vec<(u32, u64)>>) {
         self.advance(t);
-        let mut held = std::mem::take(&mut self.found);
-        held.clear();
-        let (mut sum, mut left) = (0u64, r.tasks);
-        'scan: for (w, (&m, &a)) in nodes.member_bits[p].iter().zip(&self.avail).enumerate() {
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        let (mut sum, mut left) = (0u64, u64::from(r.tasks));
+        for (w, (&m, &a)) in nodes.member_bits[p].iter().zip(&self.avail).enumerate() {
             let mut x = m & a & !blocked.get(w).copied().unwrap_or(0);
-            while x != 0 {
-                if left == 0 {
-                    break 'scan;
+            if x == 0 {
+                continue;
+            }
+            let up = self.up.get(w).copied().unwrap_or(0);
+            // A word of idle nodes that does not complete the job: all of it, at once.
+            if let Some(all) = self.idle_sum(nodes, w, x, t)
+                && self.idle_sum(nodes, w, x & up, t).is_some_and(|u| u < left)
+            {
+                sum += all;
+                left -= self.idle_sum(nodes, w, x & up, t).unwrap_or(0);
+                if x & up != 0 {
+                    found.push((w as u32, x & up));
                 }
-                let n = w * 64 + x.trailing_zeros() as usize;
+                continue;
+            }
+            let mut bits = 0u64;
+            while x != 0 && left > 0 {
+                let i = x.trailing_zeros();
                 x &= x - 1;
-                let f = self.free_at(nodes, n, t);
+                let f = self.free_at(nodes, w * 64 + i as usize, t);
                 if f > 0 {
                     sum += u64::from(f);
-                    if usable(n as u32) {
-                        let k = f.min(left);
-                        left -= k;
-                        held.push(Held { node: n as u32, tasks: k, cpus: k, mem: 0, gpus: 0 });
+                    if up & (1u64 << i) != 0 {
+                        left -= u64::from(f).min(left);
+                        bits |= 1u64 << i;
                     }
                 }
             }
+            if bits != 0 {
+                found.push((w as u32, bits));
+            }
+            // It fits once its tasks are placed (the nodes after need no look).
+            if left == 0 {
+                break;
+            }
         }
-        // It fits once its tasks are placed (the nodes after need no look).
-        let out = (left == 0).then(|| held.clone());
-        self.found = held;
+        let out = (left == 0).then(|| found.clone());
+        self.found = found;
         (sum, out)
     }
 }
@@ -362,24 +439,32 @@ mod tests {
         rel.add_job(SimTime(100), JobId(0), &a);
         rel.add_job(SimTime(200), JobId(1), &b);
         rel.begin_cycle(&nodes);
+        rel.note_up(0, 3, |_| true);
         let r = |tasks| Request { tasks, cpus: 1, mem: Some(0), gpus: 0, one_per_node: false, whole_nodes: false };
         let none = [0u64];
         // At 50 only n3 is free: 4 CPUs.
-        assert_eq!(rel.place(&nodes, 0, &r(5), SimTime(50), &none, |_| true), (4, None));
-        let at = |v: (u64, Option<Vec<Held>>)| v.1.map(|v| v.iter().map(|h| (h.node, h.cpus)).collect::<Vec<_>>());
-        assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(50), &none, |_| true)), Some(vec![(2, 4)]));
+        assert_eq!(rel.place(&nodes, 0, &r(5), SimTime(50), &none), (4, None));
+        // The nodes taken, in order.
+        let at = |v: (u64, Option<Vec<(u32, u64)>>)| {
+            v.1.map(|v| {
+                v.iter()
+                    .flat_map(|&(w, b)| (0..64).filter(move |i| b & (1u64 << i) != 0).map(move |i| w * 64 + i))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(50), &none)), Some(vec![2]));
         // At 100 n1 and half of n2 are free too, lowest index first.
-        assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(100), &none, |_| true)), Some(vec![(0, 4), (1, 2), (2, 1)]));
+        assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(100), &none)), Some(vec![0, 1, 2]));
         // n1 reserved: 6 CPUs outside it; back in time, the bitset is rebuilt.
-        assert_eq!(rel.place(&nodes, 0, &r(7), SimTime(150), &[0b001], |_| true), (6, None));
-        assert_eq!(rel.place(&nodes, 0, &r(1), SimTime(50), &[0b100], |_| true), (0, None));
-        assert_eq!(at(rel.place(&nodes, 0, &r(8), SimTime(200), &[0b001], |_| true)), Some(vec![(1, 4), (2, 4)]));
+        assert_eq!(rel.place(&nodes, 0, &r(7), SimTime(150), &[0b001]), (6, None));
+        assert_eq!(rel.place(&nodes, 0, &r(1), SimTime(50), &[0b100]), (0, None));
+        assert_eq!(at(rel.place(&nodes, 0, &r(8), SimTime(200), &[0b001])), Some(vec![1, 2]));
         // A job started now on n3 until 300 takes its CPUs until then.
         let c = vec![held(2, 3)];
         c.iter().for_each(|h| nodes.take(h));
         rel.add_job(SimTime(300), JobId(2), &c);
-        assert_eq!(at(rel.place(&nodes, 0, &r(2), SimTime(250), &[0b011], |_| true)), None);
-        assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(300), &[0b011], |_| true)), Some(vec![(2, 4)]));
+        assert_eq!(at(rel.place(&nodes, 0, &r(2), SimTime(250), &[0b011])), None);
+        assert_eq!(at(rel.place(&nodes, 0, &r(4), SimTime(300), &[0b011])), Some(vec![2]));
         // The releases that can help a plan with n1 reserved: b's on n2 at 200 (a's at
         // 100 touches n2 too), none before a reservation ending at 150 when n1 and n2 are.
         let member = &nodes.member_bits[0].clone();
@@ -390,8 +475,15 @@ mod tests {
         // Job a ends early: its CPUs are free now, not released later.
         a.iter().for_each(|h| nodes.give(h));
         rel.remove_job(SimTime(100), JobId(0));
-        assert_eq!(rel.place(&nodes, 0, &r(8), SimTime(50), &none, |_| true), (7, None));
-        assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(50), &none, |_| true)), Some(vec![(0, 4), (1, 2), (2, 1)]));
+        assert_eq!(rel.place(&nodes, 0, &r(8), SimTime(50), &none), (7, None));
+        assert_eq!(at(rel.place(&nodes, 0, &r(7), SimTime(50), &none)), Some(vec![0, 1, 2]));
         assert_eq!(rel.next_release(SimTime(0), None, member, &[0b001]), Some(SimTime(200)));
+        // By 400 every job has ended: the word's nodes are all idle, counted at once.
+        assert_eq!(rel.place(&nodes, 0, &r(13), SimTime(400), &none), (12, None));
+        assert_eq!(at(rel.place(&nodes, 0, &r(12), SimTime(400), &none)), Some(vec![0, 1, 2]));
+        // n2 down: not taken, its CPUs still counted free.
+        rel.note_up(1, 3, |n| n != 1);
+        assert_eq!(rel.place(&nodes, 0, &r(9), SimTime(400), &none), (12, None));
+        assert_eq!(at(rel.place(&nodes, 0, &r(8), SimTime(400), &none)), Some(vec![0, 2]));
     }
 }

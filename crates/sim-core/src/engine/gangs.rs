@@ -146,7 +146,12 @@ impl Engine<'_> {
                 )?;
             }
         }
-        self.holds[j.idx()].extend(new);
+        // A whole binding (a Bind) is kept as it came, not copied task by task.
+        if self.holds[j.idx()].is_empty() {
+            self.holds[j.idx()] = new;
+        } else {
+            self.holds[j.idx()].extend(new);
+        }
         if self.holds[j.idx()].len() < need {
             if first_hold && let Some(t) = timeout {
                 self.events.schedule(now + t, EventClass::JobArrival, Ev::HoldTimeout(j, epoch));
