@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 
 /// The cycle's reservations of nodes for pending jobs, and the state its plans read
 /// the future from.
-struct Plan {
+#[derive(Debug, Clone, Default)]
+pub(super) struct Plan {
     /// The reservations, by id.
     res: Vec<Reservation>,
     /// (begin, reservation), in order.
@@ -84,6 +85,7 @@ fn words_of(held: &[Held]) -> Vec<(u32, u64)> {
 type Cumulative = Vec<(SimTime, u64)>;
 
 /// A pending job's reservation of nodes.
+#[derive(Debug, Clone)]
 struct Reservation {
     /// Its nodes, one bit each: (word index, its bits) for the words with a node set (a
     /// reservation holds few of the machine's nodes).
@@ -126,30 +128,46 @@ fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
     v.insert(at, x);
 }
 
+impl Plan {
+    /// A new cycle's empty plan at `now`, for partitions with `part_free` CPUs free and
+    /// `words` bitmap words of nodes (the buffers of the last cycle's kept).
+    fn reset(&mut self, now: SimTime, part_free: &[u64], words: usize) {
+        let parts = part_free.len();
+        self.res.clear();
+        self.by_begin.clear();
+        self.by_end.clear();
+        for bits in [&mut self.blocked, &mut self.held, &mut self.shared] {
+            bits.clear();
+            bits.resize(words, 0);
+        }
+        self.blocked_for = None;
+        self.future = false;
+        self.releases = false;
+        self.cursor = now;
+        self.part_free.clear();
+        self.part_free.extend_from_slice(part_free);
+        self.released.clear();
+        self.released.resize(parts, None);
+        self.cpus_by.resize_with(parts, Default::default);
+        for (begun, ended) in &mut self.cpus_by {
+            begun.clear();
+            ended.clear();
+        }
+        self.in_word.resize_with(words, Vec::new);
+        self.in_word.iter_mut().for_each(Vec::clear);
+        self.done.clear();
+        self.beyond.clear();
+        self.soonest = now + SimDuration(1);
+    }
+}
+
 impl Slurm {
     /// One backfill cycle.
     pub(super) fn backfill(&mut self, view: &SchedView<'_>, out: &mut Vec<Decision>) {
         let s = &self.conf.sched;
         let (max_test, max_user, horizon) = (s.bf_max_job_test, s.bf_max_job_user, view.now() + s.bf_window);
-        let mut plan = Plan {
-            res: Vec::new(),
-            by_begin: Vec::new(),
-            by_end: Vec::new(),
-            blocked: vec![0; self.nodes.cpus.len().div_ceil(64)],
-            blocked_for: None,
-            future: false,
-            releases: false,
-            cursor: view.now(),
-            part_free: self.nodes.part_free.clone(),
-            released: vec![None; self.conf.partitions.len()],
-            in_word: vec![Vec::new(); self.nodes.cpus.len().div_ceil(64)],
-            cpus_by: vec![(Vec::new(), Vec::new()); self.conf.partitions.len()],
-            held: vec![0; self.nodes.cpus.len().div_ceil(64)],
-            shared: vec![0; self.nodes.cpus.len().div_ceil(64)],
-            soonest: view.now() + SimDuration(1),
-            done: Vec::new(),
-            beyond: Vec::new(),
-        };
+        let mut plan = std::mem::take(&mut self.bf_plan);
+        plan.reset(view.now(), &self.nodes.part_free, self.nodes.cpus.len().div_ceil(64));
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
         // The (partition, CPUs, time limit) of jobs found unable to start now, but for
         // those another is at most in both.
@@ -223,6 +241,7 @@ impl Slurm {
                 self.backfill_job(view, j, &mut plan, horizon, out);
             }
         }
+        self.bf_plan = plan;
     }
 
     /// The next 64 pending jobs after `at` (from the first: `None`) into `ahead`.

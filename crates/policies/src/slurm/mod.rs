@@ -107,6 +107,8 @@ pub struct Slurm {
     /// Each node's releases as a backfill cycle's plans of packed one-CPU jobs read them
     /// (scratch).
     releases: releases::Releases,
+    /// A backfill cycle's plan, kept between cycles for its buffers (scratch).
+    bf_plan: backfill::Plan,
     running: BTreeMap<JobId, Run>,
     /// When each job was first seen (`SimTime::MAX`: not yet).
     seen: Vec<SimTime>,
@@ -231,6 +233,7 @@ impl Slurm {
             conf,
             future: nodes.clone(),
             releases: releases::Releases::default(),
+            bf_plan: backfill::Plan::default(),
             nodes,
             running: BTreeMap::new(),
             seen: Vec::new(),

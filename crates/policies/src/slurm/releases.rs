@@ -24,6 +24,27 @@ fn open(member: &[u64], blocked: &[u64], w: u32) -> u64 {
     member[w as usize] & !blocked.get(w as usize).copied().unwrap_or(0)
 }
 
+/// A node's first and last expected end and the CPUs its running jobs hold.
+#[derive(Debug, Clone, Copy)]
+struct NodeEnds {
+    first: SimTime,
+    last: SimTime,
+    cpus: u32,
+}
+
+/// Node `n`'s [`NodeEnds`] in `ends`, from its list in `on_node`.
+fn note_ends(ends: &mut Vec<NodeEnds>, on_node: &[Vec<(SimTime, u32)>], n: usize) {
+    if ends.len() <= n {
+        ends.resize(n + 1, NodeEnds { first: SimTime::MAX, last: SimTime::ZERO, cpus: 0 });
+    }
+    let list = &on_node[n];
+    ends[n] = NodeEnds {
+        first: list.first().map_or(SimTime::MAX, |x| x.0),
+        last: list.last().map_or(SimTime::ZERO, |x| x.0),
+        cpus: list.iter().map(|x| x.1).sum(),
+    };
+}
+
 /// A running job's release: its expected end, the job, and the ranges of its nodes in
 /// [`Releases::words`] and [`Releases::held`].
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +94,12 @@ pub(super) struct Releases {
     /// (`SimTime::ZERO`: none): from then on all its nodes are idle, and a plan reads
     /// their free CPUs from `uniform` without looking at each.
     idle_from: Vec<SimTime>,
+    /// Per node, the first and the last expected end of `on_node` (`SimTime::MAX` and
+    /// `SimTime::ZERO`: none) and the CPUs of all its releases, read by
+    /// [`Releases::free_at`] before the list: a node a plan looks at mostly releases
+    /// nothing by its time or all it holds, and these are read in node order where the
+    /// lists are scattered on the heap.
+    ends: Vec<NodeEnds>,
     /// Per bitmap word, the CPUs of each of its nodes where they all have as many, else 0.
     uniform: Vec<u32>,
     /// The nodes a plan may use (up), one bit each, and the node epoch they are for.
@@ -94,6 +121,7 @@ impl Releases {
             let list = &mut self.on_node[h.node as usize];
             let i = list.partition_point(|x| x.0 <= end);
             list.insert(i, (end, h.cpus));
+            note_ends(&mut self.ends, &self.on_node, h.node as usize);
             let w = h.node as usize / 64;
             if self.idle_from.len() <= w {
                 self.idle_from.resize(w + 1, SimTime::ZERO);
@@ -112,6 +140,7 @@ impl Releases {
             if let Some(i) = list.iter().position(|&x| x == (end, c)) {
                 list.remove(i);
             }
+            note_ends(&mut self.ends, &self.on_node, n as usize);
         }
         for &(w, b) in &self.words[rel.words.0 as usize..rel.words.1 as usize] {
             if let Some(x) = self.base.get_mut(w as usize) {
@@ -337,7 +366,12 @@ impl Releases {
     /// Node `n`'s free CPUs at `t` (at least just after now).
     pub fn free_at(&self, nodes: &Nodes, n: usize, t: SimTime) -> u32 {
         let mut free = nodes.free_cpus[n];
-        for &(end, cpus) in self.on_node.get(n).map_or(&[][..], Vec::as_slice) {
+        let Some(e) = self.ends.get(n) else { return free };
+        // Nothing released by `t`, or all: no branch on which (it is not foreseeable).
+        if e.first > t || e.last <= t {
+            return free + e.cpus * u32::from(e.last <= t);
+        }
+        for &(end, cpus) in &self.on_node[n] {
             if end > t {
                 break;
             }
@@ -396,14 +430,12 @@ impl Releases {
             while x != 0 && left > 0 {
                 let i = x.trailing_zeros();
                 x &= x - 1;
-                let f = self.free_at(nodes, w * 64 + i as usize, t);
-                if f > 0 {
-                    sum += u64::from(f);
-                    if up & (1u64 << i) != 0 {
-                        left -= u64::from(f).min(left);
-                        bits |= 1u64 << i;
-                    }
-                }
+                let f = u64::from(self.free_at(nodes, w * 64 + i as usize, t));
+                // Taken when up and with a free CPU; no branch on either.
+                let take = u64::from(f > 0) & (up >> i) & 1;
+                sum += f;
+                left -= f.min(left) * take;
+                bits |= take << i;
             }
             if bits != 0 {
                 found.push((w as u32, bits));
