@@ -24,6 +24,8 @@ use std::collections::BTreeMap;
 pub(super) struct Plan {
     /// The reservations, by id.
     res: Vec<Reservation>,
+    /// Their nodes, one bit each: (word index, bits), each reservation's a range.
+    words: Vec<(u32, u64)>,
     /// (begin, reservation), in order.
     by_begin: Vec<(SimTime, u32)>,
     /// (end, reservation), in order.
@@ -50,7 +52,7 @@ pub(super) struct Plan {
     /// (begin plus time limit, CPUs of those whose job would have ended by then), in order.
     cpus_by: Vec<(Cumulative, Cumulative)>,
     /// Per bitmap word, the reservations with a node in it and their bits there.
-    in_word: Vec<Vec<(u32, u64)>>,
+    in_word: Vec<Vec<InWord>>,
     /// Per bitmap word, its nodes held by any reservation, and by more than one.
     held: Vec<u64>,
     shared: Vec<u64>,
@@ -84,12 +86,21 @@ fn words_of(held: &[Held]) -> Vec<(u32, u64)> {
 /// (time, a sum of what was added up to then), in order of time.
 type Cumulative = Vec<(SimTime, u64)>;
 
+/// A reservation's nodes in one bitmap word, with its begin and end (read where its
+/// nodes are shared, without looking the reservation up).
+#[derive(Debug, Clone, Copy)]
+struct InWord {
+    bits: u64,
+    begin: SimTime,
+    end: SimTime,
+}
+
 /// A pending job's reservation of nodes.
 #[derive(Debug, Clone)]
 struct Reservation {
-    /// Its nodes, one bit each: (word index, its bits) for the words with a node set (a
-    /// reservation holds few of the machine's nodes).
-    nodes: Vec<(u32, u64)>,
+    /// Its nodes, one bit each: where in [`Plan::words`] its (word index, bits) are, for
+    /// the words with a node set (a reservation holds few of the machine's nodes).
+    nodes: (u32, u32),
     begin: SimTime,
     /// Its begin plus the job's time limit, rounded up to `bf_resolution`.
     end: SimTime,
@@ -129,11 +140,17 @@ fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
 }
 
 impl Plan {
+    /// A reservation's nodes: (word index, bits).
+    fn nodes<'a>(words: &'a [(u32, u64)], res: &Reservation) -> &'a [(u32, u64)] {
+        &words[res.nodes.0 as usize..res.nodes.1 as usize]
+    }
+
     /// A new cycle's empty plan at `now`, for partitions with `part_free` CPUs free and
     /// `words` bitmap words of nodes (the buffers of the last cycle's kept).
     fn reset(&mut self, now: SimTime, part_free: &[u64], words: usize) {
         let parts = part_free.len();
         self.res.clear();
+        self.words.clear();
         self.by_begin.clear();
         self.by_end.clear();
         for bits in [&mut self.blocked, &mut self.held, &mut self.shared] {
@@ -275,7 +292,7 @@ impl Slurm {
             done += 1;
             if begin.is_some_and(|b| b <= view.now() + limit) {
                 // The free CPUs of the nodes it newly keeps off leave the room.
-                for &(w, b) in &plan.res.last().expect("just reserved").nodes {
+                for &(w, b) in Plan::nodes(&plan.words, plan.res.last().expect("just reserved")) {
                     let w = w as usize;
                     let new = b & !kept[w];
                     kept[w] |= b;
@@ -328,8 +345,12 @@ impl Slurm {
                 for &(w, b) in &nodes {
                     plan.shared[w as usize] |= plan.held[w as usize] & b;
                     plan.held[w as usize] |= b;
-                    plan.in_word[w as usize].push((id, b));
+                    plan.in_word[w as usize].push(InWord { bits: b, begin: t, end });
                 }
+                let from = plan.words.len() as u32;
+                plan.words.extend_from_slice(&nodes);
+                self.releases.recycle(nodes);
+                let nodes = (from, plan.words.len() as u32);
                 plan.res.push(Reservation { nodes, begin: t, end, part: p, cpus: r.total_cpus(), until: t + limit });
                 let cpus = r.total_cpus();
                 add_cumulative(&mut plan.cpus_by[p].0, t, cpus);
@@ -602,17 +623,16 @@ impl Slurm {
         // The nodes of the reservations that ended leave the blocked ones, but for those
         // another open reservation holds; their CPUs free then join the count.
         for &(_, id) in &plan.by_end[ended] {
-            for &(w, b) in &plan.res[id as usize].nodes {
+            for &(w, b) in Plan::nodes(&plan.words, &plan.res[id as usize]) {
                 let mut gone = b & plan.blocked[w as usize];
                 // Only a node another reservation holds too may stay blocked.
                 let shared = gone & plan.shared[w as usize];
-                for &(other, bits) in plan.in_word[w as usize].iter().filter(|_| shared != 0) {
+                for o in plan.in_word[w as usize].iter().filter(|_| shared != 0) {
                     if gone & shared == 0 {
                         break;
                     }
-                    let o = &plan.res[other as usize];
-                    if gone & bits != 0 && opens(o.begin) <= t && o.end > t {
-                        gone &= !bits;
+                    if gone & o.bits != 0 && opens(o.begin) <= t && o.end > t {
+                        gone &= !o.bits;
                     }
                 }
                 if gone != 0 {
@@ -633,7 +653,7 @@ impl Slurm {
                     if res.end <= t {
                         continue;
                     }
-                    for &(w, b) in &res.nodes {
+                    for &(w, b) in Plan::nodes(&plan.words, res) {
                         let new = b & !plan.blocked[w as usize];
                         if new != 0 {
                             *f -= self.releases.free_in_word(&self.nodes, w as usize, new, member, counted);
@@ -697,7 +717,7 @@ impl Slurm {
         for &(_, id) in &plan.by_begin[at] {
             let res = &plan.res[id as usize];
             if res.end > t {
-                for &(w, b) in &res.nodes {
+                for &(w, b) in Plan::nodes(&plan.words, res) {
                     plan.blocked[w as usize] |= b;
                 }
             }
@@ -727,7 +747,7 @@ impl Slurm {
             let opened = opens(res.begin) <= t;
             if ia == ia_was + usize::from(opened) {
                 if opened && res.end > t {
-                    for &(w, b) in &res.nodes {
+                    for &(w, b) in Plan::nodes(&plan.words, res) {
                         plan.blocked[w as usize] |= b;
                     }
                 }
@@ -756,7 +776,7 @@ impl Slurm {
             }
             let res = &plan.res[id as usize];
             if res.end > t {
-                for &(w, b) in &res.nodes {
+                for &(w, b) in Plan::nodes(&plan.words, res) {
                     out[w as usize] |= b;
                 }
             }

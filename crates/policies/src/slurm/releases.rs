@@ -445,9 +445,19 @@ impl Releases {
                 break;
             }
         }
-        let out = (left == 0).then(|| found.clone());
+        // The nodes go out in the scratch buffer itself ([`Releases::recycle`] gives it back).
+        if left == 0 {
+            return (sum, Some(found));
+        }
         self.found = found;
-        (sum, out)
+        (sum, None)
+    }
+
+    /// Gives back the buffer a fitting [`Releases::place`] gave out, once read.
+    pub fn recycle(&mut self, buffer: Vec<(u32, u64)>) {
+        if buffer.capacity() > self.found.capacity() {
+            self.found = buffer;
+        }
     }
 }
 
