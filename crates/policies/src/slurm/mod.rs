@@ -514,6 +514,12 @@ impl Slurm {
         let mut binding = Vec::with_capacity(r.tasks as usize);
         for h in &held {
             self.nodes.take(h);
+            if r.gpus == 0 {
+                // No GPU to name: the node's tasks at once.
+                let task = TaskBinding { node: sim_core::NodeId(h.node), gpus: Vec::new() };
+                binding.extend(std::iter::repeat_n(task, h.tasks as usize));
+                continue;
+            }
             let mut gpus = h.gpus;
             for _ in 0..h.tasks {
                 let mut mine = Vec::with_capacity(r.gpus as usize);
