@@ -40,7 +40,9 @@
 //! the job could fit (`backfill.rs`). Within a cycle the nodes only lose free CPUs and
 //! the reservations only grow, so a packed plan starts where an earlier plan found the
 //! start of a job asking no more CPUs for no longer, and a job that cannot start now when
-//! such a job could not waits unplanned at once.
+//! such a job could not waits unplanned at once. A later plan's place is a set of nodes
+//! (bitmap words), and the words whose nodes are all idle by its time are counted and
+//! taken at once.
 
 pub mod conf;
 pub mod fairshare;
