@@ -392,11 +392,11 @@ impl Releases {
     }
 
     /// The nodes `r` (packed one-CPU tasks) takes at `t` on partition `p`'s nodes outside
-    /// `blocked` that are up ([`Releases::note_up`]), in node order, as (word index, bits) (`None`: it
-    /// does not fit), and, when it does not fit, the free CPUs there (when it fits, those
-    /// up to its last node). The nodes of [`Nodes::place_outside`] on the nodes as they
-    /// are at `t`: a reservation needs only which nodes (the tasks on each are counted
-    /// again when the job starts).
+    /// `blocked` that are up ([`Releases::note_up`]), in node order, as (word index,
+    /// bits) (`None`: it does not fit), and, when it does not fit, the free CPUs there
+    /// (when it fits, those up to its last node). The nodes of [`Nodes::place_outside`]
+    /// on the nodes as they are at `t`: a reservation needs only which nodes (the tasks
+    /// on each are counted again when the job starts).
     pub fn place(
         &mut self,
         nodes: &Nodes,
