@@ -662,30 +662,38 @@ fn write_outputs(
         summary.domains = reports::domains::compute(d, jobs, records);
         summary.node_moves = Some(result.domain_moves.len() as u64);
     }
-    let mut files: Vec<(&str, Finished)> = Vec::new();
-    let mut write = |name: &'static str, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
+    let write = |name: &'static str, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
         let f = write_finished(&o.out.join(name), |out| fill(out)).map_err(|e| io_err(name, e))?;
-        files.push((name, f));
-        Ok::<(), RunError>(())
+        Ok::<_, RunError>((name, f))
     };
-    write("jobs.csv", &mut |out| match o.jobs_format {
-        JobsFormat::Default => reports::jobs_csv::write_jobs(out, jobs, records),
-        JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(out, jobs, records),
-    })?;
-    write("frame.csv", &mut |out| {
-        reports::frame::write_rows(out, jobs.iter().zip(records).map(|(j, r)| reports::frame::JobRow::of(j, r)))
-    })?;
-    if let Some((placed, priorities, trace)) = sacct {
+    // sacct.txt, the longest to write, is written beside jobs.csv and frame.csv on a
+    // thread of its own; the files keep their order.
+    let sacct_file = |(placed, priorities, trace): (crate::sacct::Placed, Vec<Option<u64>>, &str)| {
         let now = crate::sacct::run_end(o.horizon, result, jobs);
         let (conf, qos) = (o.slurm_conf.as_deref(), o.slurm_qos.as_deref());
         let mut acc = crate::sacct::accounting(conf, qos, w, trace, placed, now)?;
         acc.priorities = priorities;
-        write("sacct.txt", &mut |out| reports::sacct::write_sacct(out, jobs, records, &acc))?;
+        write("sacct.txt", &mut |out| reports::sacct::write_sacct(out, jobs, records, &acc))
+    };
+    let (before, sacct) = std::thread::scope(|scope| {
+        let sacct = sacct.map(|x| scope.spawn(move || sacct_file(x)));
+        let jobs_csv = write("jobs.csv", &mut |out| match o.jobs_format {
+            JobsFormat::Default => reports::jobs_csv::write_jobs(out, jobs, records),
+            JobsFormat::Batsim => reports::jobs_csv::write_batsim_jobs(out, jobs, records),
+        });
+        let frame = write("frame.csv", &mut |out| {
+            reports::frame::write_rows(out, jobs.iter().zip(records).map(|(j, r)| reports::frame::JobRow::of(j, r)))
+        });
+        ([jobs_csv, frame], sacct.map(|h| h.join().expect("the sacct.txt writer does not panic")))
+    });
+    let mut files: Vec<(&str, Finished)> = Vec::new();
+    for f in before.into_iter().chain(sacct) {
+        files.push(f?);
     }
     if !result.gpu_samples.is_empty() {
-        write("fragmentation.csv", &mut |out| reports::fragmentation::write_csv(out, &result.gpu_samples))?;
+        files.push(write("fragmentation.csv", &mut |out| reports::fragmentation::write_csv(out, &result.gpu_samples))?);
     }
-    write("summary.json", &mut |out| write_summary(out, &summary))?;
+    files.push(write("summary.json", &mut |out| write_summary(out, &summary))?);
     if let Some(f) = log {
         files.push(("decisions.jsonl", f));
     }
