@@ -69,6 +69,8 @@ pub struct Nodes {
     pub member_bits: Vec<Vec<u64>>,
     /// Per partition, whether its allocation order is the nodes' own (equal weights).
     pub order_is_index: Vec<bool>,
+    /// Per bitmap word, the CPUs of each of its nodes where they all have as many, else 0.
+    pub uniform: Vec<u32>,
 }
 
 /// What a job holds on one node.
@@ -116,7 +118,9 @@ impl Nodes {
         let member_bits = member.iter().map(|m| bits_of(m.iter().copied())).collect();
         let order_is_index = order.iter().map(|o: &Vec<u32>| o.windows(2).all(|w| w[0] < w[1])).collect();
         let has_free = bits_of(cpus.iter().map(|&c| c > 0));
+        let uniform = cpus.chunks(64).map(|c| if c.iter().all(|&x| x == c[0]) { c[0] } else { 0 }).collect();
         Nodes {
+            uniform,
             free_cpus: cpus.clone(),
             free_mem: mem.clone(),
             free_gpus,

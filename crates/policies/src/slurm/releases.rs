@@ -91,8 +91,9 @@ pub(super) struct Releases {
     /// Scratch: the nodes a job takes.
     found: Vec<(u32, u64)>,
     /// Per bitmap word, the latest expected end of the running jobs on its nodes
-    /// (`SimTime::ZERO`: none): from then on all its nodes are idle, and a plan reads
-    /// their free CPUs from `uniform` without looking at each.
+    /// (`SimTime::ZERO`: none; the latest of its nodes' `ends`): from then on all its nodes
+    /// are idle, and a plan reads their free CPUs from [`Nodes::uniform`] without looking
+    /// at each.
     idle_from: Vec<SimTime>,
     /// Per node, the first and the last expected end of `on_node` (`SimTime::MAX` and
     /// `SimTime::ZERO`: none) and the CPUs of all its releases, read by
@@ -100,8 +101,6 @@ pub(super) struct Releases {
     /// nothing by its time or all it holds, and these are read in node order where the
     /// lists are scattered on the heap.
     ends: Vec<NodeEnds>,
-    /// Per bitmap word, the CPUs of each of its nodes where they all have as many, else 0.
-    uniform: Vec<u32>,
     /// The nodes a plan may use (up), one bit each, and the node epoch they are for.
     up: Vec<u64>,
     up_epoch: Option<u64>,
@@ -147,10 +146,8 @@ impl Releases {
                 *x |= b;
             }
             if self.idle_from[w as usize] == end {
-                let nodes = &self.on_node
-                    [(w as usize * 64).min(self.on_node.len())..(w as usize * 64 + 64).min(self.on_node.len())];
-                let last = nodes.iter().filter_map(|l| l.last().map(|x| x.0)).max();
-                self.idle_from[w as usize] = last.unwrap_or(SimTime::ZERO);
+                let (from, to) = ((w as usize * 64).min(self.ends.len()), (w as usize * 64 + 64).min(self.ends.len()));
+                self.idle_from[w as usize] = self.ends[from..to].iter().map(|e| e.last).max().unwrap_or(SimTime::ZERO);
             }
         }
         self.at = SimTime::MAX;
@@ -181,9 +178,6 @@ impl Releases {
     /// A backfill cycle's first plan: the nodes with a free CPU now.
     pub fn begin_cycle(&mut self, nodes: &Nodes) {
         let words = nodes.cpus.len().div_ceil(64);
-        if self.uniform.len() != words {
-            self.uniform = nodes.cpus.chunks(64).map(|c| if c.iter().all(|&x| x == c[0]) { c[0] } else { 0 }).collect();
-        }
         if self.idle_from.len() < words {
             self.idle_from.resize(words, SimTime::ZERO);
         }
@@ -254,8 +248,8 @@ impl Releases {
     /// The free CPUs at `t` of the nodes of `member` set in `bits` (one word's).
     pub fn free_in_word(&self, nodes: &Nodes, w: usize, bits: u64, member: &[u64], t: SimTime) -> u64 {
         let mut x = bits & member[w];
-        if let Some(sum) = self.idle_sum(nodes, w, x, t) {
-            return sum;
+        if let Some(c) = self.idle_cpus(nodes, w, t) {
+            return u64::from(x.count_ones()) * c;
         }
         let mut sum = 0u64;
         while x != 0 {
@@ -351,16 +345,17 @@ impl Releases {
         self.up_epoch = Some(epoch);
     }
 
-    /// The free CPUs at `t` of the nodes `x` of word `w`, when all its nodes are idle by
-    /// then and have as many CPUs each.
-    fn idle_sum(&self, nodes: &Nodes, w: usize, x: u64, t: SimTime) -> Option<u64> {
-        let c = self.uniform.get(w).copied().filter(|&c| c > 0)?;
-        let sum = (self.idle_from[w] <= t).then(|| u64::from(x.count_ones()) * u64::from(c));
-        if cfg!(debug_assertions) && sum.is_some() {
-            let each = (0..64).filter(|i| x & (1u64 << i) != 0).map(|i| u64::from(self.free_at(nodes, w * 64 + i, t)));
-            debug_assert_eq!(sum, Some(each.sum::<u64>()), "idle nodes of word {w} at {t:?} counted apart");
+    /// The free CPUs at `t` of each node of word `w`, when all its nodes are idle by then
+    /// and have as many CPUs each.
+    fn idle_cpus(&self, nodes: &Nodes, w: usize, t: SimTime) -> Option<u64> {
+        let c = nodes.uniform.get(w).copied().filter(|&c| c > 0)?;
+        let idle = self.idle_from[w] <= t;
+        if cfg!(debug_assertions) && idle {
+            for n in w * 64..(w * 64 + 64).min(nodes.cpus.len()) {
+                debug_assert_eq!(self.free_at(nodes, n, t), c, "idle node {n} at {t:?} counted apart");
+            }
         }
-        sum
+        idle.then_some(u64::from(c))
     }
 
     /// Node `n`'s free CPUs at `t` (at least just after now).
@@ -416,11 +411,11 @@ impl Releases {
             }
             let up = self.up.get(w).copied().unwrap_or(0);
             // A word of idle nodes that does not complete the job: all of it, at once.
-            if let Some(all) = self.idle_sum(nodes, w, x, t)
-                && self.idle_sum(nodes, w, x & up, t).is_some_and(|u| u < left)
+            if let Some(c) = self.idle_cpus(nodes, w, t)
+                && u64::from((x & up).count_ones()) * c < left
             {
-                sum += all;
-                left -= self.idle_sum(nodes, w, x & up, t).unwrap_or(0);
+                sum += u64::from(x.count_ones()) * c;
+                left -= u64::from((x & up).count_ones()) * c;
                 if x & up != 0 {
                     found.push((w as u32, x & up));
                 }
