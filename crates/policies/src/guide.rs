@@ -122,7 +122,7 @@
 //! | decision | effect |
 //! |---|---|
 //! | `Start { job, units, reason }` | start a waiting job now; `units: None` takes the lowest-numbered free units, `Some(set)` names them (node reservations; needs `places_units`) |
-//! | `Bind { job, binding, reason }` | start a waiting job on named nodes and GPUs, one [`sim_core::TaskBinding`] per task (a Kubernetes Bind; needs `binds_nodes`) |
+//! | `Bind { job, binding, reason }` | start a waiting job on named nodes and GPUs, a [`sim_core::Binding`] of one [`sim_core::TaskBinding`] per task (`Vec<TaskBinding>::into()`; a Kubernetes Bind; needs `binds_nodes`) |
 //! | `Hold { job, binding, timeout }` | bind some tasks of a gang, which hold their resources until the whole gang is placed (pod-at-a-time); with a `timeout` an incomplete gang gives everything back |
 //! | `Release { job }` | give back what a waiting job's partial gang holds (Kueue's eviction) |
 //! | `Withdraw { job, why }` | end a waiting job for good without running it (Kueue's deactivation at `backoffLimitCount`): its held tasks are given back, it leaves the queue, its outcome is `unfinished` with `why` as the reason |

@@ -10,6 +10,7 @@ use crate::placement::{MemoryFit, NodesToScore, PLACEMENTS, PlaceCx, Placement, 
 use crate::profile::overrun_clamp;
 use crate::sjf_aging::aged_priority;
 use crate::spec::{PolicyError, PolicySpec};
+use sim_core::Binding;
 use sim_core::NodeState;
 use sim_core::job::JobId;
 use sim_core::ledger::Ledger;
@@ -478,7 +479,7 @@ struct Pass {
     /// bindings made before them there.
     scratch: Ledger,
     /// Jobs bound in this pass, for the reservation's release profile.
-    bound_now: Vec<(SimTime, JobId, Vec<TaskBinding>)>,
+    bound_now: Vec<(SimTime, JobId, Binding)>,
     /// EASY's reservation: its shadow time and the nodes it holds.
     reservation: Option<(SimTime, Vec<u32>)>,
     /// Most tasks of a pod type that still fit (on the nodes allowed to fenced jobs or
@@ -934,6 +935,7 @@ impl KubeScheduler {
         let restricted = kept.is_some();
         match self.bind_pod(pass, j, job, ty, fenced, last, kept) {
             Ok(binding) => {
+                let binding = Binding::from(binding);
                 self.pod_placed(j, now);
                 if self.queue == Queue::Easy && pass.reservation.is_none() {
                     // Only EASY's reservation, not yet made, reads them.
@@ -1172,10 +1174,10 @@ impl KubeScheduler {
         let up: Vec<bool> = view.node_states().iter().map(|s| *s == NodeState::Up).collect();
         let base = view.ledger();
         // A job past its requested end still runs: it is expected to end at the next tick.
-        let mut running: Vec<(SimTime, JobId, &[TaskBinding])> = view
+        let mut running: Vec<(SimTime, JobId, &Binding)> = view
             .running()
             .filter(|r| !r.binding.is_empty())
-            .map(|r| (overrun_clamp(r.requested_end, now, true), r.job, r.binding.as_slice()))
+            .map(|r| (overrun_clamp(r.requested_end, now, true), r.job, &r.binding))
             .collect();
         running.sort_by_key(|e| e.0);
         // (start, end, job, binding) of the pods started or reserved in this pass.
@@ -1242,7 +1244,7 @@ impl KubeScheduler {
                     holds.push((t, t + d, j, b.clone()));
                     if t == now {
                         self.gang_started(j);
-                        out.push(Decision::Bind { job: j, binding: b, reason: StartReason::Placed });
+                        out.push(Decision::Bind { job: j, binding: b.into(), reason: StartReason::Placed });
                     } else {
                         reserved += 1;
                         if view.logging() {
@@ -1362,7 +1364,7 @@ impl KubeScheduler {
         &mut self,
         view: &SchedView<'_>,
         ledger: &Ledger,
-        bound_now: &[(SimTime, JobId, Vec<TaskBinding>)],
+        bound_now: &[(SimTime, JobId, Binding)],
         job: JobView<'_>,
         ty: u32,
         up: &[bool],
@@ -1371,12 +1373,12 @@ impl KubeScheduler {
         self.cx.mark_all_dirty();
         // A job past its requested end still runs: it is expected to end at the next tick.
         let now = view.now();
-        let mut ends: Vec<(SimTime, JobId, &[TaskBinding])> = view
+        let mut ends: Vec<(SimTime, JobId, &Binding)> = view
             .running()
             .filter(|r| !r.binding.is_empty())
-            .map(|r| (overrun_clamp(r.requested_end, now, true), r.job, r.binding.as_slice()))
+            .map(|r| (overrun_clamp(r.requested_end, now, true), r.job, &r.binding))
             .collect();
-        ends.extend(bound_now.iter().map(|(t, j, b)| (*t, *j, b.as_slice())));
+        ends.extend(bound_now.iter().map(|(t, j, b)| (*t, *j, b)));
         ends.sort_by_key(|e| e.0); // stable: start order among equal ends
         let mut scratch = ledger.clone();
         // What-if placements: the sampling's start is where the pass left it afterwards.

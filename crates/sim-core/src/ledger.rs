@@ -63,23 +63,6 @@ impl GpuAffinity {
     }
 }
 
-/// Consecutive bindings of `bindings` to the same node and no GPU as (binding, how many),
-/// each binding with GPUs alone: a job's tasks packed on one node come as one run, for
-/// [`Ledger::take_gpuless`].
-pub fn runs_of(bindings: &[TaskBinding]) -> impl Iterator<Item = (&TaskBinding, u32)> + '_ {
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        let b = bindings.get(i)?;
-        let n = if b.gpus.is_empty() {
-            bindings[i..].iter().take_while(|x| x.node == b.node && x.gpus.is_empty()).count()
-        } else {
-            1
-        };
-        i += n;
-        Some((b, n as u32))
-    })
-}
-
 /// One node's use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeUse {

@@ -56,6 +56,7 @@
 //! milli-CPU or host memory than it has and no GPU more than 1000 milli-GPU, and all its
 //! tasks are bound in one decision or none.
 
+pub mod binding;
 pub mod checkpoint;
 pub mod cluster;
 pub mod constraints;
@@ -81,6 +82,7 @@ pub mod spec;
 pub mod time;
 pub mod units;
 
+pub use binding::Binding;
 pub use cluster::{Cluster, Delay, GpuSharing, GpuSpec, NodeGroup, NodeId, NodePool, NodeSpec, NodeState};
 pub use engine::{
     Deadlock, EngineError, Fragmentation, GpuEnergy, GpuSample, Hooks, JobSource, RecordSink, RunResult, SimConfig,

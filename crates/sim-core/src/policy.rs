@@ -5,10 +5,11 @@
 //! each one in order against the state left by the ones before it and refuses an
 //! invalid one with [`crate::EngineError::InvalidDecision`], which names the policy.
 
+use crate::binding::Binding;
 use crate::cluster::Cluster;
 use crate::job::{Job, JobId};
 pub use crate::job_view::JobView;
-use crate::ledger::{Ledger, TaskBinding};
+use crate::ledger::Ledger;
 use crate::time::{SimDuration, SimTime};
 use crate::units::{FreePool, UnitSet};
 use std::collections::BTreeSet;
@@ -98,13 +99,13 @@ pub enum Decision {
         reason: StartReason,
     },
     /// Start a waiting job on named nodes and GPUs, one [`TaskBinding`] per task (a
-    /// Kubernetes Bind). It is checked against the node [`Ledger`] and takes no units
+    /// Kubernetes Bind; `Vec<TaskBinding>::into()` makes a [`Binding`]). It is checked against the node [`Ledger`] and takes no units
     /// from the free pool.
     Bind {
         /// The job.
         job: JobId,
         /// Where each task goes.
-        binding: Vec<TaskBinding>,
+        binding: Binding,
         /// Why.
         reason: StartReason,
     },
@@ -116,7 +117,7 @@ pub enum Decision {
         /// The job.
         job: JobId,
         /// Where the newly placed tasks go.
-        binding: Vec<TaskBinding>,
+        binding: Binding,
         /// Release the partial gang after this long.
         timeout: Option<SimDuration>,
     },
@@ -283,7 +284,7 @@ pub struct RunningJob {
     /// How many units it holds.
     pub count: u64,
     /// Where its tasks are bound (empty for a job started on units).
-    pub binding: Vec<TaskBinding>,
+    pub binding: Binding,
 }
 
 impl RunningJob {
@@ -295,7 +296,7 @@ impl RunningJob {
     /// Whether it runs on `node`.
     pub fn runs_on(&self, cluster: &Cluster, node: crate::cluster::NodeId) -> bool {
         if !self.binding.is_empty() {
-            return self.binding.iter().any(|b| b.node == node);
+            return self.binding.runs_on(node);
         }
         let Some((spec, first)) = cluster.node(node) else { return false };
         let end = first + u64::from(spec.cores);
@@ -304,27 +305,19 @@ impl RunningJob {
 
     /// The nodes of a binding, or of the units of a job started on units (`binding`
     /// empty), in order, once each.
-    pub fn nodes_of(cluster: &Cluster, units: &UnitSet, binding: &[TaskBinding]) -> Vec<u32> {
-        let mut nodes: Vec<u32> = if binding.is_empty() {
-            // Nodes number their units in order: a range covers every node between the
-            // nodes of its ends.
-            let node = |u: u32| cluster.node_of_unit(u64::from(u)).map_or(0, |n| n.0);
-            units
-                .ranges()
-                .iter()
-                .filter(|r| r.1 > 0)
-                .flat_map(|&(first, len)| node(first)..=node(first + len - 1))
-                .collect()
-        } else {
-            // A node's tasks mostly come together: each run of them listed once.
-            let mut v: Vec<u32> = Vec::new();
-            for b in binding {
-                if v.last() != Some(&b.node.0) {
-                    v.push(b.node.0);
-                }
-            }
-            v
-        };
+    pub fn nodes_of(cluster: &Cluster, units: &UnitSet, binding: &Binding) -> Vec<u32> {
+        if !binding.is_empty() {
+            return binding.nodes();
+        }
+        // Nodes number their units in order: a range covers every node between the nodes
+        // of its ends.
+        let node = |u: u32| cluster.node_of_unit(u64::from(u)).map_or(0, |n| n.0);
+        let mut nodes: Vec<u32> = units
+            .ranges()
+            .iter()
+            .filter(|r| r.1 > 0)
+            .flat_map(|&(first, len)| node(first)..=node(first + len - 1))
+            .collect();
         if !nodes.is_sorted_by(|a, b| a < b) {
             nodes.sort_unstable();
             nodes.dedup();
@@ -345,7 +338,7 @@ pub struct SchedView<'a> {
     pub(crate) running_by_requested_end: &'a BTreeSet<(SimTime, u64, JobId, u64)>,
     pub(crate) free: &'a FreePool,
     pub(crate) ledger: &'a Ledger,
-    pub(crate) holds: crate::job_table::Ids<'a, Vec<TaskBinding>>,
+    pub(crate) holds: crate::job_table::Ids<'a, Binding>,
     pub(crate) node_state: &'a [crate::cluster::NodeState],
     pub(crate) node_epoch: u64,
     pub(crate) node_domain: &'a [u8],
@@ -402,8 +395,9 @@ impl<'a> SchedView<'a> {
         self.ledger.scratch_copy()
     }
     /// The tasks of a waiting job already held (placed, waiting for the rest of the gang).
-    pub fn held(&self, id: JobId) -> &'a [TaskBinding] {
-        self.holds.get(id.idx()).map_or(&[], Vec::as_slice)
+    pub fn held(&self, id: JobId) -> &'a Binding {
+        static NONE: Binding = Binding::new();
+        self.holds.get(id.idx()).unwrap_or(&NONE)
     }
     /// Node states, in node-id order. Empty when the policy does not bind nodes and the
     /// run has no node events: every node is up.

@@ -131,7 +131,7 @@ impl KubeScheduler {
         }
         if !placed.is_empty() {
             let timeout = self.cosched.as_ref().map(|c| c.timeout);
-            out.push(Decision::Hold { job: j, binding: placed, timeout });
+            out.push(Decision::Hold { job: j, binding: placed.into(), timeout });
         }
     }
 

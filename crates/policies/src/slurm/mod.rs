@@ -57,6 +57,7 @@ use crate::options::OptionInfo;
 use crate::spec::{PolicyError, PolicySpec};
 use conf::{OverSubscribe, SlurmConf};
 use nodes::{Held, Nodes, Request};
+use sim_core::Binding;
 use sim_core::NodeState;
 use sim_core::job::JobId;
 use sim_core::ledger::TaskBinding;
@@ -513,13 +514,12 @@ impl Slurm {
 
     /// Starts `j` on `held`.
     fn start(&mut self, view: &SchedView<'_>, j: JobId, r: &Request, held: Vec<Held>, by: By, out: &mut Vec<Decision>) {
-        let mut binding = Vec::with_capacity(r.tasks as usize);
+        let mut binding = Binding::new();
         for h in &held {
             self.nodes.take(h);
             if r.gpus == 0 {
-                // No GPU to name: the node's tasks at once.
-                let task = TaskBinding { node: sim_core::NodeId(h.node), gpus: Vec::new() };
-                binding.extend(std::iter::repeat_n(task, h.tasks as usize));
+                // No GPU to name: the node's tasks as one run.
+                binding.push_run(TaskBinding { node: sim_core::NodeId(h.node), gpus: Vec::new() }, h.tasks);
                 continue;
             }
             let mut gpus = h.gpus;

@@ -51,7 +51,7 @@ impl Engine<'_> {
             }
         };
         self.allocated += need;
-        self.launch(j, set, Vec::new(), need, false, reason)?;
+        self.launch(j, set, crate::binding::Binding::new(), need, false, reason)?;
         debug_assert!(self.allocated + self.free.count() <= self.total_units, "units over-allocated");
         Ok(())
     }
@@ -65,7 +65,7 @@ impl Engine<'_> {
         // A suspended job lent its CPUs and GPUs: only the rest is given back.
         let lent = self.suspended.remove(&j).is_some();
         let peak = self.bound.get(j.idx()).is_none_or(|b| !b.oom);
-        for (b, n) in crate::ledger::runs_of(&r.binding) {
+        for (b, n) in r.binding.runs() {
             if lent {
                 (0..n).for_each(|_| self.ledger.give_lent(&job.task, b, peak));
             } else {
@@ -138,7 +138,7 @@ impl Engine<'_> {
             let r = self.running[j.idx()].as_ref().expect("running");
             self.bound[j.idx()].stalled
                 && !r.binding.is_empty()
-                && (gone(to) || r.binding.iter().all(|b| !gone(self.node_state[b.node.0 as usize])))
+                && (gone(to) || r.binding.runs().all(|(b, _)| !gone(self.node_state[b.node.0 as usize])))
         });
         for j in back {
             if gone(to) {
@@ -167,7 +167,7 @@ impl Engine<'_> {
                 .suspended
                 .keys()
                 .copied()
-                .filter(|j| self.running[j.idx()].as_ref().is_some_and(|r| r.binding.iter().any(|t| t.node == node)))
+                .filter(|j| self.running[j.idx()].as_ref().is_some_and(|r| r.binding.runs_on(node)))
                 .collect();
             let holders: Vec<JobId> = self
                 .queue

@@ -1,10 +1,10 @@
 //! The decision log's words for starts, waits and bindings.
 
-use crate::ledger::TaskBinding;
+use crate::binding::Binding;
 use crate::policy::{StartReason, WaitReason};
 use crate::time::secs_string;
 
-pub(super) fn describe_binding(binding: &[TaskBinding]) -> String {
+pub(super) fn describe_binding(binding: &Binding) -> String {
     binding
         .iter()
         .map(|b| {

@@ -1,8 +1,8 @@
 //! The GPU energy model: an observer of attempts that end.
 
+use crate::binding::Binding;
 use crate::cluster::Cluster;
 use crate::job::{Job, JobId};
-use crate::ledger::TaskBinding;
 use crate::time::SimTime;
 
 /// The run's GPU energy, from the GPUs' power curves ([`crate::PowerCurve`]).
@@ -65,7 +65,7 @@ impl EnergyMeter {
         cluster: &Cluster,
         job: &Job,
         j: JobId,
-        binding: &[TaskBinding],
+        binding: &Binding,
         from: SimTime,
         to: SimTime,
     ) {

@@ -3,6 +3,7 @@
 
 use super::describe::describe_binding;
 use super::{Engine, EngineError, Ev, Phase};
+use crate::binding::Binding;
 use crate::cluster::NodeState;
 use crate::event::EventClass;
 use crate::job::JobId;
@@ -83,7 +84,7 @@ impl Engine<'_> {
     pub(super) fn hold_tasks(
         &mut self,
         j: JobId,
-        new: Vec<TaskBinding>,
+        new: Binding,
         timeout: Option<SimDuration>,
         complete: bool,
         reason: StartReason,
@@ -124,9 +125,9 @@ impl Engine<'_> {
             }
         }
         let milli: u64 = new
-            .iter()
-            .filter(|b| !b.gpus.is_empty())
-            .map(|b| b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64)
+            .runs()
+            .filter(|(b, _)| !b.gpus.is_empty())
+            .map(|(b, n)| u64::from(n) * b.gpus.len() as u64 * self.ledger.node(b.node).milli_taken(&job.task) as u64)
             .sum();
         let now = self.now;
         let h = &mut self.bound[j.idx()].hold;
@@ -147,11 +148,7 @@ impl Engine<'_> {
             }
         }
         // A whole binding (a Bind) is kept as it came, not copied task by task.
-        if self.holds[j.idx()].is_empty() {
-            self.holds[j.idx()] = new;
-        } else {
-            self.holds[j.idx()].extend(new);
-        }
+        self.holds[j.idx()].append(new);
         if self.holds[j.idx()].len() < need {
             if first_hold && let Some(t) = timeout {
                 self.events.schedule(now + t, EventClass::JobArrival, Ev::HoldTimeout(j, epoch));
@@ -168,11 +165,10 @@ impl Engine<'_> {
     /// Takes the resources of `new` tasks of `job` on the ledger, all or none (checked:
     /// nodes up, resources free); returns whether this attempt runs out of GPU memory
     /// (`was_oom`: its gang already did, and its peaks stay out of the GPUs' sums).
-    fn take_bindings(&mut self, j: JobId, new: &[TaskBinding], was_oom: bool) -> Result<bool, EngineError> {
+    fn take_bindings(&mut self, j: JobId, new: &Binding, was_oom: bool) -> Result<bool, EngineError> {
         let job = &self.jobs[j.idx()];
         let mut oom = was_oom;
-        let mut taken = 0;
-        for (b, n) in crate::ledger::runs_of(new) {
+        for (taken, (b, n)) in new.runs().enumerate() {
             let state = self.node_state.get(b.node.0 as usize).copied();
             let err = if state != Some(NodeState::Up) {
                 Some(format!("node {} is not up", b.node.0))
@@ -184,12 +180,11 @@ impl Engine<'_> {
                 self.ledger.take(&job.task, &job.gpu_models, b, !was_oom).err().map(|e| e.to_string())
             };
             if let Some(e) = err {
-                for (prev, m) in crate::ledger::runs_of(&new[..taken]) {
+                for (prev, m) in new.runs().take(taken) {
                     self.ledger.give_gpuless(&job.task, prev, m, !was_oom);
                 }
                 return Err(self.invalid(format!("binding of job {}: {e}", job.trace_id)));
             }
-            taken += n as usize;
         }
         Ok(oom)
     }
@@ -206,7 +201,7 @@ impl Engine<'_> {
         let job = &self.jobs[j.idx()];
         let (oom, _) = self.bound[j.idx()].hold.end(self.now);
         let held = std::mem::take(&mut self.holds[j.idx()]);
-        for (b, n) in crate::ledger::runs_of(&held) {
+        for (b, n) in held.runs() {
             self.ledger.give_gpuless(&job.task, b, n, !oom);
             if job.constraints.is_some() {
                 (0..n).for_each(|_| self.ledger.unlabel_pod(b.node, j.0));
@@ -219,12 +214,7 @@ impl Engine<'_> {
         Ok(())
     }
 
-    pub(super) fn bind_job(
-        &mut self,
-        j: JobId,
-        binding: Vec<TaskBinding>,
-        reason: StartReason,
-    ) -> Result<(), EngineError> {
+    pub(super) fn bind_job(&mut self, j: JobId, binding: Binding, reason: StartReason) -> Result<(), EngineError> {
         self.hold_tasks(j, binding, None, true, reason)
     }
 
@@ -232,7 +222,7 @@ impl Engine<'_> {
     pub(super) fn start_bound(
         &mut self,
         j: JobId,
-        binding: Vec<TaskBinding>,
+        binding: Binding,
         oom: bool,
         held: u64,
         reason: StartReason,
@@ -240,7 +230,8 @@ impl Engine<'_> {
         let job = &self.jobs[j.idx()];
         let cross = job.kind == crate::job::JobKind::DlTrain && job.tasks > 1 && {
             let switch = |b: &TaskBinding| self.ledger.node(b.node).meta.topology.switch.as_ref();
-            binding.iter().any(|b| switch(b) != switch(&binding[0]))
+            let first = binding.iter().next().map(switch);
+            binding.runs().any(|(b, _)| Some(switch(b)) != first)
         };
         let b = &mut self.bound[j.idx()];
         b.cross_switch = cross;

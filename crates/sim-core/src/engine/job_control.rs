@@ -3,6 +3,7 @@
 
 use super::describe::{describe_binding, describe_start};
 use super::{Engine, EngineError, Ev};
+use crate::binding::Binding;
 use crate::cluster::NodeState;
 use crate::controller::Observed;
 use crate::event::{EventClass, EventId};
@@ -74,7 +75,7 @@ impl Engine<'_> {
         &mut self,
         j: JobId,
         set: UnitSet,
-        binding: Vec<TaskBinding>,
+        binding: Binding,
         need: u64,
         oom: bool,
         reason: StartReason,
@@ -449,7 +450,7 @@ impl Engine<'_> {
         let r = self.running[j.idx()].as_mut().expect("a suspended job keeps its binding");
         for (k, b) in r.binding.iter().enumerate() {
             if let Err(e) = self.ledger.reclaim(task, b) {
-                for b in &r.binding[..k] {
+                for b in r.binding.iter().take(k) {
                     self.ledger.lend(task, b);
                 }
                 let id = &self.jobs[j.idx()].trace_id;
@@ -541,20 +542,20 @@ impl Engine<'_> {
     /// The tasks of elastic job `j` (`min_tasks`) whose nodes are up, from its binding
     /// `binding`, when they are enough for it to go on; `None` otherwise (not elastic, not
     /// bound to nodes, too few left) or under a rule other than torchrun's.
-    fn elastic_survivors(&self, j: JobId, binding: &[TaskBinding]) -> Option<Vec<TaskBinding>> {
+    fn elastic_survivors(&self, j: JobId, binding: &Binding) -> Option<Binding> {
         let job = &self.jobs[j.idx()];
         if !matches!(self.cfg.restarts, crate::restart::Restarts::Torchrun { .. }) || job.min_tasks == 0 {
             return None;
         }
         let up = |b: &&TaskBinding| self.node_state.get(b.node.0 as usize).is_none_or(|s| *s == NodeState::Up);
-        let left: Vec<TaskBinding> = binding.iter().filter(up).cloned().collect();
+        let left: Binding = binding.iter().filter(up).cloned().collect();
         (!left.is_empty() && left.len() >= job.needed_tasks() as usize).then_some(left)
     }
 
     /// torchrun's elastic agents restart interrupted job `j`'s worker group at once on
     /// `survivors`, the tasks whose nodes are left, from its last checkpoint: held again
     /// and started, without going back to the queue.
-    fn continue_on(&mut self, j: JobId, survivors: Vec<TaskBinding>, why: String) -> Result<(), EngineError> {
+    fn continue_on(&mut self, j: JobId, survivors: Binding, why: String) -> Result<(), EngineError> {
         let (n, tasks) = (survivors.len(), self.jobs[j.idx()].tasks);
         let st = &mut self.state[j.idx()];
         st.phase = Phase::Waiting;

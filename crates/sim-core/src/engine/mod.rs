@@ -124,12 +124,13 @@ pub use records::{Deadlock, RunResult, Stall};
 pub use sampling::{Fragmentation, GpuSample, WholeGpuPod};
 pub use stream::{JobSource, RecordSink};
 
+use crate::binding::Binding;
 use crate::cluster::{Cluster, NodeState};
 use crate::controller::{Controller, Interests, JobRetry, NodeEvents, NodeLifecycleController, Observed};
 use crate::event::EventQueue;
 use crate::job::{Job, JobId, JobStore};
 use crate::job_table::JobTable;
-use crate::ledger::{Ledger, TaskBinding};
+use crate::ledger::Ledger;
 use crate::log::LogSink;
 use crate::policy::{Decision, PassInfo, PassMode, Policy, RunningJob};
 use crate::time::SimTime;
@@ -323,7 +324,7 @@ struct Engine<'a> {
     ledger: Ledger,
     /// The GPU fragmentation observer.
     sampler: sampling::GpuSampler<'a>,
-    holds: JobTable<Vec<TaskBinding>>,
+    holds: JobTable<Binding>,
     /// Per job, for policies that bind nodes (empty otherwise).
     bound: JobTable<BoundState>,
     /// Whether the policy binds nodes (`holds` and `bound` are kept).
@@ -451,7 +452,7 @@ impl<'a> Engine<'a> {
             node_epoch: 0,
             ledger: if binds { Ledger::new(cluster) } else { Ledger::empty() },
             sampler: sampling::GpuSampler::new(cfg.gpu_sample_every, None),
-            holds: JobTable::from_vec(if binds { vec![Vec::new(); jobs.len()] } else { Vec::new() }),
+            holds: JobTable::from_vec(if binds { vec![Binding::new(); jobs.len()] } else { Vec::new() }),
             nodes_not_up: 0,
             start_seq: 0,
             info: PassInfo::default(),

@@ -102,7 +102,7 @@ impl Engine<'_> {
                 Phase::BackingOff => "backing off before a retry at the horizon".to_string(),
                 Phase::Waiting | Phase::Done => {
                     let job = &self.jobs[i];
-                    let held = self.holds.get(i).map_or(0, Vec::len);
+                    let held = self.holds.get(i).map_or(0, crate::binding::Binding::len);
                     let why = if held > 0 {
                         format!("gang incomplete: {held} of its {} tasks held", job.needed_tasks())
                     } else {

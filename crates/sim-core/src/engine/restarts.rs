@@ -4,10 +4,10 @@
 //! before they were evicted restart there (their containers died with the node).
 
 use super::{Engine, EngineError, Ev, Killed, Phase};
+use crate::binding::Binding;
 use crate::controller::Observed;
 use crate::event::EventClass;
 use crate::job::{JobId, RestartPolicy};
-use crate::ledger::TaskBinding;
 use crate::log::LogEvent;
 use crate::outcome::Outcome;
 use crate::policy::StartReason;
@@ -154,7 +154,7 @@ impl Engine<'_> {
     /// The restarted container allocates its GPU memory again: whether it runs out is
     /// decided anew, as at binding, against what the GPUs hold now (its peak is counted in
     /// their sums again when it fits).
-    fn allocate_again(&mut self, j: JobId, binding: &[TaskBinding]) -> bool {
+    fn allocate_again(&mut self, j: JobId, binding: &Binding) -> bool {
         let job = &self.jobs[j.idx()];
         let was_oom = self.bound[j.idx()].oom;
         for t in binding {

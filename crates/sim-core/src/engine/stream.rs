@@ -108,7 +108,7 @@ impl<'a> Engine<'a> {
         self.rank.push(j.0);
         if self.binds {
             self.bound.push(super::gangs::BoundState::default());
-            self.holds.push(Vec::new());
+            self.holds.push(crate::binding::Binding::new());
         }
         self.energy.add_job();
         j

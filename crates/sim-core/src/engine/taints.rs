@@ -33,7 +33,7 @@ impl Engine<'_> {
         let tainted = self.running[j.idx()].as_ref().is_some_and(|r| {
             // A node's tasks mostly come together: each run of them looked at once.
             let mut last = None;
-            r.binding.iter().any(|b| {
+            r.binding.runs().any(|(b, _)| {
                 let again = last == Some(b.node);
                 last = Some(b.node);
                 !again && self.node_taints(b.node).iter().any(|t| t.effect == TaintEffect::NoExecute)

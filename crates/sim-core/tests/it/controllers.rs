@@ -184,7 +184,7 @@ fn taints_change_what_binding_policies_see() {
                 if let Some(i) = free {
                     taken[i] = true;
                     let binding = vec![sim_core::TaskBinding { node: NodeId(i as u32), gpus: Vec::new() }];
-                    out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+                    out.push(Decision::Bind { job: j, binding: binding.into(), reason: StartReason::Placed });
                 }
             }
         }
@@ -231,7 +231,7 @@ fn a_selector_no_node_matches_is_rejected_unless_labels_may_change() {
                 let free = v.ledger().nodes().iter().position(|n| n.tasks == 0 && allowed(n));
                 if let Some(i) = free {
                     let binding = vec![sim_core::TaskBinding { node: NodeId(i as u32), gpus: Vec::new() }];
-                    out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+                    out.push(Decision::Bind { job: j, binding: binding.into(), reason: StartReason::Placed });
                 }
             }
         }

@@ -51,7 +51,7 @@ impl Policy for OnGpuZero {
             if need <= left {
                 left -= need;
                 let binding = vec![TaskBinding { node: NodeId(0), gpus: vec![0] }];
-                out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+                out.push(Decision::Bind { job: j, binding: binding.into(), reason: StartReason::Placed });
             }
         }
     }
@@ -139,7 +139,7 @@ impl Policy for BadGpu {
     fn schedule(&mut self, v: &SchedView<'_>, _: &PassInfo, out: &mut Vec<Decision>) {
         for &j in v.queue() {
             let binding = vec![TaskBinding { node: NodeId(0), gpus: vec![7] }];
-            out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+            out.push(Decision::Bind { job: j, binding: binding.into(), reason: StartReason::Placed });
         }
     }
 }

@@ -41,7 +41,7 @@ impl Policy for FirstFit {
             if let Some(i) = fit {
                 taken[i] = true;
                 let binding = vec![TaskBinding { node: NodeId(i as u32), gpus: vec![0] }];
-                out.push(Decision::Bind { job: j, binding, reason: StartReason::Placed });
+                out.push(Decision::Bind { job: j, binding: binding.into(), reason: StartReason::Placed });
             }
         }
     }

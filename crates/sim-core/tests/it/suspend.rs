@@ -55,14 +55,14 @@ impl Policy for SuspendForHi {
         for &j in v.queue() {
             let bind = vec![TaskBinding { node: NodeId(0), gpus: vec![0] }];
             if free {
-                out.push(Decision::Bind { job: j, binding: bind, reason: StartReason::Placed });
+                out.push(Decision::Bind { job: j, binding: bind.into(), reason: StartReason::Placed });
                 free = false;
             } else if v.job(j).trace_id().starts_with("hi")
                 && let Some(r) = v.running().next()
             {
                 out.push(Decision::Suspend { job: r.job, reason: "preempted".into() });
                 self.suspended.push(r.job);
-                out.push(Decision::Bind { job: j, binding: bind, reason: StartReason::Placed });
+                out.push(Decision::Bind { job: j, binding: bind.into(), reason: StartReason::Placed });
             }
         }
     }
