@@ -390,8 +390,10 @@ pub fn duration_string(secs: u64) -> String {
 /// single name keeps no brackets; names that do not end in a digit stay as they are.
 /// `policies::slurm::conf::expand_hostlist` reads it back.
 pub fn hostlist<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    // Groups of (prefix, ranges of (first, last) number texts).
-    let mut groups: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    // Groups of (prefix, ranges of (first, last) number texts and the last's value).
+    let mut groups: Vec<(&str, Vec<(&str, &str, u64)>)> = Vec::new();
+    // At most 18 digits: the value fits.
+    let value = |s: &str| s.bytes().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
     for name in names {
         let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
         if digits == 0 || digits > 18 {
@@ -402,13 +404,14 @@ pub fn hostlist<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
         match groups.last_mut() {
             Some((p, ranges)) if *p == prefix && !ranges.is_empty() => {
                 let last = ranges.last_mut().expect("not empty");
-                if follows(last.1, num) {
-                    last.1 = num;
+                let v = value(num);
+                if follows((last.1, last.2), (num, v)) {
+                    (last.1, last.2) = (num, v);
                 } else {
-                    ranges.push((num, num));
+                    ranges.push((num, num, v));
                 }
             }
-            _ => groups.push((prefix, vec![(num, num)])),
+            _ => groups.push((prefix, vec![(num, num, value(num))])),
         }
     }
     let mut out = String::new();
@@ -417,7 +420,7 @@ pub fn hostlist<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
             out.push(',');
         }
         out.push_str(prefix);
-        if let [(a, b)] = ranges.as_slice()
+        if let [(a, b, _)] = ranges.as_slice()
             && a == b
         {
             out.push_str(a);
@@ -427,7 +430,7 @@ pub fn hostlist<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
             continue;
         }
         out.push('[');
-        for (k, (a, b)) in ranges.iter().enumerate() {
+        for (k, (a, b, _)) in ranges.iter().enumerate() {
             if k > 0 {
                 out.push(',');
             }
@@ -442,14 +445,11 @@ pub fn hostlist<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     out
 }
 
-/// Whether number text `next` continues a range ending at `last`.
-fn follows(last: &str, next: &str) -> bool {
+/// Whether number text `next` continues a range ending at `last` (each with its value).
+fn follows((last, a): (&str, u64), (next, b): (&str, u64)) -> bool {
     let padded = |s: &str| s.len() > 1 && s.starts_with('0');
     let same_width = last.len() == next.len() || (!padded(last) && !padded(next));
-    match (last.parse::<u64>(), next.parse::<u64>()) {
-        (Ok(a), Ok(b)) => same_width && a.checked_add(1) == Some(b),
-        _ => false,
-    }
+    same_width && a + 1 == b
 }
 
 #[cfg(test)]

@@ -58,13 +58,24 @@ pub(super) struct Plan {
     shared: Vec<u64>,
     /// The packed plans made so far, most recent last: (partition, CPUs, time limit,
     /// earliest start found; `None`: none within the window).
-    done: Vec<(usize, u64, SimDuration, Option<SimTime>)>,
+    done: Vec<Done>,
     /// Of those that found none, the (partition, CPUs, time limit) that no other of them
     /// is at most in both.
     beyond: Vec<(usize, u64, SimDuration)>,
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
+}
+
+/// A packed plan made: its job's partition, CPUs and time limit (µs), and the start it
+/// found (µs; 0: none within the window, as no start is at 0), compact for
+/// [`Slurm::no_start_before`]'s scan.
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    need: u64,
+    limit: u64,
+    at: u64,
+    part: u32,
 }
 
 /// Where a plan places its job.
@@ -251,11 +262,11 @@ impl Slurm {
                     continue;
                 }
             }
-            self.backfill_job(view, k.job, &mut plan, horizon, out);
+            self.backfill_job(view, (k.job, false), &mut plan, horizon, out);
         }
         if view.logging() {
             for j in unplanned {
-                self.backfill_job(view, j, &mut plan, horizon, out);
+                self.backfill_job(view, (j, true), &mut plan, horizon, out);
             }
         }
         self.bf_plan = plan;
@@ -288,7 +299,7 @@ impl Slurm {
         let mut done = 0;
         let mut fits = true;
         while done < unplanned.len() {
-            let begin = self.backfill_job(view, unplanned[done], plan, horizon, out);
+            let begin = self.backfill_job(view, (unplanned[done], true), plan, horizon, out);
             done += 1;
             if begin.is_some_and(|b| b <= view.now() + limit) {
                 // The free CPUs of the nodes it newly keeps off leave the room.
@@ -314,11 +325,13 @@ impl Slurm {
     }
 
     /// Finds `j`'s earliest start; starts it now or reserves its nodes. The begin of the
-    /// reservation it made, if it made one.
+    /// reservation it made, if it made one. `not_now`: `j` was found unable to start now
+    /// earlier in the cycle (a job left unplanned), so it is not tested now again: the
+    /// reservations only grow and the nodes only lose free CPUs during a cycle.
     fn backfill_job(
         &mut self,
         view: &SchedView<'_>,
-        j: JobId,
+        (j, not_now): (JobId, bool),
         plan: &mut Plan,
         horizon: SimTime,
         out: &mut Vec<Decision>,
@@ -327,7 +340,7 @@ impl Slurm {
         let p = self.partition(view, j);
         let r = self.request(view, j);
         let limit = self.limit(view, j);
-        match self.earliest(view, p, &r, limit, plan, horizon) {
+        match self.earliest(view, (p, &r, limit, not_now), plan, horizon) {
             Some((_, Place::Now(held))) => {
                 if plan.future {
                     // The future state holds it too, unless its end is already applied.
@@ -374,7 +387,8 @@ impl Slurm {
     /// the first running job's expected end at which the partition
     /// could hold the job at all (before it, it fits nowhere): a sweep over the expected
     /// ends and the reservations' ends, testing the nodes where the free CPUs outside
-    /// the reservations that overlap the job's window could hold it.
+    /// the reservations that overlap the job's window could hold it. A job found unable to
+    /// start now earlier in the cycle (`not_now`) is not tested now again.
     ///
     /// Packed plans start where an earlier plan of the cycle found its job's start, for a
     /// job of the same partition asking at most as many CPUs for at most as long: until
@@ -384,20 +398,24 @@ impl Slurm {
     fn earliest(
         &mut self,
         view: &SchedView<'_>,
-        p: usize,
-        r: &Request,
-        limit: SimDuration,
+        (p, r, limit, not_now): (usize, &Request, SimDuration, bool),
         plan: &mut Plan,
         horizon: SimTime,
     ) -> Option<(SimTime, Place)> {
         // Packed one-CPU tasks on nodes in index order: the releases listed per node;
         // otherwise the node counts moved to `t`.
         let packed = r.fungible() && self.nodes.order_is_index[p];
+        // A job known unable to start now is planned from just after now.
+        let later = not_now.then_some(plan.soonest);
         if !packed {
-            return self.earliest_from(view, (p, r, limit), plan, horizon, None);
+            return self.earliest_from(view, (p, r, limit), plan, horizon, later);
         }
         let need = r.total_cpus();
-        let from = Self::no_start_before(plan, p, need, limit);
+        let from = match Self::no_start_before(plan, p, need, limit) {
+            Some(Some(t)) => Some(Some(later.map_or(t, |l| l.max(t)))),
+            None => later.map(Some),
+            beyond => beyond,
+        };
         let got = match from {
             Some(None) => None,
             from => self.earliest_from(view, (p, r, limit), plan, horizon, from.flatten()),
@@ -407,7 +425,8 @@ impl Slurm {
             debug_assert_eq!(full, got, "a plan started from {from:?} differs from the whole sweep");
         }
         let at = got.as_ref().map(|x| x.0);
-        plan.done.push((p, need, limit, at));
+        let at_us = at.map_or(0, |t| t.as_micros());
+        plan.done.push(Done { need, limit: limit.as_micros(), at: at_us, part: p as u32 });
         if at.is_none() {
             note_least(&mut plan.beyond, (p, need, limit));
         }
@@ -423,7 +442,13 @@ impl Slurm {
         if plan.beyond.iter().any(within) {
             return Some(None);
         }
-        plan.done.iter().rev().take(64).filter(|&&(q, n, l, _)| within(&(q, n, l))).filter_map(|x| x.3).max().map(Some)
+        let (p, limit) = (p as u32, limit.as_micros());
+        let latest = plan.done[plan.done.len().saturating_sub(64)..]
+            .iter()
+            .map(|d| if d.part == p && d.need <= need && d.limit <= limit { d.at } else { 0 })
+            .max()
+            .unwrap_or(0);
+        (latest > 0).then_some(Some(SimTime(latest)))
     }
 
     /// [`Slurm::earliest`] from `from` on (`None`: from now).
