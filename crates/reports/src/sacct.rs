@@ -391,7 +391,8 @@ pub fn duration_string(secs: u64) -> String {
 /// `policies::slurm::conf::expand_hostlist` reads it back.
 pub fn hostlist<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     // Groups of (prefix, ranges of (first, last) number texts and the last's value).
-    let mut groups: Vec<(&str, Vec<(&str, &str, u64)>)> = Vec::new();
+    type Range<'a> = (&'a str, &'a str, u64);
+    let mut groups: Vec<(&str, Vec<Range>)> = Vec::new();
     // At most 18 digits: the value fits.
     let value = |s: &str| s.bytes().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
     for name in names {
