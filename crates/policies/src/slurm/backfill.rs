@@ -573,6 +573,7 @@ impl Slurm {
     /// same reservations (the now just tested) when few of them ended since.
     fn block_packed(&self, plan: &mut Plan, (p, limit): (usize, SimDuration), t: SimTime, (ia, ib): (usize, usize)) {
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        Self::catch_up(plan, limit);
         let moved = plan.blocked_for.filter(|&(was, len, ia_was)| {
             len == plan.res.len()
                 && was <= t
@@ -759,36 +760,43 @@ impl Slurm {
         let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
         // The same reservations at the same time block the same nodes.
         let key = (t, plan.res.len(), ia);
+        Self::catch_up(plan, limit);
         if plan.blocked_for == Some(key) {
             return;
-        }
-        // At the same time with one reservation more, the same others block (the same
-        // number of them open by then, in order of begin): its nodes join them if it does.
-        if let Some((was, len, ia_was)) = plan.blocked_for
-            && was == t
-            && len + 1 == plan.res.len()
-        {
-            let res = plan.res.last().expect("one more");
-            let opened = opens(res.begin) <= t;
-            if ia == ia_was + usize::from(opened) {
-                if opened && res.end > t {
-                    for &(w, b) in Plan::nodes(&plan.words, res) {
-                        plan.blocked[w as usize] |= b;
-                    }
-                }
-                plan.blocked_for = Some(key);
-                if cfg!(debug_assertions) {
-                    let mut exact = vec![0; plan.blocked.len()];
-                    Self::blocked_into(plan, t, limit, &mut exact);
-                    debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} added to apart");
-                }
-                return;
-            }
         }
         plan.blocked_for = Some(key);
         let mut blocked = std::mem::take(&mut plan.blocked);
         Self::blocked_into(plan, t, limit, &mut blocked);
         plan.blocked = blocked;
+    }
+
+    /// The blocked nodes kept for a time with one reservation fewer than there are now
+    /// (the one just made), brought up to date for a job of `limit` when the others that
+    /// block it then are those that blocked before (the same number of them open by then,
+    /// in order of begin): the new one's nodes join them if it blocks too.
+    fn catch_up(plan: &mut Plan, limit: SimDuration) {
+        let Some((was, len, ia_was)) = plan.blocked_for else { return };
+        if len + 1 != plan.res.len() {
+            return;
+        }
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        let res = plan.res.last().expect("one more");
+        let opened = opens(res.begin) <= was;
+        let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= was);
+        if ia != ia_was + usize::from(opened) {
+            return;
+        }
+        if opened && res.end > was {
+            for &(w, b) in Plan::nodes(&plan.words, res) {
+                plan.blocked[w as usize] |= b;
+            }
+        }
+        plan.blocked_for = Some((was, plan.res.len(), ia));
+        if cfg!(debug_assertions) {
+            let mut exact = vec![0; plan.blocked.len()];
+            Self::blocked_into(plan, was, limit, &mut exact);
+            debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {was:?} added to apart");
+        }
     }
 
     /// [`Slurm::block_at`]'s nodes into `out`.
