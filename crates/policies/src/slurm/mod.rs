@@ -445,10 +445,13 @@ impl Slurm {
         true
     }
 
-    /// `j` runs `run`: listed by expected end, its releases by node.
+    /// `j` runs `run`: listed by expected end, its releases by node (read only by the
+    /// backfill scheduler's plans: `sched/builtin` keeps none).
     fn track(&mut self, j: JobId, run: Run) {
         self.ends.insert((run.expected_end, j));
-        self.releases.add_job(run.expected_end, j, &run.held);
+        if self.conf.sched.backfill {
+            self.releases.add_job(run.expected_end, j, &run.held);
+        }
         self.running.insert(j, run);
     }
 
@@ -456,7 +459,9 @@ impl Slurm {
     fn untrack(&mut self, j: JobId) -> Option<Run> {
         let run = self.running.remove(&j)?;
         self.ends.remove(&(run.expected_end, j));
-        self.releases.remove_job(run.expected_end, j);
+        if self.conf.sched.backfill {
+            self.releases.remove_job(run.expected_end, j);
+        }
         Some(run)
     }
 
