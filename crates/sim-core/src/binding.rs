@@ -91,21 +91,6 @@ impl Binding {
         Tasks { runs: self.runs.iter(), run: None }
     }
 
-    /// The first `k` tasks.
-    pub fn first(&self, k: usize) -> Binding {
-        let mut out = Binding::new();
-        let mut left = k;
-        for (b, n) in self.runs() {
-            if left == 0 {
-                break;
-            }
-            let m = (n as usize).min(left);
-            out.push_run(b.clone(), m as u32);
-            left -= m;
-        }
-        out
-    }
-
     /// The nodes it runs on, in order, once each.
     pub fn nodes(&self) -> Vec<u32> {
         let mut v: Vec<u32> = Vec::with_capacity(self.runs.len());
@@ -209,16 +194,17 @@ mod tests {
     }
 
     #[test]
-    fn first_and_append_keep_task_order() {
+    fn append_keeps_task_order() {
         let mut b = Binding::repeat(on(1, &[]), 3);
         b.append(Binding::repeat(on(1, &[]), 2));
         b.append(Binding::repeat(on(3, &[0]), 2));
         assert_eq!(b.len(), 7);
-        assert_eq!(b.runs().len(), 3);
-        let head = b.first(4);
-        assert_eq!(head.len(), 4);
-        assert_eq!(head.runs().map(|(t, n)| (t.node.0, n)).collect::<Vec<_>>(), [(1, 4)]);
-        assert_eq!(b.first(6).iter().filter(|t| !t.gpus.is_empty()).count(), 1);
+        assert_eq!(
+            b.runs().map(|(t, n)| (t.node.0, t.gpus.len(), n)).collect::<Vec<_>>(),
+            [(1, 0, 5), (3, 1, 1), (3, 1, 1)]
+        );
+        assert_eq!(b.iter().take(6).filter(|t| !t.gpus.is_empty()).count(), 1);
+        assert_eq!(b.tasks_on(NodeId(3)), 2);
         assert!(Binding::repeat(on(0, &[]), 0).is_empty());
     }
 }

@@ -155,7 +155,7 @@ impl Fleet {
         for &j in jobs {
             let job = view.job(j);
             let (task, models, c) = (job.task(), job.gpu_models(), job.constraints());
-            let here = view.running_job(j).map_or(0, |r| r.binding.iter().filter(|b| b.node.0 == n).count());
+            let here = view.running_job(j).map_or(0, |r| r.binding.tasks_on(sim_core::NodeId(n)));
             for _ in 0..here {
                 match rooms.iter_mut().find(|r| r.fits(&task, models, c)) {
                     Some(r) => r.take(&task),
