@@ -133,9 +133,7 @@ impl Domains {
     ) {
         let Decision::Bind { job, binding, .. } = &bind else { return out.push(bind) };
         let (job, d) = (*job, self.members[i].domain);
-        let mut lent: Vec<u32> = binding.iter().map(|b| b.node.0).collect();
-        lent.sort_unstable();
-        lent.dedup();
+        let mut lent = binding.nodes();
         lent.retain(|&n| view.node_domain(NodeId(n)) != d);
         if lent.is_empty() {
             // On its own domain's nodes: nothing to evict or give back.

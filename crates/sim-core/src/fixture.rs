@@ -32,6 +32,7 @@
 //! assert_eq!(f.view().free_units(), 1);
 //! ```
 
+use crate::binding::Binding;
 use crate::cluster::{Cluster, NodeId, NodeState};
 use crate::job::{Job, JobId};
 use crate::ledger::{Ledger, TaskBinding};
@@ -52,7 +53,7 @@ pub struct ViewFixture<'a> {
     by_requested_end: BTreeSet<(SimTime, u64, JobId, u64)>,
     free: FreePool,
     ledger: Ledger,
-    holds: Vec<crate::binding::Binding>,
+    holds: Vec<Binding>,
     node_state: Vec<NodeState>,
     node_epoch: u64,
     capacity: u64,
@@ -75,7 +76,7 @@ impl<'a> ViewFixture<'a> {
             by_requested_end: BTreeSet::new(),
             free: FreePool::all_free(units as u32),
             ledger: Ledger::new(cluster),
-            holds: vec![crate::binding::Binding::new(); jobs.len()],
+            holds: vec![Binding::new(); jobs.len()],
             node_state: vec![NodeState::Up; cluster.node_count() as usize],
             node_epoch: 0,
             capacity: units,
@@ -103,7 +104,7 @@ impl<'a> ViewFixture<'a> {
     pub fn running(mut self, j: usize, start: SimTime) -> Self {
         let count = self.jobs[j].units();
         let units = self.free.take_lowest(count).expect("fixture: not enough free units for the running job");
-        self.add_running(j, start, units, count, crate::binding::Binding::new());
+        self.add_running(j, start, units, count, Binding::new());
         self
     }
 
@@ -125,14 +126,7 @@ impl<'a> ViewFixture<'a> {
         self
     }
 
-    fn add_running(
-        &mut self,
-        j: usize,
-        start: SimTime,
-        units: crate::units::UnitSet,
-        count: u64,
-        b: crate::binding::Binding,
-    ) {
+    fn add_running(&mut self, j: usize, start: SimTime, units: crate::units::UnitSet, count: u64, b: Binding) {
         let job = &self.jobs[j];
         let requested_end = start + job.requested.or(job.runtime).unwrap_or_default();
         let (seq, id) = (self.by_start.len() as u64, JobId(j as u32));

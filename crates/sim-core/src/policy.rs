@@ -98,9 +98,9 @@ pub enum Decision {
         /// Why.
         reason: StartReason,
     },
-    /// Start a waiting job on named nodes and GPUs, one [`TaskBinding`] per task (a
-    /// Kubernetes Bind; `Vec<TaskBinding>::into()` makes a [`Binding`]). It is checked against the node [`Ledger`] and takes no units
-    /// from the free pool.
+    /// Start a waiting job on named nodes and GPUs, one [`crate::TaskBinding`] per task
+    /// (a Kubernetes Bind; `Vec<TaskBinding>::into()` makes the [`Binding`]). It is
+    /// checked against the node [`Ledger`] and takes no units from the free pool.
     Bind {
         /// The job.
         job: JobId,

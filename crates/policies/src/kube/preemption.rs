@@ -171,12 +171,7 @@ impl KubeScheduler {
             if pre.terminating.contains_key(&v.job) {
                 continue;
             }
-            let nodes: Vec<u32> = view.running_job(v.job).map_or(Vec::new(), |r| {
-                let mut n: Vec<u32> = r.binding.iter().map(|b| b.node.0).collect();
-                n.sort_unstable();
-                n.dedup();
-                n
-            });
+            let nodes: Vec<u32> = view.running_job(v.job).map_or(Vec::new(), |r| r.binding.nodes());
             pre.terminating.insert(v.job, (v.priority, nodes));
             let reason = format!(
                 "preempted by {} (priority {priority}) on node {node}: kube-scheduler DefaultPreemption",
@@ -310,10 +305,7 @@ fn running_by_node(view: &SchedView<'_>) -> RunningByNode {
     for r in view.running().filter(|r| !r.binding.is_empty()) {
         let priority = view.job(r.job).priority();
         lowest = Some(lowest.map_or(priority, |l| l.min(priority)));
-        let mut nodes: Vec<u32> = r.binding.iter().map(|b| b.node.0).collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        for n in nodes {
+        for n in r.binding.nodes() {
             jobs.entry(n).or_default().push(Victim { job: r.job, priority, start: r.start });
         }
     }

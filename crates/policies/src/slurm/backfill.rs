@@ -56,8 +56,7 @@ pub(super) struct Plan {
     /// Per bitmap word, its nodes held by any reservation, and by more than one.
     held: Vec<u64>,
     shared: Vec<u64>,
-    /// The packed plans made so far, most recent last: (partition, CPUs, time limit,
-    /// earliest start found; `None`: none within the window).
+    /// The packed plans made so far, most recent last.
     done: Vec<Done>,
     /// Of those that found none, the (partition, CPUs, time limit) that no other of them
     /// is at most in both.
@@ -412,9 +411,8 @@ impl Slurm {
         }
         let need = r.total_cpus();
         let from = match Self::no_start_before(plan, p, need, limit) {
-            Some(Some(t)) => Some(Some(later.map_or(t, |l| l.max(t)))),
-            None => later.map(Some),
-            beyond => beyond,
+            Some(None) => Some(None),
+            from => later.max(from.flatten()).map(Some),
         };
         let got = match from {
             Some(None) => None,

@@ -147,7 +147,7 @@ impl Engine<'_> {
                 )?;
             }
         }
-        // A whole binding (a Bind) is kept as it came, not copied task by task.
+        // A whole binding (a Bind) is kept as it came; a gang's parts join as runs.
         self.holds[j.idx()].append(new);
         if self.holds[j.idx()].len() < need {
             if first_hold && let Some(t) = timeout {
@@ -230,8 +230,9 @@ impl Engine<'_> {
         let job = &self.jobs[j.idx()];
         let cross = job.kind == crate::job::JobKind::DlTrain && job.tasks > 1 && {
             let switch = |b: &TaskBinding| self.ledger.node(b.node).meta.topology.switch.as_ref();
-            let first = binding.iter().next().map(switch);
-            binding.runs().any(|(b, _)| Some(switch(b)) != first)
+            let mut switches = binding.runs().map(|(b, _)| switch(b));
+            let first = switches.next();
+            switches.any(|s| Some(s) != first)
         };
         let b = &mut self.bound[j.idx()];
         b.cross_switch = cross;
