@@ -11,6 +11,7 @@
 //! now (then it waits unplanned too): no job starts before every job ahead of it is
 //! planned, so the starts are those of planning every job.
 
+use super::blocked::{Blocking, Reserved};
 use super::nodes::{Held, Request, add_node};
 use super::{By, Slurm};
 use sim_core::job::JobId;
@@ -30,11 +31,11 @@ pub(super) struct Plan {
     by_begin: Vec<(SimTime, u32)>,
     /// (end, reservation), in order.
     by_end: Vec<(SimTime, u32)>,
-    /// The nodes of the reservations that overlap the window being tested (scratch).
-    blocked: Vec<u64>,
-    /// What `blocked` holds, when [`Slurm::block_at`] made it: (time, reservations, those
-    /// of them open by then).
-    blocked_for: Option<(SimTime, usize, usize)>,
+    /// The nodes of the reservations that overlap a job's window from now (the test of
+    /// whether it starts now) and from a later time (its plan), kept apart so that each
+    /// moves only by the reservations that join or leave it.
+    now: Blocking,
+    later: Blocking,
     /// Whether `Slurm::future` holds this cycle's nodes (copied at the first plan).
     future: bool,
     /// Whether `Slurm::releases` has begun this cycle (at the first plan that reads it).
@@ -51,11 +52,6 @@ pub(super) struct Plan {
     /// Per partition, its reservations' (begin, CPUs of those beginning by then) and
     /// (begin plus time limit, CPUs of those whose job would have ended by then), in order.
     cpus_by: Vec<(Cumulative, Cumulative)>,
-    /// Per bitmap word, the reservations with a node in it and their bits there.
-    in_word: Vec<Vec<InWord>>,
-    /// Per bitmap word, its nodes held by any reservation, and by more than one.
-    held: Vec<u64>,
-    shared: Vec<u64>,
     /// The packed plans made so far, most recent last.
     done: Vec<Done>,
     /// Of those that found none, the (partition, CPUs, time limit) that no other of them
@@ -64,6 +60,102 @@ pub(super) struct Plan {
     /// Just after now: a job past its time limit (limits not enforced) is expected to end
     /// any moment, never before (its resources are still held).
     soonest: SimTime,
+    /// This cycle's plans and the last cycle's, for this one to take over ([`Carry`]).
+    carry: Carry,
+}
+
+/// The plans of a cycle in order, kept for the next cycle to take over while they stay
+/// exact. When no job starts or ends and no node changes after a cycle until the next,
+/// each plan of the next is the one before again as long as those before it were: the
+/// nodes are as they were, and the plans see the same releases at every time after now (a
+/// running job past its expected end counts at just after now in each). A job reserved
+/// at `b` in the first cycle fitted nowhere before `b` clear of the same reservations,
+/// and fits nowhere now either, where the reservations that block a window from now are
+/// those of before and more (all begin after now): so, where `b` is after now, it is
+/// reserved at `b` on the same nodes again.
+///
+/// A job the first cycle started (now, clear of the reservations that overlap its run)
+/// runs in the second: a plan made before it started sees its CPUs held there. Where the
+/// plans are packed (one-CPU tasks on the nodes in index order, a job fitting where
+/// enough CPUs are free and taking the first nodes with one free), that changes none:
+/// before `b` the job fitted nowhere with more CPUs free; at `b` either the started job
+/// has ended, or the reservation overlaps its run and so holds none of its nodes, and
+/// every node before the reservation's last had no CPU free or was kept off, as it still
+/// is. A cycle with another kind of plan and a start carries nothing.
+///
+/// A plan that found no start may find one in the later window, and a job that starts
+/// now changes the nodes for the plans after it: those are made again, and the chain
+/// goes on only while they come out as before.
+#[derive(Debug, Clone, Default)]
+struct Carry {
+    /// Per plan of the cycle before: its job, the begin of its reservation
+    /// (`SimTime::MAX`: none), and where its nodes are in `words`.
+    before: Vec<(JobId, SimTime, (u32, u32))>,
+    words: Vec<(u32, u64)>,
+    /// This cycle's plans, as `before`, with their nodes in [`Plan::words`].
+    now: Vec<(JobId, SimTime, (u32, u32))>,
+    /// What the cycle before left (the changes of the nodes and of the running jobs, and
+    /// the node epoch), if its plans carry.
+    made_on: Option<(u64, u64, u64)>,
+    /// How many of `before` this cycle took over or made again alike (`None`: the chain
+    /// broke, or the cycle before does not carry).
+    next: Option<usize>,
+    /// Whether this cycle started a job, and made a plan that is not packed.
+    started: bool,
+    unpacked: bool,
+}
+
+impl Carry {
+    /// A new cycle on `state`: the plans of the one before carry when it left the same.
+    fn begin(&mut self, state: (u64, u64, u64), words: &mut Vec<(u32, u64)>) {
+        self.next = (self.made_on == Some(state)).then_some(0);
+        std::mem::swap(&mut self.before, &mut self.now);
+        std::mem::swap(&mut self.words, words);
+        self.now.clear();
+        words.clear();
+        (self.started, self.unpacked) = (false, false);
+    }
+
+    /// The cycle ended, leaving `state`: whether its plans carry.
+    fn end(&mut self, state: (u64, u64, u64)) {
+        self.made_on = (!self.started || !self.unpacked).then_some(state);
+    }
+
+    /// The reservation of `j` taken over from the cycle before, if its plan there is next
+    /// in the chain and reserved it after `now`.
+    fn take(&mut self, j: JobId, now: SimTime) -> Option<(SimTime, &[(u32, u64)])> {
+        let i = self.next?;
+        let &(job, begin, (from, to)) = self.before.get(i)?;
+        if job != j || begin == SimTime::MAX || begin <= now {
+            return None;
+        }
+        self.next = Some(i + 1);
+        Some((begin, &self.words[from as usize..to as usize]))
+    }
+
+    /// `j`'s plan made again: the chain goes on when it is as before (the next plan
+    /// before, or no reservation where it is another job's).
+    fn made(&mut self, j: JobId, got: Option<(SimTime, &[(u32, u64)])>) {
+        let Some(i) = self.next else { return };
+        let same = match (self.before.get(i), got) {
+            (Some(&(job, begin, (from, to))), Some((t, nodes))) if job == j => {
+                begin == t && self.words[from as usize..to as usize] == *nodes
+            }
+            (Some(&(job, begin, _)), None) if job == j => begin == SimTime::MAX,
+            (_, None) => {
+                self.next = Some(i);
+                return;
+            }
+            _ => false,
+        };
+        self.next = same.then_some(i + 1);
+    }
+
+    /// A job started during the cycle: the plans after it are made again.
+    fn started(&mut self) {
+        self.started = true;
+        self.next = None;
+    }
 }
 
 /// A packed plan made: its job's partition, CPUs and time limit (µs), and the start it
@@ -96,29 +188,20 @@ fn words_of(held: &[Held]) -> Vec<(u32, u64)> {
 /// (time, a sum of what was added up to then), in order of time.
 type Cumulative = Vec<(SimTime, u64)>;
 
-/// A reservation's nodes in one bitmap word, with its begin and end (read where its
-/// nodes are shared, without looking the reservation up).
-#[derive(Debug, Clone, Copy)]
-struct InWord {
-    bits: u64,
-    begin: SimTime,
-    end: SimTime,
-}
-
 /// A pending job's reservation of nodes.
 #[derive(Debug, Clone)]
-struct Reservation {
+pub(super) struct Reservation {
     /// Its nodes, one bit each: where in [`Plan::words`] its (word index, bits) are, for
     /// the words with a node set (a reservation holds few of the machine's nodes).
-    nodes: (u32, u32),
-    begin: SimTime,
+    pub nodes: (u32, u32),
+    pub begin: SimTime,
     /// Its begin plus the job's time limit, rounded up to `bf_resolution`.
-    end: SimTime,
+    pub end: SimTime,
     /// The job's partition and CPUs.
-    part: usize,
-    cpus: u64,
+    pub part: usize,
+    pub cpus: u64,
     /// Its begin plus the job's time limit, before rounding: until when the job would run.
-    until: SimTime,
+    pub until: SimTime,
 }
 
 /// Adds (partition, CPUs, time limit) `x` to `v`, a list of them of which none is at
@@ -155,19 +238,40 @@ impl Plan {
         &words[res.nodes.0 as usize..res.nodes.1 as usize]
     }
 
+    /// The nodes blocked for a job of `limit` starting now (`now`), moved there.
+    fn block_now(&mut self, now: SimTime, limit: SimDuration) -> &[u64] {
+        let r = Reserved { res: &self.res, words: &self.words, by_begin: &self.by_begin, by_end: &self.by_end };
+        self.now.move_to(&r, (now, now + limit), None);
+        if cfg!(debug_assertions) {
+            let mut exact = vec![0; self.now.bits().len()];
+            Slurm::blocked_into(self, now, limit, &mut exact);
+            debug_assert_eq!(exact, self.now.bits(), "the blocked nodes from now kept apart");
+        }
+        self.now.bits()
+    }
+
+    /// The nodes blocked for a job of `limit` starting at `t`, when the plan's blocked
+    /// nodes are moved there; `changed` hears each change (as [`Blocking::move_to`]).
+    fn block_later(&mut self, t: SimTime, limit: SimDuration, changed: Option<&mut dyn FnMut(usize, u64, bool)>) {
+        let r = Reserved { res: &self.res, words: &self.words, by_begin: &self.by_begin, by_end: &self.by_end };
+        self.later.move_to(&r, (t, t + limit), changed);
+        if cfg!(debug_assertions) {
+            let mut exact = vec![0; self.later.bits().len()];
+            Slurm::blocked_into(self, t, limit, &mut exact);
+            debug_assert_eq!(exact, self.later.bits(), "the blocked nodes at {t:?} kept apart");
+        }
+    }
+
     /// A new cycle's empty plan at `now`, for partitions with `part_free` CPUs free and
     /// `words` bitmap words of nodes (the buffers of the last cycle's kept).
-    fn reset(&mut self, now: SimTime, part_free: &[u64], words: usize) {
+    fn reset(&mut self, now: SimTime, part_free: &[u64], words: usize, made_on: (u64, u64, u64)) {
         let parts = part_free.len();
         self.res.clear();
-        self.words.clear();
+        self.carry.begin(made_on, &mut self.words);
         self.by_begin.clear();
         self.by_end.clear();
-        for bits in [&mut self.blocked, &mut self.held, &mut self.shared] {
-            bits.clear();
-            bits.resize(words, 0);
-        }
-        self.blocked_for = None;
+        self.now.reset(words);
+        self.later.reset(words);
         self.future = false;
         self.releases = false;
         self.cursor = now;
@@ -180,8 +284,6 @@ impl Plan {
             begun.clear();
             ended.clear();
         }
-        self.in_word.resize_with(words, Vec::new);
-        self.in_word.iter_mut().for_each(Vec::clear);
         self.done.clear();
         self.beyond.clear();
         self.soonest = now + SimDuration(1);
@@ -194,7 +296,7 @@ impl Slurm {
         let s = &self.conf.sched;
         let (max_test, max_user, horizon) = (s.bf_max_job_test, s.bf_max_job_user, view.now() + s.bf_window);
         let mut plan = std::mem::take(&mut self.bf_plan);
-        plan.reset(view.now(), &self.nodes.part_free, self.nodes.cpus.len().div_ceil(64));
+        plan.reset(view.now(), &self.nodes.part_free, self.nodes.cpus.len().div_ceil(64), self.state(view));
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
         // The (partition, CPUs, time limit) of jobs found unable to start now, but for
         // those another is at most in both.
@@ -245,15 +347,15 @@ impl Slurm {
                 unplanned.push(k.job);
                 continue;
             }
-            Self::block_at(&mut plan, view.now(), limit);
-            let room = self.nodes.free_outside(p, &plan.blocked);
+            let room = self.nodes.free_outside(p, plan.block_now(view.now(), limit));
             if room < need {
                 note_least(&mut no_room, (p, need, limit));
                 unplanned.push(k.job);
                 continue;
             }
             if !unplanned.is_empty() {
-                kept.clone_from(&plan.blocked);
+                kept.clear();
+                kept.extend_from_slice(plan.now.bits());
                 let ahead = (&mut unplanned, &mut kept[..]);
                 if !self.plan_ahead(view, &mut plan, ahead, (p, need, limit, room), horizon, out) {
                     note_least(&mut no_room, (p, need, limit));
@@ -268,7 +370,14 @@ impl Slurm {
                 self.backfill_job(view, (j, true), &mut plan, horizon, out);
             }
         }
+        plan.carry.end(self.state(view));
         self.bf_plan = plan;
+    }
+
+    /// What a cycle's plans are made on, as [`Carry`] compares it: the changes of the
+    /// nodes and of the running jobs, and the node epoch.
+    fn state(&self, view: &SchedView<'_>) -> (u64, u64, u64) {
+        (self.nodes.changes, self.releases.changes, view.node_epoch())
     }
 
     /// The next 64 pending jobs after `at` (from the first: `None`) into `ahead`.
@@ -339,8 +448,9 @@ impl Slurm {
         let p = self.partition(view, j);
         let r = self.request(view, j);
         let limit = self.limit(view, j);
-        match self.earliest(view, (p, &r, limit, not_now), plan, horizon) {
+        match self.plan_of(view, (j, p, &r, limit, not_now), plan, horizon) {
             Some((_, Place::Now(held))) => {
+                plan.carry.started();
                 if plan.future {
                     // The future state holds it too, unless its end is already applied.
                     let soonest = now + SimDuration(1);
@@ -354,15 +464,11 @@ impl Slurm {
             Some((t, Place::Later(nodes))) => {
                 let end = round_up(t + limit, self.conf.sched.bf_resolution);
                 let id = plan.res.len() as u32;
-                for &(w, b) in &nodes {
-                    plan.shared[w as usize] |= plan.held[w as usize] & b;
-                    plan.held[w as usize] |= b;
-                    plan.in_word[w as usize].push(InWord { bits: b, begin: t, end });
-                }
                 let from = plan.words.len() as u32;
                 plan.words.extend_from_slice(&nodes);
                 self.releases.recycle(nodes);
                 let nodes = (from, plan.words.len() as u32);
+                plan.carry.now.push((j, t, nodes));
                 plan.res.push(Reservation { nodes, begin: t, end, part: p, cpus: r.total_cpus(), until: t + limit });
                 let cpus = r.total_cpus();
                 add_cumulative(&mut plan.cpus_by[p].0, t, cpus);
@@ -374,8 +480,43 @@ impl Slurm {
                 }
                 Some(t)
             }
-            None => None,
+            None => {
+                plan.carry.now.push((j, SimTime::MAX, (0, 0)));
+                None
+            }
         }
+    }
+
+    /// [`Slurm::earliest`] for job `j`, or its reservation taken over from the cycle
+    /// before ([`Carry`]).
+    fn plan_of(
+        &mut self,
+        view: &SchedView<'_>,
+        (j, p, r, limit, not_now): (JobId, usize, &Request, SimDuration, bool),
+        plan: &mut Plan,
+        horizon: SimTime,
+    ) -> Option<(SimTime, Place)> {
+        if !(r.fungible() && self.nodes.order_is_index[p]) {
+            plan.carry.unpacked = true;
+        }
+        if let Some((t, nodes)) = plan.carry.take(j, view.now()) {
+            let mut found = self.releases.buffer();
+            found.extend_from_slice(nodes);
+            if cfg!(debug_assertions) {
+                let made = self.earliest(view, (p, r, limit, not_now), plan, horizon);
+                debug_assert_eq!(made, Some((t, Place::Later(found.clone()))), "{j:?}'s plan taken over differs");
+            }
+            let need = r.total_cpus();
+            plan.done.push(Done { need, limit: limit.as_micros(), at: t.as_micros(), part: p as u32 });
+            return Some((t, Place::Later(found)));
+        }
+        let got = self.earliest(view, (p, r, limit, not_now), plan, horizon);
+        match &got {
+            Some((t, Place::Later(nodes))) => plan.carry.made(j, Some((*t, nodes))),
+            Some((_, Place::Now(_))) => {}
+            None => plan.carry.made(j, None),
+        }
+        got
     }
 
     /// The earliest `t` in [now, horizon] at which `r` fits for `limit` on partition `p`
@@ -475,14 +616,8 @@ impl Slurm {
         let check = cfg!(debug_assertions);
         self.prepare_future(view, packed, plan);
         let soonest = now + SimDuration(1);
-        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let mut ib = plan.by_end.partition_point(|&(e, _)| e <= t);
-        let mut ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
-        if packed {
-            self.block_packed(plan, (p, limit), t, (ia, ib));
-        } else {
-            Self::block_at(plan, t, limit);
-        }
+        plan.block_later(t, limit, None);
         // Packed: the CPUs free at `t` outside the blocked nodes, once counted, kept up to
         // date as `t` moves on, so the nodes are scanned only where the job could fit.
         let mut free: Option<u64> = None;
@@ -494,7 +629,7 @@ impl Slurm {
                     None => self.free_bound(plan, p, t),
                 };
                 if bound >= need {
-                    let (sum, got) = self.releases.place(&self.nodes, p, r, t, &plan.blocked);
+                    let (sum, got) = self.releases.place(&self.nodes, p, r, t, plan.later.bits());
                     if check {
                         self.check_packed(view, (p, r, t), plan, got.as_ref());
                     }
@@ -503,15 +638,16 @@ impl Slurm {
                     }
                     free = Some(sum);
                 } else if check {
-                    let counted = self.releases.free_outside(&self.nodes, p, t, &plan.blocked);
+                    let counted = self.releases.free_outside(&self.nodes, p, t, plan.later.bits());
                     debug_assert!(bound >= counted, "CPUs free at {t:?} counted short");
                 }
             } else {
                 // Releases up to `t`.
                 self.move_cursor(now, t, plan);
                 // Enough CPUs on the unblocked nodes: the only place worth a node scan.
-                if self.future.free_outside(p, &plan.blocked) >= need
-                    && let Some(held) = self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
+                let blocked = plan.later.bits();
+                if self.future.free_outside(p, blocked) >= need
+                    && let Some(held) = self.future.place_outside(p, r, blocked, |n| Self::node_up(view, n))
                 {
                     return Some((t, Place::Later(words_of(&held))));
                 }
@@ -533,17 +669,12 @@ impl Slurm {
                 Some(n) if n <= horizon => t = n,
                 _ => return None,
             }
-            // The reservations again when one opened or ended.
-            let (ia2, ib2) =
-                (plan.by_begin.partition_point(|&(b, _)| opens(b) <= t), plan.by_end.partition_point(|&(e, _)| e <= t));
+            ib = plan.by_end.partition_point(|&(e, _)| e <= t);
             if packed {
-                self.move_packed(plan, (p, limit), (counted, t), (ia..ia2, ib..ib2), free.as_mut());
-            } else if ib2 != ib {
-                Self::block_at(plan, t, limit);
+                self.move_packed(plan, (p, limit), (counted, t), free.as_mut());
             } else {
-                Self::open(plan, t, ia..ia2);
+                plan.block_later(t, limit, None);
             }
-            (ia, ib) = (ia2, ib2);
         }
     }
 
@@ -559,33 +690,11 @@ impl Slurm {
         if self.nodes.part_free[p] < need {
             return None;
         }
-        Self::block_at(plan, view.now(), limit);
-        if self.nodes.free_outside(p, &plan.blocked) < need {
+        let blocked = plan.block_now(view.now(), limit);
+        if self.nodes.free_outside(p, blocked) < need {
             return None;
         }
-        self.nodes.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n))
-    }
-
-    /// [`Slurm::block_at`] for a packed plan: the blocked nodes at `t` (`ia`, `ib`: the
-    /// reservations open and ended by then) moved on from those of an earlier time for the
-    /// same reservations (the now just tested) when few of them ended since.
-    fn block_packed(&self, plan: &mut Plan, (p, limit): (usize, SimDuration), t: SimTime, (ia, ib): (usize, usize)) {
-        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
-        Self::catch_up(plan, limit);
-        let moved = plan.blocked_for.filter(|&(was, len, ia_was)| {
-            len == plan.res.len()
-                && was <= t
-                && plan.by_begin.partition_point(|&(b, _)| opens(b) <= was) == ia_was
-                && ib - plan.by_end.partition_point(|&(e, _)| e <= was) <= 4
-        });
-        match moved {
-            Some((was, len, ia_was)) => {
-                let ib_was = plan.by_end.partition_point(|&(e, _)| e <= was);
-                self.move_packed(plan, (p, limit), (t, t), (ia_was..ia, ib_was..ib), None);
-                plan.blocked_for = Some((t, len, ia));
-            }
-            None => Self::block_at(plan, t, limit),
-        }
+        self.nodes.place_outside(p, r, blocked, |n| Self::node_up(view, n))
     }
 
     /// What a cycle's later plans read, made at its first: the per-node releases for
@@ -616,7 +725,7 @@ impl Slurm {
         free: Option<&mut u64>,
     ) -> (Option<SimTime>, SimTime) {
         let (p, r, t) = at;
-        let on = (&self.nodes.member_bits[p][..], &plan.blocked[..]);
+        let on = (&self.nodes.member_bits[p][..], plan.later.bits());
         let (next, counted) = match free {
             Some(f) => {
                 let next = self.releases.count_until(t, next_end, on, f, r.total_cpus());
@@ -630,73 +739,33 @@ impl Slurm {
         (next, counted)
     }
 
-    /// A packed plan's window moved to `t` (on partition `p`, for a job of `limit`): the
-    /// reservations `ended` (positions in `by_end`) and `opened` (in `by_begin`) since,
-    /// and `free`, the CPUs free outside the blocked nodes counting the releases up to
-    /// `counted`, brought to `t`.
+    /// A packed plan's window moved to `t` (on partition `p`, for a job of `limit`), and
+    /// `free`, the CPUs free outside the blocked nodes counting the releases up to
+    /// `counted`, brought to `t`: the CPUs free on the nodes that leave the blocked ones
+    /// join the count, those on the nodes that join them leave it.
     fn move_packed(
         &self,
         plan: &mut Plan,
         (p, limit): (usize, SimDuration),
         (counted, t): (SimTime, SimTime),
-        (opened, ended): (std::ops::Range<usize>, std::ops::Range<usize>),
-        mut free: Option<&mut u64>,
+        free: Option<&mut u64>,
     ) {
-        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         let member = &self.nodes.member_bits[p];
-        // The nodes of the reservations that ended leave the blocked ones, but for those
-        // another open reservation holds; their CPUs free then join the count.
-        for &(_, id) in &plan.by_end[ended] {
-            for &(w, b) in Plan::nodes(&plan.words, &plan.res[id as usize]) {
-                let mut gone = b & plan.blocked[w as usize];
-                // Only a node another reservation holds too may stay blocked.
-                let shared = gone & plan.shared[w as usize];
-                for o in plan.in_word[w as usize].iter().filter(|_| shared != 0) {
-                    if gone & shared == 0 {
-                        break;
-                    }
-                    if gone & o.bits != 0 && opens(o.begin) <= t && o.end > t {
-                        gone &= !o.bits;
-                    }
-                }
-                if gone != 0 {
-                    plan.blocked_for = None;
-                    plan.blocked[w as usize] &= !gone;
-                    if let Some(f) = free.as_deref_mut() {
-                        *f += self.releases.free_in_word(&self.nodes, w as usize, gone, member, counted);
-                    }
-                }
+        let Some(f) = free else {
+            plan.block_later(t, limit, None);
+            return;
+        };
+        let (releases, nodes) = (&self.releases, &self.nodes);
+        let mut changed = |w: usize, bits: u64, joined: bool| {
+            let cpus = releases.free_in_word(nodes, w, bits, member, counted);
+            if joined {
+                *f -= cpus;
+            } else {
+                *f += cpus;
             }
-        }
-        // Those that opened join them; the CPUs free on the nodes they newly block leave
-        // the count.
-        match free.as_deref_mut() {
-            Some(f) if !opened.is_empty() => {
-                for &(_, id) in &plan.by_begin[opened] {
-                    let res = &plan.res[id as usize];
-                    if res.end <= t {
-                        continue;
-                    }
-                    for &(w, b) in Plan::nodes(&plan.words, res) {
-                        let new = b & !plan.blocked[w as usize];
-                        if new != 0 {
-                            *f -= self.releases.free_in_word(&self.nodes, w as usize, new, member, counted);
-                            plan.blocked[w as usize] |= new;
-                        }
-                    }
-                }
-                plan.blocked_for = None;
-            }
-            _ => Self::open(plan, t, opened),
-        }
-        if cfg!(debug_assertions) {
-            let mut exact = vec![0; plan.blocked.len()];
-            Self::blocked_into(plan, t, limit, &mut exact);
-            debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {t:?} kept apart");
-        }
-        if let Some(f) = free {
-            *f += self.releases.released_between(counted, t, member, &plan.blocked);
-        }
+        };
+        plan.block_later(t, limit, Some(&mut changed));
+        *f += self.releases.released_between(counted, t, member, plan.later.bits());
     }
 
     /// Debug builds: a packed plan's test at `t` (`got`) is the node counts' answer.
@@ -709,8 +778,9 @@ impl Slurm {
     ) {
         let (p, r, t) = at;
         self.move_cursor(view.now(), t, plan);
-        let want = (self.future.free_outside(p, &plan.blocked) >= r.total_cpus())
-            .then(|| self.future.place_outside(p, r, &plan.blocked, |n| Self::node_up(view, n)))
+        let blocked = plan.later.bits();
+        let want = (self.future.free_outside(p, blocked) >= r.total_cpus())
+            .then(|| self.future.place_outside(p, r, blocked, |n| Self::node_up(view, n)))
             .flatten()
             .map(|held| words_of(&held));
         debug_assert_eq!(got, want.as_ref(), "packed plan at {t:?} differs from the node counts");
@@ -727,77 +797,15 @@ impl Slurm {
             .take_while(|&e| next.is_none_or(|n| e < n))
             .collect();
         for e in skipped {
-            let fit = self.releases.place(&self.nodes, p, r, e, &plan.blocked).1;
+            let fit = self.releases.place(&self.nodes, p, r, e, plan.later.bits()).1;
             debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
         }
     }
 
-    /// The nodes of the reservations `at` (positions in `by_begin`, those that opened) that
-    /// have not ended by `t` join the blocked ones.
-    fn open(plan: &mut Plan, t: SimTime, at: std::ops::Range<usize>) {
-        if at.is_empty() {
-            return;
-        }
-        for &(_, id) in &plan.by_begin[at] {
-            let res = &plan.res[id as usize];
-            if res.end > t {
-                for &(w, b) in Plan::nodes(&plan.words, res) {
-                    plan.blocked[w as usize] |= b;
-                }
-            }
-        }
-        plan.blocked_for = None;
-    }
-
     /// The nodes of the reservations that block a job of length `limit` starting at `t`
-    /// into `plan.blocked`. A reservation blocks its nodes when `begin <= t + limit` and
-    /// `t < end` (Slurm's `node_space` test: one beginning exactly at the job's end
-    /// overlaps it).
-    fn block_at(plan: &mut Plan, t: SimTime, limit: SimDuration) {
-        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
-        let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= t);
-        // The same reservations at the same time block the same nodes.
-        let key = (t, plan.res.len(), ia);
-        Self::catch_up(plan, limit);
-        if plan.blocked_for == Some(key) {
-            return;
-        }
-        plan.blocked_for = Some(key);
-        let mut blocked = std::mem::take(&mut plan.blocked);
-        Self::blocked_into(plan, t, limit, &mut blocked);
-        plan.blocked = blocked;
-    }
-
-    /// The blocked nodes kept for a time with one reservation fewer than there are now
-    /// (the one just made), brought up to date for a job of `limit` when the others that
-    /// block it then are those that blocked before (the same number of them open by then,
-    /// in order of begin): the new one's nodes join them if it blocks too.
-    fn catch_up(plan: &mut Plan, limit: SimDuration) {
-        let Some((was, len, ia_was)) = plan.blocked_for else { return };
-        if len + 1 != plan.res.len() {
-            return;
-        }
-        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
-        let res = plan.res.last().expect("one more");
-        let opened = opens(res.begin) <= was;
-        let ia = plan.by_begin.partition_point(|&(b, _)| opens(b) <= was);
-        if ia != ia_was + usize::from(opened) {
-            return;
-        }
-        if opened && res.end > was {
-            for &(w, b) in Plan::nodes(&plan.words, res) {
-                plan.blocked[w as usize] |= b;
-            }
-        }
-        plan.blocked_for = Some((was, plan.res.len(), ia));
-        if cfg!(debug_assertions) {
-            let mut exact = vec![0; plan.blocked.len()];
-            Self::blocked_into(plan, was, limit, &mut exact);
-            debug_assert_eq!(exact, plan.blocked, "the blocked nodes at {was:?} added to apart");
-        }
-    }
-
-    /// [`Slurm::block_at`]'s nodes into `out`.
+    /// into `out`, from every reservation (debug builds' checks). A reservation blocks its
+    /// nodes when `begin <= t + limit` and `t < end` (Slurm's `node_space` test: one
+    /// beginning exactly at the job's end overlaps it).
     fn blocked_into(plan: &Plan, t: SimTime, limit: SimDuration, out: &mut [u64]) {
         let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
         out.iter_mut().for_each(|w| *w = 0);

@@ -695,6 +695,7 @@ impl Slurm {
 }
 
 mod backfill;
+mod blocked;
 
 impl Policy for Slurm {
     fn spec(&self) -> String {

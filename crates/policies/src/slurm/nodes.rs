@@ -71,6 +71,8 @@ pub struct Nodes {
     pub order_is_index: Vec<bool>,
     /// Per bitmap word, the CPUs of each of its nodes where they all have as many, else 0.
     pub uniform: Vec<u32>,
+    /// How many takes and gives there have been: while it stays, so do the free CPUs.
+    pub changes: u64,
 }
 
 /// What a job holds on one node.
@@ -133,6 +135,7 @@ impl Nodes {
             has_free,
             member_bits,
             order_is_index,
+            changes: 0,
         }
     }
 
@@ -311,6 +314,7 @@ impl Nodes {
 
     /// Takes what `h` holds.
     pub fn take(&mut self, h: &Held) {
+        self.changes += 1;
         let i = h.node as usize;
         for (p, m) in self.member.iter().enumerate() {
             if m[i] {
@@ -332,6 +336,7 @@ impl Nodes {
 
     /// Gives back what `h` holds.
     pub fn give(&mut self, h: &Held) {
+        self.changes += 1;
         let i = h.node as usize;
         for (p, m) in self.member.iter().enumerate() {
             if m[i] {

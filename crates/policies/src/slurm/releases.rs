@@ -108,11 +108,14 @@ pub(super) struct Releases {
     /// The nodes a plan may use (up), one bit each, and the node epoch they are for.
     up: Vec<u64>,
     up_epoch: Option<u64>,
+    /// How many jobs were added and removed: while it stays, so do the releases.
+    pub changes: u64,
 }
 
 impl Releases {
     /// A job started, expected to end at `end`, holding `held`.
     pub fn add_job(&mut self, end: SimTime, job: JobId, held: &[Held]) {
+        self.changes += 1;
         let top = held.iter().map(|h| h.node as usize + 1).max().unwrap_or(0);
         if self.on_node.len() < top {
             self.on_node.resize(top, Vec::new());
@@ -136,6 +139,7 @@ impl Releases {
 
     /// A job that was expected to end at `end` no longer runs: its nodes have more free.
     pub fn remove_job(&mut self, end: SimTime, job: JobId) {
+        self.changes += 1;
         let Ok(at) = self.jobs.binary_search_by(|x| (x.end, x.job).cmp(&(end, job))) else { return };
         let rel = self.jobs.remove(at);
         for &(n, c) in &self.held[rel.held.0 as usize..rel.held.1 as usize] {
@@ -454,6 +458,13 @@ impl Releases {
         }
         self.found = found;
         (sum, None)
+    }
+
+    /// The scratch buffer of [`Releases::place`], empty, to give out as it does.
+    pub fn buffer(&mut self) -> Vec<(u32, u64)> {
+        let mut b = std::mem::take(&mut self.found);
+        b.clear();
+        b
     }
 
     /// Gives back the buffer a fitting [`Releases::place`] gave out, once read.
