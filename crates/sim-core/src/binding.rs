@@ -32,6 +32,12 @@ impl Binding {
         Binding { runs: Vec::new(), tasks: 0 }
     }
 
+    /// An empty binding with room for `runs` runs (a job's nodes, where its tasks have no
+    /// GPUs), so that a binding built node by node is not copied as it grows.
+    pub fn with_capacity(runs: usize) -> Binding {
+        Binding { runs: Vec::with_capacity(runs), tasks: 0 }
+    }
+
     /// `n` tasks bound as `b` (without GPUs: one run; with GPUs, each its own).
     pub fn repeat(b: TaskBinding, n: u32) -> Binding {
         let mut out = Binding::new();

@@ -62,6 +62,18 @@ pub(super) struct Plan {
     soonest: SimTime,
     /// This cycle's plans and the last cycle's, for this one to take over ([`Carry`]).
     carry: Carry,
+    /// The walk's lists, kept between cycles for their buffers (scratch): see
+    /// [`Slurm::backfill`].
+    walk: Walk,
+}
+
+/// The lists a cycle's walk keeps (see [`Slurm::backfill`]).
+#[derive(Debug, Clone, Default)]
+struct Walk {
+    no_room: Vec<(usize, u64, SimDuration)>,
+    unplanned: Vec<JobId>,
+    kept: Vec<u64>,
+    ahead: Vec<super::Key>,
 }
 
 /// The plans of a cycle in order, kept for the next cycle to take over while they stay
@@ -298,17 +310,19 @@ impl Slurm {
         let mut plan = std::mem::take(&mut self.bf_plan);
         plan.reset(view.now(), &self.nodes.part_free, self.nodes.cpus.len().div_ceil(64), self.state(view));
         let mut per_user: BTreeMap<u32, u32> = BTreeMap::new();
+        let Walk { mut no_room, mut unplanned, mut kept, mut ahead } = std::mem::take(&mut plan.walk);
         // The (partition, CPUs, time limit) of jobs found unable to start now, but for
         // those another is at most in both.
-        let mut no_room: Vec<(usize, u64, SimDuration)> = Vec::new();
+        no_room.clear();
         // Jobs tested that cannot start now, whose reservations are not planned yet.
-        let mut unplanned: Vec<JobId> = Vec::new();
-        // The nodes the reservations planned so far block for the job tested now.
-        let mut kept: Vec<u64> = Vec::new();
+        unplanned.clear();
+        // The nodes the reservations planned so far block for the job tested now:
+        // `kept`.
         let (mut tested, mut at) = (0u32, None);
         // The next pending jobs, read ahead of the walk (a cycle removes from the queue
         // only the jobs it starts, none after the one it tests).
-        let (mut ahead, mut next) = (Vec::new(), 0);
+        ahead.clear();
+        let mut next = 0;
         while tested < max_test {
             if next == ahead.len() {
                 self.read_ahead(at, &mut ahead);
@@ -366,10 +380,11 @@ impl Slurm {
             self.backfill_job(view, (k.job, false), &mut plan, horizon, out);
         }
         if view.logging() {
-            for j in unplanned {
+            for &j in &unplanned {
                 self.backfill_job(view, (j, true), &mut plan, horizon, out);
             }
         }
+        plan.walk = Walk { no_room, unplanned, kept, ahead };
         plan.carry.end(self.state(view));
         self.bf_plan = plan;
     }

@@ -519,7 +519,7 @@ impl Slurm {
 
     /// Starts `j` on `held`.
     fn start(&mut self, view: &SchedView<'_>, j: JobId, r: &Request, held: Vec<Held>, by: By, out: &mut Vec<Decision>) {
-        let mut binding = Binding::new();
+        let mut binding = Binding::with_capacity(if r.gpus == 0 { held.len() } else { 0 });
         for h in &held {
             self.nodes.take(h);
             if r.gpus == 0 {

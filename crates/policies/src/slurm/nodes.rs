@@ -205,7 +205,9 @@ impl Nodes {
             return None;
         }
         let mut left = r.tasks;
-        let mut held = Vec::new();
+        // Room for the nodes of a job of many tasks from the start, so that the list is
+        // not copied as it grows (each node takes one task at least).
+        let mut held = Vec::with_capacity((r.tasks as usize).min(64));
         for (w, (&m, &f)) in self.member_bits[p].iter().zip(&self.has_free).enumerate() {
             let mut x = m & f & !blocked.get(w).copied().unwrap_or(0);
             while x != 0 && left > 0 {
