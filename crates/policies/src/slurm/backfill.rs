@@ -921,3 +921,77 @@ fn round_up(t: SimTime, step: SimDuration) -> SimTime {
     let s = step.as_micros().max(1);
     SimTime(t.as_micros().div_ceil(s).saturating_mul(s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STATE: (u64, u64, u64) = (7, 3, 1);
+
+    /// A cycle that planned `plans` (job, begin or none, nodes) on `STATE`.
+    fn cycle(carry: &mut Carry, words: &mut Vec<(u32, u64)>, plans: &[(u32, Option<u64>, u64)]) {
+        carry.begin(STATE, words);
+        for &(j, begin, bits) in plans {
+            match begin {
+                Some(b) => {
+                    let from = words.len() as u32;
+                    words.push((0, bits));
+                    carry.now.push((JobId(j), SimTime(b), (from, words.len() as u32)));
+                }
+                None => carry.now.push((JobId(j), SimTime::MAX, (0, 0))),
+            }
+        }
+        carry.end(STATE);
+    }
+
+    #[test]
+    fn plans_carry_in_order_while_nothing_changed() {
+        let (mut carry, mut words) = (Carry::default(), Vec::new());
+        cycle(&mut carry, &mut words, &[(1, Some(100), 0b11), (2, None, 0), (3, Some(200), 0b100)]);
+        carry.begin(STATE, &mut words);
+        // Taken over in order: a job out of turn is not, nor is one whose plan began by now.
+        assert_eq!(carry.take(JobId(2), SimTime(50)), None);
+        assert_eq!(carry.take(JobId(1), SimTime(100)), None);
+        assert_eq!(carry.take(JobId(1), SimTime(50)), Some((SimTime(100), &[(0u32, 0b11u64)][..])));
+        // A plan that found no start is made again; found none again, the chain goes on.
+        assert_eq!(carry.take(JobId(2), SimTime(50)), None);
+        carry.made(JobId(2), None);
+        // Another job found no start either: nothing reserved, the chain goes on.
+        carry.made(JobId(9), None);
+        assert_eq!(carry.take(JobId(3), SimTime(50)), Some((SimTime(200), &[(0u32, 0b100u64)][..])));
+    }
+
+    #[test]
+    fn the_chain_breaks_where_a_plan_differs_or_a_job_starts() {
+        let (mut carry, mut words) = (Carry::default(), Vec::new());
+        let plans = [(1, None, 0), (2, Some(300), 0b1)];
+        cycle(&mut carry, &mut words, &plans);
+        carry.begin(STATE, &mut words);
+        carry.made(JobId(1), Some((SimTime(120), &[(0, 0b10)])));
+        assert_eq!(carry.take(JobId(2), SimTime(50)), None);
+        cycle(&mut carry, &mut words, &plans);
+        carry.begin(STATE, &mut words);
+        carry.made(JobId(1), None);
+        carry.started();
+        assert_eq!(carry.take(JobId(2), SimTime(50)), None);
+    }
+
+    #[test]
+    fn nothing_carries_after_a_change_or_a_start_beside_unpacked_plans() {
+        let (mut carry, mut words) = (Carry::default(), Vec::new());
+        cycle(&mut carry, &mut words, &[(1, Some(100), 0b1)]);
+        carry.begin((8, 3, 1), &mut words);
+        assert_eq!(carry.take(JobId(1), SimTime(50)), None);
+        // A start among packed plans keeps them; beside a plan not packed, it does not.
+        cycle(&mut carry, &mut words, &[(1, Some(100), 0b1)]);
+        carry.started = true;
+        carry.end(STATE);
+        carry.begin(STATE, &mut words);
+        assert!(carry.take(JobId(1), SimTime(50)).is_some());
+        cycle(&mut carry, &mut words, &[(1, Some(100), 0b1)]);
+        (carry.started, carry.unpacked) = (true, true);
+        carry.end(STATE);
+        carry.begin(STATE, &mut words);
+        assert_eq!(carry.take(JobId(1), SimTime(50)), None);
+    }
+}

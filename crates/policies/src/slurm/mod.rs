@@ -42,7 +42,10 @@
 //! start of a job asking no more CPUs for no longer, and a job that cannot start now when
 //! such a job could not waits unplanned at once. A later plan's place is a set of nodes
 //! (bitmap words), and the words whose nodes are all idle by its time are counted and
-//! taken at once.
+//! taken at once. The nodes the reservations block for a window are counted per node and
+//! moved with the window (`blocked.rs`), and a cycle takes over the plans of the cycle
+//! before while no job started or ended and no node changed in between (`Carry` in
+//! `backfill.rs`).
 
 pub mod conf;
 pub mod fairshare;
