@@ -252,26 +252,32 @@ impl Plan {
 
     /// The nodes blocked for a job of `limit` starting now (`now`), moved there.
     fn block_now(&mut self, now: SimTime, limit: SimDuration) -> &[u64] {
-        let r = Reserved { res: &self.res, words: &self.words, by_begin: &self.by_begin, by_end: &self.by_end };
-        self.now.move_to(&r, (now, now + limit), None);
-        if cfg!(debug_assertions) {
-            let mut exact = vec![0; self.now.bits().len()];
-            Slurm::blocked_into(self, now, limit, &mut exact);
-            debug_assert_eq!(exact, self.now.bits(), "the blocked nodes from now kept apart");
-        }
-        self.now.bits()
+        self.block(false, (now, limit), None)
     }
 
     /// The nodes blocked for a job of `limit` starting at `t`, when the plan's blocked
     /// nodes are moved there; `changed` hears each change (as [`Blocking::move_to`]).
     fn block_later(&mut self, t: SimTime, limit: SimDuration, changed: Option<&mut dyn FnMut(usize, u64, bool)>) {
+        self.block(true, (t, limit), changed);
+    }
+
+    /// The blocked nodes from now (`later` false) or of the plan, moved to the window of a
+    /// job of `limit` from `t` (debug builds check them against every reservation).
+    fn block(
+        &mut self,
+        later: bool,
+        (t, limit): (SimTime, SimDuration),
+        changed: Option<&mut dyn FnMut(usize, u64, bool)>,
+    ) -> &[u64] {
         let r = Reserved { res: &self.res, words: &self.words, by_begin: &self.by_begin, by_end: &self.by_end };
-        self.later.move_to(&r, (t, t + limit), changed);
+        let blocking = if later { &mut self.later } else { &mut self.now };
+        blocking.move_to(&r, (t, t + limit), changed);
         if cfg!(debug_assertions) {
-            let mut exact = vec![0; self.later.bits().len()];
-            Slurm::blocked_into(self, t, limit, &mut exact);
-            debug_assert_eq!(exact, self.later.bits(), "the blocked nodes at {t:?} kept apart");
+            let mut exact = vec![0; blocking.bits().len()];
+            r.blocked_into((t, limit), &mut exact);
+            debug_assert_eq!(exact, blocking.bits(), "the blocked nodes at {t:?} (later: {later}) kept apart");
         }
+        blocking.bits()
     }
 
     /// A new cycle's empty plan at `now`, for partitions with `part_free` CPUs free and
@@ -814,26 +820,6 @@ impl Slurm {
         for e in skipped {
             let fit = self.releases.place(&self.nodes, p, r, e, plan.later.bits()).1;
             debug_assert!(fit.is_none(), "a release skipped at {e:?} lets the job fit");
-        }
-    }
-
-    /// The nodes of the reservations that block a job of length `limit` starting at `t`
-    /// into `out`, from every reservation (debug builds' checks). A reservation blocks its
-    /// nodes when `begin <= t + limit` and `t < end` (Slurm's `node_space` test: one
-    /// beginning exactly at the job's end overlaps it).
-    fn blocked_into(plan: &Plan, t: SimTime, limit: SimDuration, out: &mut [u64]) {
-        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
-        out.iter_mut().for_each(|w| *w = 0);
-        for &(begin, id) in &plan.by_begin {
-            if opens(begin) > t {
-                break;
-            }
-            let res = &plan.res[id as usize];
-            if res.end > t {
-                for &(w, b) in Plan::nodes(&plan.words, res) {
-                    out[w as usize] |= b;
-                }
-            }
         }
     }
 

@@ -9,7 +9,7 @@
 //! where a set of bits alone would have to look at every other reservation on its nodes.
 
 use super::backfill::Reservation;
-use sim_core::time::SimTime;
+use sim_core::time::{SimDuration, SimTime};
 
 /// Per node, how many reservations hold it (bit-sliced), and the nodes held by any.
 #[derive(Debug, Clone, Default)]
@@ -99,6 +99,21 @@ impl Reserved<'_> {
     fn nodes(&self, id: usize) -> &[(u32, u64)] {
         let (from, to) = self.res[id].nodes;
         &self.words[from as usize..to as usize]
+    }
+
+    /// The nodes blocked for a job of `limit` from `t` into `out`, from every reservation
+    /// (debug builds' checks), as Slurm's `node_space` test reads it: a reservation blocks
+    /// its nodes when its begin less the job's limit is at most `t` and its end after `t`.
+    pub fn blocked_into(&self, (t, limit): (SimTime, SimDuration), out: &mut [u64]) {
+        let opens = |begin: SimTime| SimTime(begin.as_micros().saturating_sub(limit.as_micros()));
+        out.iter_mut().for_each(|w| *w = 0);
+        for &(_, id) in self.by_begin.iter().take_while(|x| opens(x.0) <= t) {
+            if self.res[id as usize].end > t {
+                for &(w, b) in self.nodes(id as usize) {
+                    out[w as usize] |= b;
+                }
+            }
+        }
     }
 }
 
