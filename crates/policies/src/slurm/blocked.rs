@@ -45,7 +45,24 @@ impl NodeCounts {
     }
 
     /// One more reservation holds nodes `b` of word `w`: those no other held.
+    #[inline(always)]
     fn add(&mut self, w: usize, b: u64) -> u64 {
+        let k = self.planes;
+        let new = b & !self.bits[w];
+        self.bits[w] |= b;
+        // Mostly nodes whose count is even (most of them 0): no carry.
+        if self.counts[w * k] & b == 0 {
+            self.counts[w * k] |= b;
+        } else {
+            self.carry_in(w, b);
+        }
+        new
+    }
+
+    /// [`NodeCounts::add`] where a count's low bit carries (out of line: the common case
+    /// stays small enough to inline).
+    #[inline(never)]
+    fn carry_in(&mut self, w: usize, b: u64) {
         let k = self.planes;
         let mut carry = b;
         for p in &mut self.counts[w * k..w * k + k] {
@@ -60,15 +77,19 @@ impl NodeCounts {
             self.widen();
             self.counts[w * self.planes + k] = carry;
         }
-        let new = b & !self.bits[w];
-        self.bits[w] |= b;
-        new
     }
 
     /// One reservation fewer holds nodes `b` of word `w`: those no other holds.
+    #[inline]
     fn remove(&mut self, w: usize, b: u64) -> u64 {
         debug_assert_eq!(b & !self.bits[w], 0, "nodes of word {w} left that no reservation held");
         let k = self.planes;
+        // Counts of one bit: each of these nodes was held once.
+        if k == 1 {
+            self.counts[w] &= !b;
+            self.bits[w] &= !b;
+            return b;
+        }
         let counts = &mut self.counts[w * k..w * k + k];
         let mut borrow = b;
         for p in counts.iter_mut() {
