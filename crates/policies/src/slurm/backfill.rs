@@ -322,8 +322,7 @@ impl Slurm {
         no_room.clear();
         // Jobs tested that cannot start now, whose reservations are not planned yet.
         unplanned.clear();
-        // The nodes the reservations planned so far block for the job tested now:
-        // `kept`.
+        // `kept`: the nodes the reservations planned so far block for the job tested now.
         let (mut tested, mut at) = (0u32, None);
         // The next pending jobs, read ahead of the walk (a cycle removes from the queue
         // only the jobs it starts, none after the one it tests).
