@@ -98,6 +98,10 @@ struct Walk {
 /// A plan that found no start may find one in the later window, and a job that starts
 /// now changes the nodes for the plans after it: those are made again, and the chain
 /// goes on only while they come out as before.
+/// What a cycle's plans are made on ([`Slurm::state`]): the changes of the nodes and of
+/// the running jobs, and the node epoch.
+type Made = (u64, u64, u64);
+
 #[derive(Debug, Clone, Default)]
 struct Carry {
     /// Per plan of the cycle before: its job, the begin of its reservation
@@ -108,7 +112,7 @@ struct Carry {
     now: Vec<(JobId, SimTime, (u32, u32))>,
     /// What the cycle before left (the changes of the nodes and of the running jobs, and
     /// the node epoch), if its plans carry.
-    made_on: Option<(u64, u64, u64)>,
+    made_on: Option<Made>,
     /// How many of `before` this cycle took over or made again alike (`None`: the chain
     /// broke, or the cycle before does not carry).
     next: Option<usize>,
@@ -119,7 +123,7 @@ struct Carry {
 
 impl Carry {
     /// A new cycle on `state`: the plans of the one before carry when it left the same.
-    fn begin(&mut self, state: (u64, u64, u64), words: &mut Vec<(u32, u64)>) {
+    fn begin(&mut self, state: Made, words: &mut Vec<(u32, u64)>) {
         self.next = (self.made_on == Some(state)).then_some(0);
         std::mem::swap(&mut self.before, &mut self.now);
         std::mem::swap(&mut self.words, words);
@@ -129,7 +133,7 @@ impl Carry {
     }
 
     /// The cycle ended, leaving `state`: whether its plans carry.
-    fn end(&mut self, state: (u64, u64, u64)) {
+    fn end(&mut self, state: Made) {
         self.made_on = (!self.started || !self.unpacked).then_some(state);
     }
 
@@ -244,10 +248,22 @@ fn insert_sorted(v: &mut Vec<(SimTime, u32)>, x: (SimTime, u32)) {
     v.insert(at, x);
 }
 
+impl Reservation {
+    /// Its nodes, (word index, bits), in the plan's `words`.
+    pub fn node_words<'a>(&self, words: &'a [(u32, u64)]) -> &'a [(u32, u64)] {
+        &words[self.nodes.0 as usize..self.nodes.1 as usize]
+    }
+}
+
 impl Plan {
-    /// A reservation's nodes: (word index, bits).
-    fn nodes<'a>(words: &'a [(u32, u64)], res: &Reservation) -> &'a [(u32, u64)] {
-        &words[res.nodes.0 as usize..res.nodes.1 as usize]
+    /// A packed plan made for a job of `need` CPUs for `limit` on partition `p`, and the
+    /// start it found, for [`Slurm::no_start_before`].
+    fn note_done(&mut self, (p, need, limit): (usize, u64, SimDuration), at: Option<SimTime>) {
+        let at = at.map_or(0, |t| t.as_micros());
+        self.done.push(Done { need, limit: limit.as_micros(), at, part: p as u32 });
+        if at == 0 {
+            note_least(&mut self.beyond, (p, need, limit));
+        }
     }
 
     /// The nodes blocked for a job of `limit` starting now (`now`), moved there.
@@ -280,12 +296,12 @@ impl Plan {
         blocking.bits()
     }
 
-    /// A new cycle's empty plan at `now`, for partitions with `part_free` CPUs free and
-    /// `words` bitmap words of nodes (the buffers of the last cycle's kept).
-    fn reset(&mut self, now: SimTime, part_free: &[u64], words: usize, made_on: (u64, u64, u64)) {
+    /// A new cycle's empty plan at `now` on `state`, for partitions with `part_free` CPUs
+    /// free and `words` bitmap words of nodes (the buffers of the last cycle's kept).
+    fn reset(&mut self, now: SimTime, part_free: &[u64], words: usize, state: Made) {
         let parts = part_free.len();
         self.res.clear();
-        self.carry.begin(made_on, &mut self.words);
+        self.carry.begin(state, &mut self.words);
         self.by_begin.clear();
         self.by_end.clear();
         self.now.reset(words);
@@ -396,8 +412,14 @@ impl Slurm {
 
     /// What a cycle's plans are made on, as [`Carry`] compares it: the changes of the
     /// nodes and of the running jobs, and the node epoch.
-    fn state(&self, view: &SchedView<'_>) -> (u64, u64, u64) {
+    fn state(&self, view: &SchedView<'_>) -> Made {
         (self.nodes.changes, self.releases.changes, view.node_epoch())
+    }
+
+    /// Whether `r` on partition `p` is planned packed: one-CPU tasks asking nothing else,
+    /// on nodes in index order, read from the per-node releases ([`Slurm::releases`]).
+    fn packed(&self, p: usize, r: &Request) -> bool {
+        r.fungible() && self.nodes.order_is_index[p]
     }
 
     /// The next 64 pending jobs after `at` (from the first: `None`) into `ahead`.
@@ -431,7 +453,7 @@ impl Slurm {
             done += 1;
             if begin.is_some_and(|b| b <= view.now() + limit) {
                 // The free CPUs of the nodes it newly keeps off leave the room.
-                for &(w, b) in Plan::nodes(&plan.words, plan.res.last().expect("just reserved")) {
+                for &(w, b) in plan.res.last().expect("just reserved").node_words(&plan.words) {
                     let w = w as usize;
                     let new = b & !kept[w];
                     kept[w] |= b;
@@ -516,18 +538,18 @@ impl Slurm {
         plan: &mut Plan,
         horizon: SimTime,
     ) -> Option<(SimTime, Place)> {
-        if !(r.fungible() && self.nodes.order_is_index[p]) {
-            plan.carry.unpacked = true;
-        }
+        let packed = self.packed(p, r);
+        plan.carry.unpacked |= !packed;
         if let Some((t, nodes)) = plan.carry.take(j, view.now()) {
             let mut found = self.releases.buffer();
             found.extend_from_slice(nodes);
             if cfg!(debug_assertions) {
+                // Made again (and recorded as `earliest` records it), it is the same.
                 let made = self.earliest(view, (p, r, limit, not_now), plan, horizon);
                 debug_assert_eq!(made, Some((t, Place::Later(found.clone()))), "{j:?}'s plan taken over differs");
+            } else if packed {
+                plan.note_done((p, r.total_cpus(), limit), Some(t));
             }
-            let need = r.total_cpus();
-            plan.done.push(Done { need, limit: limit.as_micros(), at: t.as_micros(), part: p as u32 });
             return Some((t, Place::Later(found)));
         }
         let got = self.earliest(view, (p, r, limit, not_now), plan, horizon);
@@ -564,10 +586,9 @@ impl Slurm {
     ) -> Option<(SimTime, Place)> {
         // Packed one-CPU tasks on nodes in index order: the releases listed per node;
         // otherwise the node counts moved to `t`.
-        let packed = r.fungible() && self.nodes.order_is_index[p];
         // A job known unable to start now is planned from just after now.
         let later = not_now.then_some(plan.soonest);
-        if !packed {
+        if !self.packed(p, r) {
             return self.earliest_from(view, (p, r, limit), plan, horizon, later);
         }
         let need = r.total_cpus();
@@ -583,12 +604,7 @@ impl Slurm {
             let full = self.earliest_from(view, (p, r, limit), plan, horizon, None);
             debug_assert_eq!(full, got, "a plan started from {from:?} differs from the whole sweep");
         }
-        let at = got.as_ref().map(|x| x.0);
-        let at_us = at.map_or(0, |t| t.as_micros());
-        plan.done.push(Done { need, limit: limit.as_micros(), at: at_us, part: p as u32 });
-        if at.is_none() {
-            note_least(&mut plan.beyond, (p, need, limit));
-        }
+        plan.note_done((p, need, limit), got.as_ref().map(|x| x.0));
         got
     }
 
@@ -631,7 +647,7 @@ impl Slurm {
         if t > horizon {
             return None;
         }
-        let packed = r.fungible() && self.nodes.order_is_index[p];
+        let packed = self.packed(p, r);
         // Debug builds check the per-node releases against the node counts.
         let check = cfg!(debug_assertions);
         self.prepare_future(view, packed, plan);
@@ -690,11 +706,7 @@ impl Slurm {
                 _ => return None,
             }
             ib = plan.by_end.partition_point(|&(e, _)| e <= t);
-            if packed {
-                self.move_packed(plan, (p, limit), (counted, t), free.as_mut());
-            } else {
-                plan.block_later(t, limit, None);
-            }
+            self.move_plan(plan, (p, limit), (counted, t), free.as_mut());
         }
     }
 
@@ -759,11 +771,11 @@ impl Slurm {
         (next, counted)
     }
 
-    /// A packed plan's window moved to `t` (on partition `p`, for a job of `limit`), and
-    /// `free`, the CPUs free outside the blocked nodes counting the releases up to
-    /// `counted`, brought to `t`: the CPUs free on the nodes that leave the blocked ones
-    /// join the count, those on the nodes that join them leave it.
-    fn move_packed(
+    /// A plan's window moved to `t` (on partition `p`, for a job of `limit`), and, once a
+    /// packed plan counted them, `free`, the CPUs free outside the blocked nodes counting
+    /// the releases up to `counted`, brought to `t`: the CPUs free on the nodes that leave
+    /// the blocked ones join the count, those on the nodes that join them leave it.
+    fn move_plan(
         &self,
         plan: &mut Plan,
         (p, limit): (usize, SimDuration),
@@ -911,7 +923,7 @@ fn round_up(t: SimTime, step: SimDuration) -> SimTime {
 mod tests {
     use super::*;
 
-    const STATE: (u64, u64, u64) = (7, 3, 1);
+    const STATE: Made = (7, 3, 1);
 
     /// A cycle that planned `plans` (job, begin or none, nodes) on `STATE`.
     fn cycle(carry: &mut Carry, words: &mut Vec<(u32, u64)>, plans: &[(u32, Option<u64>, u64)]) {

@@ -118,8 +118,7 @@ pub(super) struct Reserved<'a> {
 
 impl Reserved<'_> {
     fn nodes(&self, id: usize) -> &[(u32, u64)] {
-        let (from, to) = self.res[id].nodes;
-        &self.words[from as usize..to as usize]
+        self.res[id].node_words(self.words)
     }
 
     /// The nodes blocked for a job of `limit` from `t` into `out`, from every reservation
